@@ -89,7 +89,12 @@ def add_teardown_arguments(p: argparse.ArgumentParser) -> None:
     """``--check`` | ``--confirm`` | ``--destroyed``, and the acknowledgements."""
     mode = p.add_mutually_exclusive_group()
     mode.add_argument(
-        "--check", action="store_true", help="re-scan; exit 0 only when all but the typed name hold"
+        "--check",
+        action="store_true",
+        # Not read-only when --ack-* come with it: a user's hour read "re-scan" and was
+        # surprised the acknowledgements stayed (they are recorded, as docs/teardown.md says).
+        help="re-scan; exit 0 only when all but the typed name hold (any --ack-* given "
+        "is recorded for this box first, and counts)",
     )
     mode.add_argument(
         "--confirm", metavar="HOSTNAME", help="the host's name, typed, to confirm non-interactively"
@@ -111,14 +116,14 @@ def add_teardown_arguments(p: argparse.ArgumentParser) -> None:
         metavar="CELL",
         action="append",
         default=[],
-        help="accept a cell with no results (a cell of the host's queue)",
+        help="accept a cell with no results, recorded for this box (a cell of the host's queue)",
     )
     p.add_argument(
         "--ack-running",
         metavar="CELL",
         action="append",
         default=[],
-        help="accept a cell still running (a cell of the host's queue)",
+        help="accept a cell still running, recorded for this box (a cell of the host's queue)",
     )
     p.add_argument(
         "--ack-unfinished",

@@ -57,3 +57,15 @@ def test_pull_all_says_a_failed_host_once_in_a_log(
     out, err = capsys.readouterr()
     assert err.count("gone: failed") == 1, err
     assert "gone: FAILED: cannot reach gone" in out, out
+
+
+def test_teardown_help_says_check_records_the_acks_given(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Hour s30 #2: "--check: re-scan" read as read-only, yet `--check --ack-missing a`
+    records the acknowledgement (as docs/teardown.md says); the help says so too."""
+    with pytest.raises(SystemExit):
+        main(["teardown", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "any --ack-* given is recorded for this box first, and counts" in text, text
+    assert "accept a cell with no results, recorded for this box" in text, text
