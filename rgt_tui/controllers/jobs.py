@@ -91,6 +91,9 @@ class HostJobs:
     preflight_error: tuple[str, str] | None = None  # (message, fix)
     preflight_error_at: float | None = None
     gate: GateReport | None = None  # of the last check
+    # When that check came back (this machine's clock): a checklist of ✓ lines read as
+    # now, on a tab opened an hour later (hour s30 #3).
+    gate_at: float | None = None
     # What this process did since that check, which it does not see ("a pull ended at
     # 14:05"): the checklist says it is older than that (a user's hour read an old check
     # as current). None once checked again.
@@ -523,6 +526,7 @@ class JobRunner:
         self._set(
             host,
             gate=report,
+            gate_at=self.clock(),
             gate_error=None,
             gate_outdated=None,
             torn_down_at=report.torn_down_at,

@@ -272,6 +272,10 @@ class TeardownTab(DetailTab):
                 )
             )
         if jobs.gate is not None:
+            if jobs.gate_at is not None and not jobs.running and not jobs.gate_outdated:
+                # When: a ✓ read as the box's state now, on a tab opened later (hour s30).
+                at = time.strftime("%H:%M:%S", time.localtime(jobs.gate_at))
+                checklist.append(Content.styled(f"checked {at} · Ctrl+R re-checks", MUTED))
             if jobs.gate_outdated and not jobs.running:
                 checklist.append(
                     Content.styled(
