@@ -21,12 +21,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Select, Static, TabbedContent, TabPane
+from textual.widgets import Input, Select, Static, TabbedContent, TabPane
 
 from rgt_tui.controllers.fleet_view import FleetView
 from rgt_tui.controllers.jobs import HostJobs
@@ -219,12 +219,29 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
 
     def _title(self) -> Content:
         count = min(len(self.tab_classes), 9)
+        # With the cursor in a box (the Teardown tab's name and cell boxes) digits and r
+        # are typed there: "1–8 tabs" read as a promise the keys did not keep (hour s30).
+        keys = (
+            "Esc back · keys type into the box"
+            if isinstance(self.focused, Input)
+            else f"Esc back · 1–{count} tabs · r reconnect"
+        )
         return Content.assemble(
             (self.host.name, "bold $accent"),
             ("  ", ""),
             (self.host.profile, "$foreground-muted"),
-            (f"   Esc back · 1–{count} tabs · r reconnect", "$foreground-muted"),
+            (f"   {keys}", "$foreground-muted"),
         )
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        self._retitle()
+
+    def on_descendant_blur(self, event: events.DescendantBlur) -> None:
+        self._retitle()
+
+    def _retitle(self) -> None:
+        for title in self.query(".detail-title").results(Static):
+            title.update(self._title())
 
     def _problem_line(self) -> Content:
         # The fleet screen's own line (what is wrong, file:line, that the last good

@@ -10,6 +10,7 @@ under the Pilot over a real loopback box:
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from support.pilot import screen_text, text_of, wait_for
@@ -29,12 +30,22 @@ async def test_a_wrong_names_refusal_is_in_view(tmp_path: Path, loopback_fleet) 
         # the tab down to the name box, and this line may be above the screen.
         text = text_of(app.screen.query_one("#teardown-checklist", Static))
         assert f"✖ verified    verify finds no problem{FOUND}" in text, text
+        # When it was checked, first: a tab opened later read old ✓ lines as now (hour s30).
+        assert re.match(r"checked \d\d:\d\d:\d\d · Ctrl\+R re-checks\n", text), text
         box = app.screen.query_one("#confirm-name", Input)
         assert app.focused is box
+        # The title says where the keys go: not "1–8 tabs" while digits type into the box
+        # (hour s30), and says it again once the cursor leaves it.
+        title = app.screen.query_one(".detail-title", Static)
+        await wait_for(lambda: "keys type into the box" in text_of(title), pilot=pilot)
+        assert "tabs" not in text_of(title), text_of(title)
         # Tab: to the cell-name box above, not round through the tab bar.
         await pilot.press("tab")
         assert app.focused is app.screen.query_one("#ack-cell", Input)
+        app.screen.set_focus(None)
+        await wait_for(lambda: "1–8 tabs · r reconnect" in text_of(title), pilot=pilot)
         box.focus()
+        await wait_for(lambda: "keys type into the box" in text_of(title), pilot=pilot)
         await pilot.press(*"box2", "enter")
         await wait_for(lambda: app.jobs.state("box1").refusal, pilot=pilot)
         said = "'box2' is not 'box1': nothing was torn down"
