@@ -15,10 +15,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.content import Content
-from textual.widgets import Static
 
 from rgt_tui.controllers.notices import Notice, NoticeList
 from rgt_tui.screens.dialog import DialogScreen
+from rgt_tui.widgets.hanging import Hanging
 
 LOOK_S = 1.0  # how often an open list looks for notices added meanwhile
 SEVERITY_STYLE = {"warning": "bold $warning", "error": "bold $error"}
@@ -74,7 +74,9 @@ class NoticesScreen(DialogScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="notices-box", classes="dialog-box"):
-            yield Static(id="notices-body")
+            # Hanging: a long line of a notice's text wraps under its indent, not to the
+            # edge where it read as the next notice (hour s30).
+            yield Hanging(id="notices-body")
 
     def on_mount(self) -> None:
         self._redraw()
@@ -84,7 +86,7 @@ class NoticesScreen(DialogScreen[None]):
         if self.notices.added == self._shown:
             return
         self._shown = self.notices.added
-        self.query_one("#notices-body", Static).update(list_text(self.notices))
+        self.query_one("#notices-body", Hanging).update(list_text(self.notices))
 
     def action_close(self) -> None:
         self.dismiss()

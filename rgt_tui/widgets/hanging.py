@@ -5,8 +5,10 @@ The tabs print label/value rows (``danger clocks        nothing reclaims the box
 a long value back to the left edge, where its second line reads as a label of its own or
 a new entry. Here each line's continuation lines start under its value, the text after
 the first run of two or more spaces, as a two-column table would put them; a line with
-no such gap (or one too far right to leave room) wraps as before. The text a test or a
-copy reads (``visual``) is what was given, unwrapped.
+no such gap hangs under its own leading indent (a notice's body, ``    text``, wrapped to
+the left edge where it read as the next notice's head: hour s30), and one with neither
+(or too far right to leave room) wraps as before. The text a test or a copy reads
+(``visual``) is what was given, unwrapped.
 """
 
 from __future__ import annotations
@@ -28,9 +30,8 @@ MIN_ROOM = 20
 def hang_at(plain: str, width: int) -> int:
     """The cell column a line's continuation lines start at (0: a plain wrap)."""
     gap = VALUE_COLUMN.search(plain)
-    if gap is None:
-        return 0
-    column = cell_len(plain[: gap.end()])
+    # No value column: under the line's own indent, if it has one.
+    column = len(plain) - len(plain.lstrip(" ")) if gap is None else cell_len(plain[: gap.end()])
     return column if width - column >= MIN_ROOM else 0
 
 

@@ -33,6 +33,16 @@ def test_a_line_without_a_column_or_too_far_right_wraps_plainly() -> None:
     assert [x.plain for x in hang(Content("short  row"), 30)] == ["short  row"]
 
 
+def test_an_indented_line_without_a_column_hangs_under_its_indent() -> None:
+    """Hour s30: a notice's body, indented, wrapped to the left edge and read as the
+    next notice's head."""
+    body = Content("    pulled 12 files; verify: NOT VERIFIED: 2 problems (files: 2 corrupt)")
+    lines = [x.plain for x in hang(body, 30)]
+    assert lines[0].startswith("    pulled") and len(lines) > 2, lines
+    assert all(x.startswith("    ") and not x.startswith("     ") for x in lines), lines
+    assert " ".join(x.strip() for x in lines) == body.plain.strip()
+
+
 class One(App[None]):
     def compose(self) -> ComposeResult:
         yield Hanging(Content(CLOCKS + "\nsurvives stop        the box keeps running"))
