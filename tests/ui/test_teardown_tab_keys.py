@@ -133,3 +133,23 @@ async def test_enter_in_the_cell_box_acknowledges_and_the_cursor_goes_back_to_th
             lambda: "ready: type 'box1'" in said(app, "teardown-checklist"), 60, pilot=pilot
         )
         assert app.focused is name and name.value == "box1"
+
+
+async def test_a_locked_gates_keys_fit_the_name_box_at_80_columns(
+    tmp_path: Path, state_dir: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    """Hour s30: "Enter: check again (locked: 11 unticked) · Tab: cell …" was cut in
+    the name box's border at 80x24; what Enter does there is the line's point."""
+    app = teardown_app(loopback_fleet, tmp_path, "true")
+    async with app.run_test(size=SMALL) as pilot:
+        await pilot.pause()
+        await checklist(app, pilot)  # nothing pulled: locked
+        box = app.screen.query_one("#confirm-name", Input)
+        await wait_for(
+            lambda: (box.border_subtitle or "").startswith("Enter: re-check ("),
+            pilot=pilot,
+            show=lambda: str(box.border_subtitle),
+        )
+        keys = box.border_subtitle
+        assert keys.endswith("unticked) · Tab: cell box · Esc: back"), keys
+        await wait_for(lambda: keys in screen_text(app), pilot=pilot, what="the whole line shown")

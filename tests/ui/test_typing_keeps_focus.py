@@ -203,7 +203,7 @@ async def test_a_correction_typed_in_a_burst_lands_in_order_in_the_name_box(
         # Nothing pulled: the gate is locked, and Enter there checks again (its border
         # said "Enter: tear it down": hour s22a #13).
         await wait_for(
-            lambda: (box.border_subtitle or "").startswith("Enter: check again (locked: "),
+            lambda: (box.border_subtitle or "").startswith("Enter: re-check ("),
             pilot=pilot,
             show=lambda: str(box.border_subtitle),
         )

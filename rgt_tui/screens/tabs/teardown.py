@@ -487,7 +487,9 @@ class TeardownTab(DetailTab):
         if locked and not manual:
             # Enter checks again and refuses while a line is unticked: "Enter: tear it
             # down" over a locked gate said otherwise (hour s22a #13).
-            does = f"check again (locked: {len(locked)} unticked)"
+            # Short: the whole line fits the box's border at 80 columns ("check again
+            # (locked: 11 unticked) · Tab: cell …" was cut there: hour s30).
+            does = f"re-check ({len(locked)} unticked)"
         if self._group():
             does = "nothing (a group)"
         confirm.border_subtitle = (
