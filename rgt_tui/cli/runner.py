@@ -62,6 +62,9 @@ class Call:
     name: str  # "queue show": the sub-command, for messages
     host_config: HostConfig | None = None
     err: Console = field(default_factory=stderr_console)
+    # The fleet file's entries left out for their mistakes (``_despite_mistakes``): ``status``
+    # then cannot say every host answered, and exits 1.
+    left_out: tuple[str, ...] = ()
 
     @cached_property
     def fleet(self) -> Fleet:
@@ -231,10 +234,12 @@ def _despite_mistakes(call: Call) -> None:
         call.fleet  # noqa: B018 - read now, so the mistakes are met here
     except ConfigError as exc:
         host = getattr(call.args, "host", None)
-        left = dict(exc.partial.left_out) if exc.partial is not None else {}
+        left: dict[str, list[int]] = {}  # a name two entries use: both its lines
+        for name, line in exc.partial.left_out if exc.partial is not None else ():
+            left.setdefault(name, []).extend([line] if line else [])
         if exc.partial is None or host in left:
             raise
-        named = ", ".join(f"{name} (line {line})" if line else name for name, line in left.items())
+        named = ", ".join(name + _lines_words(lines) for name, lines in left.items())
         call.err.print(
             Text.assemble(
                 (f"rgt-tui {call.name}: ", "bold yellow"),
@@ -242,11 +247,23 @@ def _despite_mistakes(call: Call) -> None:
                 str(exc),
             )
         )
+        # Said as it is: the commands of DESPITE_MISTAKES all go on (hour s31 CLI #9).
+        going_on = ", ".join(sorted(DESPITE_MISTAKES))
         call.err.print(
-            Text.assemble(("  fix: ", "bold"), "correct the file; until then every "
-            "other command refuses it")
+            Text.assemble(("  fix: ", "bold"), f"correct the file; until then {going_on} go on "
+            "without what it leaves out, and every other command refuses it")
         )  # fmt: skip
+        call.left_out = tuple(left)
         call.use_fleet(exc.partial.fleet)
+
+
+def _lines_words(lines: list[int]) -> str:
+    """`` (line 11)``, `` (lines 3 and 11)``, or nothing when no line is known."""
+    if not lines:
+        return ""
+    if len(lines) == 1:
+        return f" (line {lines[0]})"
+    return f" (lines {', '.join(map(str, lines[:-1]))} and {lines[-1]})"
 
 
 def _json_unreachable(args: argparse.Namespace, exc: TransportError) -> None:

@@ -435,7 +435,8 @@ class Fleet:
 class PartialFleet:
     """What is sound of a fleet file whose mistakes all lie inside some ``[[hosts]]`` or
     ``[[groups]]`` entries: the fleet without those entries, and each one left out (its
-    name, else its place, and its line). The command line goes on with it for the commands
+    name, else its place, and its line; a name two entries use comes twice, once with each
+    line, for both are left out). The command line goes on with it for the commands
     that only read, stop or pull (``cli/runner.py``), so a typo in one entry never blocks
     an emergency stop of another host."""
 

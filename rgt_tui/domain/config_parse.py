@@ -79,7 +79,15 @@ def _build(path: Path, index: LineIndex, data: dict[str, Any], profiles: Sequenc
     seen: dict[str, int | None] = {}
     raw_hosts = top.checked(lambda: _raw_hosts(top), [])
     whole_file = len(problems)  # mistakes outside any one entry, so far
-    broken: dict[str, int | None] = {}  # an entry's name (or its place) → its line
+    # An entry left out: its name (or its place) → its lines (two for a name used twice).
+    broken: dict[str, list[int | None]] = {}
+
+    def leave_out(name: str, line: int | None) -> None:
+        lines = broken.setdefault(name, [])
+        if line not in lines:
+            lines.append(line)
+
+    entry_at: dict[str, int | None] = {}  # a host's name → its entry's first line
     for number, raw in enumerate(raw_hosts):
         table = top.sub(f"hosts[{number}]", raw, index.line("", "hosts"))
         before = len(problems)
@@ -95,11 +103,14 @@ def _build(path: Path, index: LineIndex, data: dict[str, Any], profiles: Sequenc
                         "host names must be unique",
                     )
                 )
-                broken[name] = table.line()  # both entries: which one is meant is unknown
+                # Both entries, each said with its line: which one is meant is unknown.
+                leave_out(name, entry_at[name])
+                leave_out(name, table.line())
                 continue
             seen[name] = table.line("name")
+            entry_at[name] = table.line()
         if len(problems) > before:
-            broken[_entry_name(raw, "hosts", table)] = table.line()
+            leave_out(_entry_name(raw, "hosts", table), table.line())
         if host is not None:
             hosts.append(host)
             tables.append(table)
@@ -108,7 +119,7 @@ def _build(path: Path, index: LineIndex, data: dict[str, Any], profiles: Sequenc
     problems.extend(fleet_spare)
     for name, line, error in host_spares:  # a host's own `spare`: that entry's mistake
         problems.append(error)
-        broken[name] = line
+        leave_out(name, line)
     # Groups come after every box (issue 41): each names boxes of this file, and is one
     # host more (its name shares the hosts' namespace: a clash is refused there).
     boxes = tuple(hosts)
@@ -131,14 +142,14 @@ def _build(path: Path, index: LineIndex, data: dict[str, Any], profiles: Sequenc
         ranks = raw.get("hosts")
         ranks = [r for r in ranks if isinstance(r, str)] if isinstance(ranks, list) else []
         if len(problems) > before:
-            broken[_entry_name(raw, "groups", table)] = table.line()
+            leave_out(_entry_name(raw, "groups", table), table.line())
             # Its ranks too: their own queue commands would not see the group's job that
             # runs there (review s25 #6).
             for rank in ranks:
-                if rank in seen:  # a host of this file (not a typo of one)
-                    broken.setdefault(rank, table.line())
+                if rank in seen and rank not in broken:  # a host of this file, not a typo
+                    leave_out(rank, table.line())
         elif any(r in broken for r in ranks):  # reached through an entry left out (#4)
-            broken[_entry_name(raw, "groups", table)] = table.line()
+            leave_out(_entry_name(raw, "groups", table), table.line())
     verify = str(verify_python) if verify_python is not None else None
 
     def fleet_of(kept: list[HostConfig]) -> Fleet:
@@ -159,7 +170,12 @@ def _build(path: Path, index: LineIndex, data: dict[str, Any], profiles: Sequenc
         error = ConfigError.collect(problems)
         sound = [h for h in hosts if h.name not in broken]
         if whole_file == 0 and sound:
-            left_out = tuple(sorted(broken.items(), key=lambda entry: entry[1] or 0))
+            left_out = tuple(
+                sorted(
+                    ((name, line) for name, lines in broken.items() for line in lines),
+                    key=lambda entry: entry[1] or 0,
+                )
+            )
             error.partial = PartialFleet(fleet_of(sound), left_out)
         raise error
     return fleet_of(hosts)

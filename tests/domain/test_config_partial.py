@@ -42,7 +42,8 @@ def test_a_name_used_twice_leaves_out_both_entries_and_their_group(tmp_path: Pat
     assert error.partial is not None
     # pair is reached through box1, ambiguous: left out too (review s25 #4).
     assert [h.name for h in error.partial.fleet.hosts] == ["box2", "box3"]
-    assert [name for name, _ in error.partial.left_out] == ["box1", "pair"]
+    # Both box1 entries, each with its line: the first too is left out (hour s31 CLI #2).
+    assert error.partial.left_out == (("box1", 1), ("box1", 9), ("pair", 17))
 
 
 def test_a_spare_naming_a_broken_entry_is_that_hosts_mistake(tmp_path: Path) -> None:

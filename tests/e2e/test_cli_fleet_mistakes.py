@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from support.cli import arun
+from support.cli import arun, rgt
 from support.queues import SCRIPT_RUN, launched_holding, wait_view
 
 from rgt_tui.domain.queue_state import RUNNING
@@ -57,3 +57,28 @@ async def test_a_mistake_in_another_entry_does_not_block_a_kill(make_queue_fleet
     whole = await arun("queue", "show", "box1", "--hosts", str(hosts))
     assert whole.returncode == 2 and "poll_second" in whole.stderr, whole.stderr
     assert "going on" not in whole.stderr
+
+
+def test_a_name_used_twice_is_named_with_both_lines_and_status_is_not_all_well(
+    tmp_path,
+) -> None:
+    """Hour s31 CLI #1, #2, #9: two entries named box1 were both left out, but the message
+    named one line (the user read the other as kept); `status` then exited 0 as if every
+    host had answered; and the fix said "every other command refuses it" when status,
+    pull, queue show… all go on."""
+    local = 'ssh = "local"\n'
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(
+        f'[[hosts]]\nname = "box1"\n{local}\n[[hosts]]\nname = "box2"\n{local}\n'
+        f'[[hosts]]\nname = "box1"\n{local}'
+    )
+    status = rgt("status", "--hosts", hosts)
+    assert status.returncode == 1, status.stdout + status.stderr
+    assert status.stdout.startswith("box2 "), status.stdout  # the sound entry is sampled
+    head, fix = status.stderr.splitlines()[:2]
+    assert head.startswith("rgt-tui status: going on without box1 (lines 1 and 9): "), head
+    assert fix.startswith("  fix: correct the file; until then diagnose, logs, pull, "), fix
+    assert fix.endswith("every other command refuses it"), fix
+    # Asked of the sound host by name, the answer is whole: that host's own exit code.
+    one = rgt("status", "box2", "--hosts", hosts)
+    assert one.returncode in (0, 3), one.stdout + one.stderr
