@@ -24,12 +24,14 @@ from typing import Any
 from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.cli.runner import Call
 from rgt_tui.domain.config import Fleet
+from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import plural
 from rgt_tui.heap import settle_heap
 from rgt_tui.paths import config_dir, journal_dir, state_dir
 from rgt_tui.services.watch.events import WatchEvent
 from rgt_tui.services.watch.sinks import Sink
 
+BODY_CHARS = 600  # a line of the journal, not the box's whole log line
 NOTIFY_GRACE_S = 10.0  # at exit, sends under way get this long; the rest resume next start
 
 
@@ -59,8 +61,10 @@ def add_watch_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 class PrintSink(Sink):
-    """One stdout line per event: the time, the kind, the title (never a secret: titles
-    are rgt-tui's words and the box's alert text, never a target URL).
+    """One stdout line per event: the time, the kind, the severity, the title, then what
+    the notification says (never a secret: rgt-tui's words and the box's alert text, never
+    a target URL). The box's words are made printable: one line, no escape reaches the
+    terminal or the journal.
 
     When the reader of stdout goes away (``watch | grep -m1 queue_done``), ``reader_gone``
     is set and the watch ends as SIGPIPE would end a tool (141), instead of watching on
@@ -72,8 +76,12 @@ class PrintSink(Sink):
 
     def on_event(self, event: WatchEvent) -> None:
         stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.clock()))
+        # The body too (hour s31 CLI #4): "box1: disk.inodes /" alone sent the reader of
+        # a journal to the notification for the figure and the fix.
+        body = " ".join(event.body.split("\n")).strip()
+        said = printable(event.title, None) + (f" — {printable(body, BODY_CHARS)}" if body else "")
         try:
-            print(f"{stamp} {event.kind:<10} [{event.severity}] {event.title}", flush=True)
+            print(f"{stamp} {event.kind:<10} [{event.severity}] {said}", flush=True)
         except BrokenPipeError:
             self.reader_gone.set()
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import sys
 from pathlib import Path
@@ -37,6 +38,9 @@ async def test_watch_once_tells_a_new_alert_once_across_two_runs(make_loopback_f
         assert first.returncode == 0, first.stderr
         (line,) = [ln for ln in event_lines(first.stdout) if " alert " in ln]
         assert "box1: disk.inodes" in line
+        # What the alert says, not only its rule's id (hour s31 CLI #4): a journal read
+        # later has the figure and the fix, as the notification does.
+        assert re.search(r"\[\w+\] box1: disk\.inodes /\S* — .*inodes .*\(U\d+\)", line), line
         (body,) = hook.at(f"/{SECRET}")  # the ${VAR} expanded at send time, sent once
         assert "disk.inodes" in body["title"]
         second = await arun("watch", "--once", "--hosts", loopback.hosts_file, env=env)
@@ -204,3 +208,20 @@ async def test_a_changed_host_key_is_its_own_critical_event_at_once_and_once(
     port = loopback.box("box1").port
     assert f"`ssh-keygen -R '[127.0.0.1]:{port}' -f " in body["message"], body["message"]
     assert not [ln for ln in event_lines(second.stdout) if " host_key " in ln], second.stdout
+
+
+def test_the_console_line_is_one_printable_line_whatever_the_box_wrote(capsys) -> None:
+    """The watch's stdout is a terminal or a journal: the box's words in an event's title
+    and body (a cell's name, a log line) arrive as visible escapes on one line."""
+    from rgt_tui.cli.watch import PrintSink
+    from rgt_tui.services.watch.events import WatchEvent
+
+    hostile = "x\x1b]52;c;cm0=\x07\x1b[2J\nsecond line\u202e"
+    PrintSink(clock=lambda: 0.0).on_event(
+        WatchEvent("queue_done", "box1", "k", f"box1: cell {hostile} failed", hostile, "warning")
+    )
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and out.endswith("\n"), out
+    assert not {c for c in out[:-1] if ord(c) < 0x20 or c == "\u202e"}, repr(out)
+    assert "[warning] box1: cell x\\x1b]52;c;cm0=\\x07\\x1b[2J\\nsecond line\\u202e failed" in out
+    assert out.rstrip().endswith("— x\\x1b]52;c;cm0=\\x07\\x1b[2J second line\\u202e"), out
