@@ -81,3 +81,16 @@ def closest_names(name: str, names: list[str]) -> list[str]:
 def _either(names: list[str]) -> str:
     quoted = [repr(n) for n in names]
     return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+
+
+def positive_seconds(text: str) -> float:
+    """Seconds above zero and finite (``status --timeout``, ``logs --poll``, ``watch
+    --timeout``): 0 timed every host out at once ("overloaded?") or polled a log in a
+    busy loop; NaN and inf never end."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {text}")
+    return value

@@ -31,6 +31,7 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 
+from rgt_tui.cli.args import positive_seconds
 from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK
 from rgt_tui.cli.fence import Vetted, unfenced
 from rgt_tui.cli.runner import Call, console
@@ -69,7 +70,11 @@ def add_logs_arguments(parser: argparse.ArgumentParser) -> None:
         "-n", "--tail", type=_count, metavar="N", help="start with the last N lines only"
     )
     parser.add_argument(
-        "--poll", type=float, default=0.5, metavar="S", help="seconds between checks (0.5)"
+        "--poll",
+        type=positive_seconds,
+        default=0.5,
+        metavar="S",
+        help="seconds between checks (0.5; more than 0)",
     )
     parser.add_argument(
         "--rank",

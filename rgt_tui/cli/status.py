@@ -15,6 +15,7 @@ import json
 import time
 from typing import TYPE_CHECKING
 
+from rgt_tui.cli.args import positive_seconds
 from rgt_tui.cli.exit_codes import EXIT_ALERTS, EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.cli.runner import Call
 from rgt_tui.domain.config import Fleet
@@ -38,17 +39,6 @@ def add_status_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeout", type=positive_seconds, default=30.0, help="seconds per host (default 30)"
     )
-
-
-def positive_seconds(text: str) -> float:
-    """A ``--timeout`` above zero: 0 would time every host out at once ("overloaded?")."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {text}")
-    return value
 
 
 def run_status(call: Call) -> int:

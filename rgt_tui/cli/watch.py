@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rgt_tui.cli.args import positive_seconds
 from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.cli.runner import Call
 from rgt_tui.domain.config import Fleet
@@ -31,6 +32,7 @@ from rgt_tui.paths import config_dir, journal_dir, state_dir
 from rgt_tui.services.watch.events import WatchEvent
 from rgt_tui.services.watch.sinks import Sink
 
+ONCE_TIMEOUT_S = 30.0  # --once: each host's first sample
 BODY_CHARS = 600  # a line of the journal, not the box's whole log line
 NOTIFY_GRACE_S = 10.0  # at exit, sends under way get this long; the rest resume next start
 
@@ -47,8 +49,7 @@ def add_watch_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--timeout",
-        type=float,
-        default=30.0,
+        type=positive_seconds,
         metavar="S",
         help="--once: seconds to wait for each host's first sample (default 30)",
     )
@@ -88,6 +89,21 @@ class PrintSink(Sink):
 
 def run_watch(call: Call) -> int:
     """Watch the fleet (see the module docstring)."""
+    # Options that would be ignored are refused, not dropped (hour s31 CLI #11): a
+    # `--timeout 5` on a long-running watch bounded nothing, and metrics served for one
+    # pass are never scraped.
+    if call.args.timeout is not None and not call.args.once:
+        return call.fail(
+            "--timeout bounds the wait of --once only",
+            fix="add --once, or leave --timeout out",
+            code=EXIT_BAD_INPUT,
+        )
+    if call.args.once and call.args.metrics:
+        return call.fail(
+            "--metrics serves a watch that keeps running; --once ends after one pass",
+            fix="leave one of them out",
+            code=EXIT_BAD_INPUT,
+        )
     fleet = call.fleet
     if call.args.install:
         return install(call, fleet)
@@ -140,7 +156,7 @@ async def _watch(call: Call, fleet: Fleet, listen: tuple[str, int] | None) -> in
     )
     try:
         if call.args.once:
-            events = await watcher.once(timeout=call.args.timeout)
+            events = await watcher.once(timeout=call.args.timeout or ONCE_TIMEOUT_S)
             if printer.reader_gone.is_set():
                 raise BrokenPipeError  # main: ends quietly, 141
             note(plural(len(events), "event"))

@@ -477,3 +477,33 @@ def test_a_box_never_reached_is_told_how_to_stop_counting_it(
         "there is nothing to tear down: remove its [[hosts]] entry from the fleet file to stop "
         "watching it and counting its cost"
     ) in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        # A poll of 0 read the box's log in a busy loop; NaN never slept (hour s31 CLI #11).
+        (["logs", "box1", "--poll", "0"], "argument --poll: must be more than 0 seconds, got 0"),
+        (["logs", "box1", "--poll", "nan"], "argument --poll: must be more than 0 seconds"),
+        (["status", "--timeout", "-1"], "argument --timeout: must be more than 0 seconds"),
+        (["watch", "--once", "--timeout", "inf"], "argument --timeout: must be more than 0"),
+        # Options the watch would have ignored: refused, not dropped.
+        (["watch", "--timeout", "5"], "rgt-tui watch: --timeout bounds the wait of --once only"),
+        (
+            ["watch", "--once", "--metrics", "127.0.0.1:9"],
+            "rgt-tui watch: --metrics serves a watch that keeps running; --once ends after",
+        ),
+    ],
+)
+def test_seconds_and_options_that_would_do_nothing_are_refused(
+    argv: list[str], said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text('[[hosts]]\nname = "box1"\nssh = "root@192.0.2.1"\n')
+    try:
+        code = main([*argv, "--hosts", str(hosts)])
+    except SystemExit as stopped:  # argparse's own refusal
+        code = stopped.code
+    assert code == exit_codes.EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert said in err, err
