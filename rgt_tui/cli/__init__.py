@@ -69,7 +69,10 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
             )
         if argv is None or set(row.name.split()) <= words:
             row.add_arguments(sub)
-        sub.set_defaults(command_row=row)
+        # Its own parser too: a mistyped option is told with this command's usage, not
+        # the top level's (``main``).
+        sub.set_defaults(command_row=row, command_parser=sub)
+    parser.set_defaults(command_parser=parser)
     return parser
 
 
@@ -78,7 +81,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         argv = sys.argv[1:] if argv is None else argv
         try:
-            args = build_parser(argv).parse_args(argv)
+            args, unknown = build_parser(argv).parse_known_args(argv)
+            if unknown:  # argparse.parse_args would say it with the top level's usage
+                args.command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
         except KeyboardInterrupt:
             # Adding a command's arguments imports its module (table.py): a Ctrl-C then
             # ends quietly, as one during rgt_tui.entry's imports does (hour s17b #4).

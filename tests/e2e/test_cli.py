@@ -507,3 +507,24 @@ def test_seconds_and_options_that_would_do_nothing_are_refused(
     assert code == exit_codes.EXIT_BAD_INPUT
     err = capsys.readouterr().err
     assert said in err, err
+
+
+@pytest.mark.parametrize(
+    ("argv", "usage"),
+    [
+        (["status", "--bogus"], "usage: rgt-tui status [-h]"),
+        (["queue", "show", "box1", "--bogus", "x"], "usage: rgt-tui queue show [-h]"),
+        (["--bogus"], "usage: rgt-tui [-h] [--version]"),
+    ],
+)
+def test_a_mistyped_option_is_told_with_its_own_commands_usage(
+    argv: list[str], usage: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Hour s31 CLI #7: `rgt-tui status --bogus` printed the top level's usage, which lists
+    no option of status's; the command's own usage says what it takes."""
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    assert stopped.value.code == exit_codes.EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert err.startswith(usage), err
+    assert f"error: unrecognized arguments: {' '.join(argv[argv.index('--bogus') :])}" in err
