@@ -57,12 +57,20 @@ def format_pull_result(result: PullResult, verify_as: str | None = None) -> str:
 
         lines += [f"  {line}" for line in result_code_lines(result.code)]
     if result.ok:
-        from rgt_tui.services.result_code import running_line
+        from rgt_tui.services.result_code import running_line, running_names
 
         lines += [f"  RUNNING   {line}" for line in filter(None, [running_line(result.code)])]
+        running = running_names(result.code)
+        # The verdict says it too (hour s31 CLI #12): its tick alone read as final while a
+        # cell still wrote, and the RUNNING line above it was passed over.
         lines.append(
-            f"every file of the manifest ({len(m.entries)}) is here with a matching SHA-256; "
-            f"next: rgt-tui verify {verify_as or result.host}"
+            f"every file of the manifest ({len(m.entries)}) is here with a matching SHA-256"
+            + (
+                f", as the box had them while cell {running} ran; next: pull again once it "
+                f"ends, then rgt-tui verify {verify_as or result.host}"
+                if running
+                else f"; next: rgt-tui verify {verify_as or result.host}"
+            )
         )
     else:
         lines += [f"  MISSING   {why}" for why in result.shortfalls]

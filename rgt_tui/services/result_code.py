@@ -152,14 +152,19 @@ def running_line(record: ResultCode | None) -> str:
     """``cell hotel runs on the box: its files may still change …`` for a pull taken while
     cells ran there ("" when none did): the pull's ✓ read as safe while a checkpoint was
     half-written in place, and verify then called it corrupt (hour s19a #9)."""
-    running = [c.name for c in record.cells if c.status == "running"] if record else []
-    if not running:
+    names = running_names(record)
+    if not names:
         return ""
-    names = ", ".join(running[:5]) + (" …" if len(running) > 5 else "")
     return (
         f"cell {names} ran on the box at the pull: its files may still change (a checkpoint "
         "written in place may be half-written here); pull again once it ends"
     )
+
+
+def running_names(record: ResultCode | None) -> str:
+    """``hotel, india``: the cells that ran on the box at the pull (five at most), else ""."""
+    running = [c.name for c in record.cells if c.status == "running"] if record else []
+    return ", ".join(running[:5]) + (" …" if len(running) > 5 else "")
 
 
 def result_code_lines(record: ResultCode | None, names: Sequence[str] | None = None) -> list[str]:

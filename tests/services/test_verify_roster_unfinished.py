@@ -112,3 +112,8 @@ async def test_a_pull_taken_while_a_cell_runs_says_so_beside_its_tick(
     assert "RUNNING   cell held ran on the box at the pull: its files may still change" in (
         pulled.stdout
     ), pulled.stdout
+    # The verdict, the line read last, says it too (hour s31 CLI #12).
+    assert pulled.stdout.rstrip().splitlines()[-1] == (
+        "every file of the manifest (1) is here with a matching SHA-256, as the box had them "
+        "while cell held ran; next: pull again once it ends, then rgt-tui verify box1"
+    ), pulled.stdout
