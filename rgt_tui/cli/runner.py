@@ -185,8 +185,12 @@ class Command:
 # other [[hosts]] / [[groups]] entries: they only read, stop or pull, so a typo in one
 # entry never blocks an emergency stop of another host (hour s22b #10). Launch, move,
 # sync, teardown and the rest, which act on what the whole file says, wait for the fix.
+# `watch` goes on too (hour s31 CLI #3): refusing at start left the whole fleet unwatched
+# (a systemd unit restarting into the same refusal) over one entry's typo; it watches the
+# sound entries and takes the whole file once it is fixed, as it takes any edit.
 DESPITE_MISTAKES = frozenset({
     "status", "queue show", "queue stop", "queue kill", "logs", "diagnose", "pull", "verify",
+    "watch",
 })  # fmt: skip
 
 

@@ -177,6 +177,10 @@ async def _watch(call: Call, fleet: Fleet, listen: tuple[str, int] | None) -> in
         # (a user's hour saw exit 0 after Apprise refused the URL).
         note("not every notification was delivered (above): exit 1")
         return EXIT_PROBLEMS
+    if call.args.once and call.left_out:  # a pass that did not look at every entry
+        note(f"{plural(len(call.left_out), 'entry', 'entries')} of the fleet file left out "
+             "(above): exit 1")  # fmt: skip
+        return EXIT_PROBLEMS
     return EXIT_OK
 
 

@@ -18,7 +18,7 @@ side by side, so a new key is one edit in one place; the parsing lives elsewhere
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
@@ -399,6 +399,10 @@ class Fleet:
     # Globals a checkpoint may name and still load (``module.Name``; torch's
     # add_safe_globals), trusted by the user: argparse.Namespace in Lightning-style files.
     verify_safe_globals: tuple[str, ...] = ()
+    # The file as it was read (inode, size, mtime ns; ``services.fleet.file.load_fleet``):
+    # the live fleet file watch's baseline, so an edit saved while the app starts is a
+    # change, not taken as what runs. None: not read from a file.
+    read_stamp: tuple[int, int, int] | None = field(default=None, compare=False, repr=False)
 
     @cached_property
     def _by_name(self) -> dict[str, HostConfig]:

@@ -6,10 +6,11 @@ A loopback box running the real runner, the real command line."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 import pytest
-from support.cli import arun, rgt
+from support.cli import RGT, arun, cli_env, rgt
 from support.queues import SCRIPT_RUN, launched_holding, wait_view
 
 from rgt_tui.domain.queue_state import RUNNING
@@ -82,3 +83,39 @@ def test_a_name_used_twice_is_named_with_both_lines_and_status_is_not_all_well(
     # Asked of the sound host by name, the answer is whole: that host's own exit code.
     one = rgt("status", "box2", "--hosts", hosts)
     assert one.returncode in (0, 3), one.stdout + one.stderr
+
+
+async def test_watch_goes_on_without_a_broken_entry_and_takes_it_once_fixed(tmp_path) -> None:
+    """Hour s31 CLI #3: `watch` refused the whole file over one entry's typo, so a systemd
+    unit restarted into the same refusal and no box was watched. It now watches the sound
+    entries, says which it left out, and adds the entry once the file is fixed; `--once`
+    exits 1 (a pass that did not look at every entry)."""
+    hosts = tmp_path / "hosts.toml"
+    sound = '[[hosts]]\nname = "box2"\nssh = "local"\n'
+    hosts.write_text(sound + BROKEN_HOST)
+    once = await arun("watch", "--once", "--timeout", "20", "--hosts", hosts)
+    assert once.returncode == 1, once.stdout + once.stderr
+    err = once.stderr
+    assert err.startswith("rgt-tui watch: going on without box7 (line 5): "), err
+    assert "one pass over 1 host of" in err, err
+    assert "1 entry of the fleet file left out (above): exit 1" in err, err
+
+    proc = await asyncio.create_subprocess_exec(
+        *RGT, "watch", "--hosts", str(hosts),
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+        stdin=asyncio.subprocess.DEVNULL, env=cli_env(),
+    )  # fmt: skip
+    try:
+        assert proc.stderr is not None
+        seen = []
+        while not any("watching 1 host of" in line for line in seen):
+            seen.append((await asyncio.wait_for(proc.stderr.readline(), 60)).decode())
+        assert "going on without box7" in seen[0], seen
+        hosts.write_text(sound + BROKEN_HOST.replace('"cheap"', "0.5"))  # the fix
+        line = ""
+        while "fleet file: added box7" not in line:
+            line = (await asyncio.wait_for(proc.stderr.readline(), 60)).decode()
+            assert line, "watch ended before it took the fixed file"
+    finally:
+        proc.terminate()
+        await proc.wait()

@@ -136,3 +136,24 @@ async def test_a_host_added_while_watch_runs_is_notified_and_one_removed_leaves_
                 await asyncio.gather(task, return_exceptions=True)
                 await notifier.aclose(5)
             assert notifier.failures == []
+
+
+async def test_an_edit_saved_after_the_read_and_before_the_watch_starts_is_taken(
+    tmp_path: Path,
+) -> None:
+    """Hour s31 CLI #3: the file watch took its baseline when it started, not when the
+    fleet was read, so an edit saved in between (a fix typed while `watch` started) was
+    the baseline and never applied."""
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text('[[hosts]]\nname = "box1"\nssh = "local"\n')
+    fleet = load_fleet(hosts)
+    hosts.write_text(hosts.read_text() + '\n[[hosts]]\nname = "box2"\nssh = "local"\n')
+    lines: list[str] = []
+    watcher = Watcher(fleet, drivers=False, report=lines.append, fleet_file_every_s=0.05)
+    task = asyncio.create_task(watcher.run())
+    try:
+        await wait_for(lambda: "fleet file: added box2" in lines, 30, "the edit taken")
+        assert [h.name for h in watcher.hosts] == ["box1", "box2"]
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)

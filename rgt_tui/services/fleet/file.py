@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from rgt_tui.domain.config import ENV_VAR, FLEET_FILE_NAME, ConfigError, Fleet, make_fleet
@@ -64,7 +65,9 @@ def load_fleet(path: Path | None) -> Fleet:
         return make_fleet(None, Path.cwd() / "results", 2.0, 20, Thresholds(), ())
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open(encoding="utf-8") as file:
+            st = os.fstat(file.fileno())  # what was read, whatever is saved after
+            text = file.read()
     except FileNotFoundError:
         raise ConfigError(path, "fleet file not found — check the path") from None
     except IsADirectoryError:
@@ -75,7 +78,14 @@ def load_fleet(path: Path | None) -> Fleet:
         raise ConfigError(
             path, f"cannot read the fleet file ({exc}); it must be UTF-8 TOML"
         ) from None
-    return parse_fleet(path, text, KNOWN_PROFILES)
+    stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+    try:
+        return replace(parse_fleet(path, text, KNOWN_PROFILES), read_stamp=stamp)
+    except ConfigError as error:
+        if error.partial is not None:  # what goes on despite the mistakes: read then too
+            partial_fleet = replace(error.partial.fleet, read_stamp=stamp)
+            error.partial = replace(error.partial, fleet=partial_fleet)
+        raise
 
 
 def _folder_message(path: Path, given_in: str | None) -> str:

@@ -80,7 +80,7 @@ class FleetFileHosts:
         """Read the fleet file again whenever it changes (``look_at_fleet_file`` every
         ``every_s`` seconds) and run what it says from then on."""
         watch = self.fleet_file = FleetFileWatch(lambda: self.fleet.path, every_s=every_s)
-        watch.baseline_now()
+        watch.baseline_now(self.fleet.read_stamp)
         self._spawn(self._fleet_file_loop(watch))
         return watch
 

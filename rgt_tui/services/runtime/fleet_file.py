@@ -121,11 +121,14 @@ class FleetFileWatch:
             None if self._watched is None else await asyncio.to_thread(file_stamp, self._watched)
         )
 
-    def baseline_now(self) -> None:
-        """``baseline`` at once, when the watch is made (one stat): an edit saved between
-        then and the loop's first turn is a change, not the baseline (it was lost)."""
+    def baseline_now(self, read: Stamp = None) -> None:
+        """``baseline`` at once, when the watch is made: ``read``, the file as the fleet
+        running was read from it (``Fleet.read_stamp``), else one stat now. An edit saved
+        since is a change, not the baseline (it was lost: hour s31 CLI #3, a fix saved
+        while `watch` started was never taken)."""
         self._watched = self.path()
-        self._seen = None if self._watched is None else file_stamp(self._watched)
+        now = None if self._watched is None else file_stamp(self._watched)
+        self._seen = read if read is not None and now is not None else now
 
     async def look(self) -> Fleet | ConfigError | None:
         """The fleet read again when the file changed since the last look; the mistake
