@@ -78,7 +78,7 @@ add_vram_arguments, run_vram = lazy("rgt_tui.cli.vram", "add_vram_arguments", "r
 add_watch_arguments, run_watch = lazy("rgt_tui.cli.watch", "add_watch_arguments", "run_watch")
 
 # Groups of sub-commands (`rgt-tui queue show`): their help; their actions are rows below.
-GROUPS = {"queue": "check queue files, show a queue, append cells"}
+GROUPS = {"queue": "check queue files, show a queue, append cells; stop, kill, retry or move cells"}
 
 COMMANDS: tuple[Command, ...] = (
     Command(
