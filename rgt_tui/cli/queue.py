@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from rgt_tui.cli.exit_codes import EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.cli.runner import Call
 from rgt_tui.domain.config import Fleet
-from rgt_tui.domain.queue_state import NOT_DEPLOYED, QueueView, code_brief
+from rgt_tui.domain.queue_state import QueueView, code_brief
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import plural
 from rgt_tui.domain.vanished import Diagnosis, with_preemption
@@ -98,7 +98,7 @@ def format_view(
     view: QueueView, local: QueueSource | None = None, not_sent: NotSent | None = None
 ) -> str:
     """Plain text: the summary line, then one line per cell; with nothing on the box yet,
-    the cells of the host's local queue file (``local``), not deployed; after the box's
+    the cells of the host's local queue file (``local``), not sent; after the box's
     cells, the file's cells not sent to it yet (``not_sent``), in file order."""
     lines = [f"{view.host}: {view.summary()}"]
     if not view.cells and local is not None and local.text is not None:
@@ -107,7 +107,8 @@ def format_view(
 
         where = printable(display_path(local.path), None)
         lines[0] += f" · {plural(len(cells), 'cell')} in {where}, none sent to the box yet"
-        lines += [_file_row(i, c, NOT_DEPLOYED) for i, c in enumerate(cells)]
+        # Each row as the docs and a later line's row say it: `not sent` (hour s31 CLI #10).
+        lines += [_file_row(i, c, NOT_SENT) for i, c in enumerate(cells)]
     for c in view.cells:
         note = f"  — {c.note}" if c.note else ""
         code = f"  {code_brief(c.code)}" if c.attempts else ""  # the code it ran (U42)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
 
 from support.cli import Terminal, arun, rgt
@@ -99,10 +100,13 @@ async def test_launch_show_append_and_diagnose_from_the_command_line(make_queue_
     fresh_box = await arun("queue", "show", "box2", "--hosts", hosts)
     assert fresh_box.returncode == 0 and "box2: not deployed" in fresh_box.stdout
     qf.write_queue("cells/other.sh t\ncells/more.sh t\ncells/last.sh t\n", "box2")
-    # A queue file not sent yet: its cells, not deployed, never "0/0 done".
+    # A queue file not sent yet: its cells, each `not sent` as the docs and a line added
+    # later say it (hour s31 CLI #10: they read "not deployed"), never "0/0 done".
     local = await arun("queue", "show", "box2", "--hosts", hosts)
     assert "box2: not deployed · 3 cells in" in local.stdout and "none sent" in local.stdout
-    assert local.stdout.count("not deployed") == 4 and "0/0" not in local.stdout
+    assert local.stdout.count("not deployed") == 1 and "0/0" not in local.stdout
+    rows = local.stdout.splitlines()[1:]
+    assert len(rows) == 3 and all(re.match(r"\s+\d+  \S+\s+not sent\s*$", r) for r in rows), rows
     await qf.loopback.box("box2").stop()
     down = await arun("launch", "box2", "--hosts", hosts, "--yes")
     assert down.returncode == 1 and "box2 is unreachable" in down.stdout
