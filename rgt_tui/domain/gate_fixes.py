@@ -150,10 +150,12 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
         # Esc comes first (hour s19a #6: "p to pull again" lost it here, s17a #8's path).
         # Esc goes back to the fleet; Enter opens the host again on its Overview, where
         # 7 is the Queue tab ("Esc, then the Queue tab's X" left that out: a user's hour).
+        # "kill", the action's own name: "stop it" beside `queue kill` read as `queue
+        # stop`, which lets the cell run to its end (hour s31 CLI #14).
         stop = (
-            "stop it (Esc, Enter, 7 for the Queue tab, then X)"
+            "kill it (Esc, Enter, 7 for the Queue tab, then X)"
             if tui
-            else f"stop it (`rgt-tui queue kill {host}`)"
+            else f"kill it (`rgt-tui queue kill {host}`)"
         )
         return (
             f"wait for the running cell to end (the idle line names it), or {stop}; then "

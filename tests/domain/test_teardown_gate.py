@@ -290,9 +290,10 @@ def test_while_a_cell_runs_the_lines_on_the_manifest_point_at_the_cell_not_at_a_
         # The cursor is in the name box: each key comes after an Esc (hour s19a #6).
         words = fix(lines[key], HOST, tui=True)
         assert (
-            "stop it (Esc, Enter, 7 for the Queue tab, then X); then Esc, then p to pull again"
+            "kill it (Esc, Enter, 7 for the Queue tab, then X); then Esc, then p to pull again"
             in words
         )
+        assert f"or kill it (`rgt-tui queue kill {HOST}`); then" in fix(lines[key], HOST, tui=False)
     # With nothing running, a missing manifest is still a pull's to make; the lines on it
     # say so (they said "press v" right after a verify, "re-pull the files named" naming
     # none, "(it resumes)" with nothing to resume).
