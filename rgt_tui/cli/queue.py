@@ -130,7 +130,7 @@ def format_view(
 def _file_row(index: int, cell: QueueCell, label: str, tail: str = "") -> str:
     """A row for a cell of the local file (not on the box), in the box's cells' columns;
     its name made printable (the file may come from anyone's git push)."""
-    return f"  {index:>3}  {printable(cell.name, None):<28} {label:<18}{tail}"
+    return f"  {index:>3}  {printable(cell.name, None):<28} {label:<18}{tail}".rstrip()
 
 
 NOT_SENT = "not sent"  # a not-sent cell's label, in the column of the box's states

@@ -106,7 +106,7 @@ async def test_launch_show_append_and_diagnose_from_the_command_line(make_queue_
     assert "box2: not deployed · 3 cells in" in local.stdout and "none sent" in local.stdout
     assert local.stdout.count("not deployed") == 1 and "0/0" not in local.stdout
     rows = local.stdout.splitlines()[1:]
-    assert len(rows) == 3 and all(re.match(r"\s+\d+  \S+\s+not sent\s*$", r) for r in rows), rows
+    assert len(rows) == 3 and all(re.match(r"\s+\d+  \S+\s+not sent$", r) for r in rows), rows
     await qf.loopback.box("box2").stop()
     down = await arun("launch", "box2", "--hosts", hosts, "--yes")
     assert down.returncode == 1 and "box2 is unreachable" in down.stdout
