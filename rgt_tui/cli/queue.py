@@ -55,7 +55,8 @@ def run_check(call: Call) -> int:
         ]  # fmt: skip
         print(json.dumps(cells, indent=2))
     else:
-        files = sum(1 for s in checked.sources if s.text is not None)  # read ones
+        # Read ones: a file with a line that is not UTF-8 still counts for its other lines.
+        files = sum(1 for s in checked.sources if s.text is not None or s.parsed.cells)
         print(f"{plural(len(checked.cells), 'cell')} in {plural(files, 'queue file')}")
     for message in [*checked.messages(), *map(str, absent)]:
         print(message, file=sys.stderr)
@@ -101,7 +102,7 @@ def format_view(
     the cells of the host's local queue file (``local``), not sent; after the box's
     cells, the file's cells not sent to it yet (``not_sent``), in file order."""
     lines = [f"{view.host}: {view.summary()}"]
-    if not view.cells and local is not None and local.text is not None:
+    if not view.cells and local is not None:
         cells = local.parsed.cells
         from rgt_tui.services.queue.check import display_path
 
@@ -109,6 +110,14 @@ def format_view(
         lines[0] += f" · {plural(len(cells), 'cell')} in {where}, none sent to the box yet"
         # Each row as the docs and a later line's row say it: `not sent` (hour s31 CLI #10).
         lines += [_file_row(i, c, NOT_SENT) for i, c in enumerate(cells)]
+        if local.parsed.problems:  # a file launch refuses: said, not hidden (hour s33 CLI #4)
+            first = printable(local.parsed.problems[0], None)
+            more = len(local.parsed.problems) - 1
+            also = f" (and {plural(more, 'more problem')})" if more else ""
+            lines.append(
+                f"the queue file cannot be launched as it is: {first}{also} — rgt-tui queue "
+                f"check {where} says every one"
+            )
     for c in view.cells:
         note = f"  — {c.note}" if c.note else ""
         code = f"  {code_brief(c.code)}" if c.attempts else ""  # the code it ran (U42)

@@ -126,6 +126,24 @@ def cell_name(cfg: str) -> str:
 # longer one passed every check and failed on the box (a user's hour).
 MAX_CELL_NAME_BYTES = 200
 
+# A line holds a config path (PATH_MAX is 4096 bytes), a task and epochs. A longer one is
+# a mistake (a pasted log, a joined file), and is refused by length before shlex reads it:
+# shlex builds each word a character at a time, so a 1 MB line took 14 s to refuse and a
+# 10 MB one did not finish (hour s33 CLI #2).
+MAX_LINE_CHARS = 8192
+
+# Epochs beyond a 32-bit int are a typo, and a training script's int() or argparse would
+# take them as given; int() of 4300 digits or more raised ValueError here (a traceback,
+# hour s33 CLI #1), so the digits are counted before they are converted.
+MAX_EPOCHS = 2**31 - 1
+
+# shlex's own words for a line it cannot split, in the terms of the fix.
+_SHLEX_WORDS = {
+    "No closing quotation": "a quote is not closed — close it, or quote the whole path: "
+    "'my cfg.yaml'",
+    "No escaped character": "the line ends in a backslash — remove it, or quote the path",
+}
+
 
 def _has_control(text: str) -> bool:
     """Any character ``printable`` would escape (C0, DEL, C1, line separators, bidi and
@@ -147,10 +165,16 @@ def parse_queue_line(
             "a UTF-8 byte-order mark inside the line (files joined together?) — remove it, "
             "saving the file as UTF-8 without BOM"
         )
+    if len(raw) > MAX_LINE_CHARS and not raw.lstrip().startswith("#"):
+        return problem(
+            f"the line is {len(raw)} characters long; a queue line is <cfg_path> <task> "
+            f"[epochs], at most {MAX_LINE_CHARS} characters — was a log or another file "
+            "pasted in?"
+        )
     try:
         fields = shlex.split(strip_comment(raw), comments=False, posix=True)
     except ValueError as exc:
-        return problem(f"{exc} — close the quote, or quote the whole path: 'my cfg.yaml'")
+        return problem(_SHLEX_WORDS.get(str(exc), f"{exc} — quote the whole path: 'my cfg.yaml'"))
     if not fields:
         return None
     if len(fields) == 1:
@@ -163,13 +187,28 @@ def parse_queue_line(
         )
     cfg, task = fields[0], fields[1]
     for label, value in (("config path", cfg), ("task", task)):
-        if not value or _has_control(value):
-            return problem(f"the {label} {value!r} is empty or holds a control character")
+        if not value:
+            return problem(f"the {label} is empty ('') — {FORMAT_HINT}")
+        if _has_control(value):
+            return problem(
+                f"the {label} {value!r} holds a control character — "
+                "write it with printable characters only (rename the file if it has one)"
+            )
     epochs, given = default_epochs, len(fields) == 3
     if given:
         text = fields[2]
-        if not (text.isascii() and text.isdigit()) or int(text) <= 0:
-            return problem(f"bad epochs {text!r} — expected a whole number > 0, or leave it out")
+        if not (text.isascii() and text.isdigit()) or not text.lstrip("0"):
+            # What the line was read as: `!retry cfg.yaml recon` named its epochs only.
+            return problem(
+                f"bad epochs {text[:40]!r} (the line reads config {cfg[:60]!r}, task "
+                f"{task[:40]!r}) — expected a whole "
+                "number > 0, or leave it out"
+            )
+        if len(text.lstrip("0")) > 10 or int(text) > MAX_EPOCHS:
+            return problem(
+                f"epochs {text[:20]}{'…' if len(text) > 20 else ''} is more than "
+                f"{MAX_EPOCHS} — a typo? write the number of epochs, or leave it out"
+            )
         epochs = int(text)
     name = cell_name(cfg)
     if name in ("", ".", ".."):

@@ -69,7 +69,20 @@ def test_comments_after_fields_quotes_and_crlf():
         ("cfg.yaml recon 0", "bad epochs '0'"),
         ("cfg.yaml recon -3", "bad epochs '-3'"),
         ("cfg.yaml recon 3#x", "bad epochs '3#x'"),
-        ("'cfg.yaml recon", "No closing quotation"),
+        ("'cfg.yaml recon", "a quote is not closed — close it"),
+        ("cfg.yaml recon \\", "the line ends in a backslash"),
+        # int() of 4300 digits or more raised ValueError: a traceback (hour s33 CLI #1).
+        pytest.param(
+            f"cfg.yaml recon {'9' * 5000}", "is more than 2147483647 — a typo?", id="5000-digits"
+        ),
+        ("cfg.yaml recon 99999999999999999999", "epochs 99999999999999999999 is more than"),
+        ("cfg.yaml recon 000", "bad epochs '000'"),
+        # What the line was read as, when a word in front shifted the fields.
+        ("!retry cfg.yaml recon", "bad epochs 'recon' (the line reads config '!retry', task"),
+        # Refused by length before shlex reads it (hour s33 CLI #2: 10 MB never finished).
+        pytest.param(
+            f"{'x' * 9000}.yaml recon", "the line is 9011 characters long", id="9011-chars"
+        ),
         ("..yaml recon", "no file stem"),
         # Over 200 bytes: its folders and logs on the box could not be made (a user's hour).
         (f"/tmp/{'L' * 201}.json recon", "is 201 bytes: a cell's name makes its folders"),
@@ -89,6 +102,17 @@ def test_format_errors_name_file_line_and_the_fix(line: str, expected: str):
     assert (problem.file, problem.line) == ("queues/a.txt", 2)
     assert expected in problem.message
     assert str(problem).startswith("queues/a.txt:2: ")
+
+
+def test_epochs_up_to_a_32_bit_int_are_taken():
+    parsed = parse("a.yaml recon 2147483647\nb.yaml recon 0007\n")
+    assert parsed.problems == ()
+    assert [c.epochs for c in parsed.cells] == [2147483647, 7]
+
+
+def test_a_long_comment_line_is_still_a_comment():
+    parsed = parse(f"# {'notes ' * 5000}\na.yaml recon\n")
+    assert parsed.problems == () and [c.name for c in parsed.cells] == ["a"]
 
 
 def test_strip_comment_keeps_quoted_hashes():
@@ -262,3 +286,20 @@ def test_a_byte_order_mark_or_a_byte_that_is_not_utf8_is_named_by_line(tmp_path)
     latin.write_bytes(b"a.json recon\nb.json recon\nc\xe9.json recon\n")
     (problem,) = read_queue_file(latin, host="box1", default_epochs=1).parsed.problems
     assert problem.line == 3 and "byte 0xe9 at column 2 is not UTF-8" in problem.message
+
+
+def test_every_line_of_a_file_with_a_byte_that_is_not_utf8_is_checked(tmp_path) -> None:
+    """The first bad byte hid every later mistake: a user fixed it and met nine more
+    (hour s33 CLI #7). Each bad line is named; the others parse, shown but never sent."""
+    from rgt_tui.services.queue.check import read_queue_file
+
+    mixed = tmp_path / "mixed.txt"
+    mixed.write_bytes(b"a.json recon\nb\xff.json recon\nc.json\nd.json recon 2\ne\xe9 x\n")
+    source = read_queue_file(mixed, host="box1", default_epochs=1)
+    assert source.text is None  # nothing of it is sent to a box
+    assert [(c.name, c.line) for c in source.parsed.cells] == [("a", 1), ("d", 4)]
+    assert [(p.line, p.message.split(" — ")[0]) for p in source.parsed.problems] == [
+        (2, "byte 0xff at column 2 is not UTF-8"),
+        (3, "missing task after 'c.json'"),
+        (5, "byte 0xe9 at column 2 is not UTF-8"),
+    ]

@@ -107,6 +107,16 @@ async def test_launch_show_append_and_diagnose_from_the_command_line(make_queue_
     assert local.stdout.count("not deployed") == 1 and "0/0" not in local.stdout
     rows = local.stdout.splitlines()[1:]
     assert len(rows) == 3 and all(re.match(r"\s+\d+  \S+\s+not sent$", r) for r in rows), rows
+    # A line that is not UTF-8: said with the fix, the other cells still listed (hour s33
+    # CLI #4: the file vanished from the output, "box2: not deployed", exit 0).
+    with qf.queue_file("box2").open("ab") as f:
+        f.write(b"cells/b\xff.sh t\n")
+    bad = await arun("queue", "show", "box2", "--hosts", hosts)
+    assert bad.returncode == 0 and "3 cells in" in bad.stdout, bad.stdout
+    assert (
+        ":4: byte 0xff at column 8 is not UTF-8 — save the file as UTF-8 text — rgt-tui queue check"
+    ) in bad.stdout, bad.stdout
+    qf.write_queue("cells/other.sh t\ncells/more.sh t\ncells/last.sh t\n", "box2")
     await qf.loopback.box("box2").stop()
     down = await arun("launch", "box2", "--hosts", hosts, "--yes")
     assert down.returncode == 1 and "box2 is unreachable" in down.stdout

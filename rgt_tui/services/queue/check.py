@@ -13,7 +13,7 @@ import posixpath
 import re
 import stat
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rgt_tui.domain.config import Fleet, HostConfig
@@ -90,6 +90,32 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
+def _parse_undecodable(data: bytes, shown: str, default_epochs: int) -> ParsedQueue:
+    """A file with bytes that are not UTF-8: each such line named by line and column, and
+    every other line read as usual, so one check tells every mistake (the first bad byte
+    hid the rest of the file: hour s33 CLI #7). Its cells are shown, never sent (the
+    source's text stays None)."""
+    lines: list[str] = []
+    bad: list[QueueProblem] = []
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        try:
+            lines.append(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            lines.append("")  # keeps the next lines' numbers
+            byte = raw[exc.start : exc.start + 1].hex()
+            bad.append(
+                QueueProblem(
+                    shown,
+                    number,
+                    f"byte 0x{byte} at column {exc.start + 1} is not UTF-8 — save the file as "
+                    "UTF-8 text",
+                )
+            )
+    parsed = parse_queue_text("\n".join(lines), file=shown, default_epochs=default_epochs)
+    problems = sorted((*bad, *parsed.problems), key=lambda p: p.line or 0)
+    return replace(parsed, problems=tuple(problems))
+
+
 def read_queue_file(path: Path, *, host: str | None, default_epochs: int) -> QueueSource:
     """Read and parse one queue file; a missing or non-UTF-8 file becomes a problem."""
     shown = display_path(path)
@@ -103,17 +129,8 @@ def read_queue_file(path: Path, *, host: str | None, default_epochs: int) -> Que
             shown, None, f"queue file not found{whose} — create it or fix the path"
         )
         return QueueSource(path, host, None, ParsedQueue(shown, (), (problem,)))
-    except UnicodeDecodeError as exc:  # named by line, as every other problem is
-        data = exc.object
-        line = data.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        byte = data[exc.start : exc.start + 1].hex()
-        problem = QueueProblem(
-            shown,
-            line,
-            f"byte 0x{byte} at column {column} is not UTF-8 — save the file as UTF-8 text",
-        )
-        return QueueSource(path, host, None, ParsedQueue(shown, (), (problem,)))
+    except UnicodeDecodeError as exc:
+        return QueueSource(path, host, None, _parse_undecodable(exc.object, shown, default_epochs))
     except OSError as exc:
         problem = QueueProblem(shown, None, f"cannot read it ({exc}); a queue file is UTF-8 text")
         return QueueSource(path, host, None, ParsedQueue(shown, (), (problem,)))
