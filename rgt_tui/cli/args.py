@@ -83,14 +83,21 @@ def _either(names: list[str]) -> str:
     return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
 
 
+# The shortest wait any of them takes: 1e-9 passed "more than 0" and read a box's log
+# in a busy loop at half a core for as long as it ran (hour s33 CLI #3).
+MIN_SECONDS = 0.05
+
+
 def positive_seconds(text: str) -> float:
-    """Seconds above zero and finite (``status --timeout``, ``logs --poll``, ``watch
-    --timeout``): 0 timed every host out at once ("overloaded?") or polled a log in a
-    busy loop; NaN and inf never end."""
+    """Seconds, finite and at least ``MIN_SECONDS`` (``status --timeout``, ``logs --poll``,
+    ``watch --timeout``): 0 timed every host out at once ("overloaded?") or polled a log
+    in a busy loop; NaN and inf never end."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {text}")
+    if value != value or value in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds, got {text}")
+    if value < MIN_SECONDS:
+        raise argparse.ArgumentTypeError(f"must be at least {MIN_SECONDS} seconds, got {text}")
     return value

@@ -54,7 +54,11 @@ def add_disk_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--depth", type=int, default=AUDIT_DEPTH, help="folder depth below each mount")
     p.add_argument("--top", type=int, default=AUDIT_TOP, help="folders listed per mount")
     p.add_argument(
-        "--seconds", type=int, default=AUDIT_SECONDS, help="time limit of each walk on the box"
+        "--seconds",
+        type=int,
+        default=AUDIT_SECONDS,
+        metavar="S",
+        help="time limit of each walk on the box",
     )
 
 

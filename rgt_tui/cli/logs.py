@@ -62,7 +62,9 @@ def _count(text: str) -> int:
 
 def add_logs_arguments(parser: argparse.ArgumentParser) -> None:
     """CELL, ``--follow``, ``--tail`` and ``--poll``."""
-    parser.add_argument("cell", nargs="?", help="cell name (its config's file stem)")
+    parser.add_argument(
+        "cell", nargs="?", metavar="CELL", help="cell name (its config's file stem)"
+    )
     parser.add_argument(
         "-f", "--follow", action="store_true", help="keep printing new lines until Ctrl-C"
     )
@@ -74,7 +76,7 @@ def add_logs_arguments(parser: argparse.ArgumentParser) -> None:
         type=positive_seconds,
         default=0.5,
         metavar="S",
-        help="seconds between checks (0.5; more than 0)",
+        help="seconds between checks (0.5; at least 0.05)",
     )
     parser.add_argument(
         "--rank",

@@ -37,7 +37,11 @@ def add_status_arguments(parser: argparse.ArgumentParser) -> None:
         "--json", action="store_true", help="print a JSON list, one object per host"
     )
     parser.add_argument(
-        "--timeout", type=positive_seconds, default=30.0, help="seconds per host (default 30)"
+        "--timeout",
+        type=positive_seconds,
+        default=30.0,
+        metavar="S",
+        help="seconds per host (default 30)",
     )
 
 

@@ -58,6 +58,14 @@ def test_each_row_has_help_and_a_host_argument_as_it_says(
     # and ignored: a user's hour).
     assert row.help and ("--hosts PATH" in usage) == row.fleet == (row.name != "demo")
     assert ("[HOST]" in usage) == (row.host in ("optional", "one-or-all"))
+    # One spelling across commands (hour s33 CLI #13: `logs HOST [cell]` beside a help
+    # that said CELL; `status --timeout TIMEOUT` where the others said S): positional
+    # arguments in capitals, a seconds option's value S.
+    rest = " ".join(usage.split())[len(f"usage: rgt-tui {row.name}") :]
+    words = re.sub(r"\{[^}]*\}|--?[\w-]+", "", rest)  # choices and option names aside
+    assert not re.findall(r"\b[a-z]\w*\b", words), usage
+    for option, value in re.findall(r"--([\w-]+) ([A-Z_]+)", rest):
+        assert value == "S" or not ("timeout" in option or option in ("poll", "seconds")), usage
     # `queue move CELL... --to HOST` names its destination by an option, not a host argument.
     bare = usage.replace("[HOST]", "").replace("--to HOST", "")
     assert (" HOST" in bare) == (row.host == "one")
@@ -486,10 +494,12 @@ def test_a_box_never_reached_is_told_how_to_stop_counting_it(
     ("argv", "said"),
     [
         # A poll of 0 read the box's log in a busy loop; NaN never slept (hour s31 CLI #11).
-        (["logs", "box1", "--poll", "0"], "argument --poll: must be more than 0 seconds, got 0"),
-        (["logs", "box1", "--poll", "nan"], "argument --poll: must be more than 0 seconds"),
-        (["status", "--timeout", "-1"], "argument --timeout: must be more than 0 seconds"),
-        (["watch", "--once", "--timeout", "inf"], "argument --timeout: must be more than 0"),
+        (["logs", "box1", "--poll", "0"], "argument --poll: must be at least 0.05 seconds, got 0"),
+        # 1e-9 passed "more than 0" and polled in a busy loop (hour s33 CLI #3).
+        (["logs", "box1", "--poll", "1e-9"], "argument --poll: must be at least 0.05 seconds"),
+        (["logs", "box1", "--poll", "nan"], "argument --poll: must be a finite number of seconds"),
+        (["status", "--timeout", "-1"], "argument --timeout: must be at least 0.05 seconds"),
+        (["watch", "--once", "--timeout", "inf"], "argument --timeout: must be a finite number"),
         # Options the watch would have ignored: refused, not dropped.
         (["watch", "--timeout", "5"], "rgt-tui watch: --timeout bounds the wait of --once only"),
         (
