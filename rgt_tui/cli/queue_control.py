@@ -292,9 +292,16 @@ def run_retry(call: Call) -> int:
         if result.unrecorded:
             print(result.unrecorded)
     else:
+        # The queue ended between the plan and the answer. Not `launch --start N`: a
+        # launch from the start runs the done cells again (hour s33 CLI #5); a second
+        # retry finds the cells waiting and launches the queue for them alone.
+        retried = [c.name for c in (*plan.cells, *plan.waiting)]
+        them = "it" if len(retried) == 1 else "them"
         print(
-            "the queue ended meanwhile: they wait and run at its next launch "
-            f"(rgt-tui launch {host.name} --start N runs them first)"
+            f"the queue ended before the retry reached it: {', '.join(retried)} "
+            f"{'is' if len(retried) == 1 else 'are'} set to run again, but nothing runs "
+            f"{them} yet — rgt-tui queue retry {host.name} {' '.join(retried)} once more "
+            f"launches the queue for {them} alone"
         )
     print(f"follow it: rgt-tui queue show {host.name}")
     return EXIT_OK

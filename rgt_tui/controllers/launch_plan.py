@@ -140,10 +140,19 @@ class LaunchControl:
         except Exception as exc:  # refused on the box, or unreachable: said, the dialog stays
             return Outcome(error=error_text(exc))
         aside = ", ".join(f"{n} → {a}" for n, a in retried.aside if a != "-")
-        how = "the running queue runs it next" if retried.running else "launched for it"
-        message = f"{cell} will run again ({how})" + (
-            f"; outputs set aside: {aside}" if aside else ""
-        )
+        if retried.running:
+            message = f"{cell} will run again (the running queue runs it next)"
+        elif retried.job_id:
+            message = f"{cell} will run again (submitted as Slurm array job {retried.job_id})"
+        elif retried.launched is not None:
+            message = f"{cell} will run again (launched for it)"
+        else:  # the queue ended between plan and confirm: "launched for it" was untrue
+            message = (
+                f"{cell} is set to run again, but the queue ended before the retry reached "
+                "it: nothing runs it yet — retry it once more to launch the queue for it alone"
+            )
+        if aside:
+            message += f"; outputs set aside: {aside}"
         if retried.unrecorded:
             message += f"\n{retried.unrecorded}"
         return Outcome(message=message)

@@ -9,7 +9,7 @@ from typing import Any
 from support.queues import SCRIPT_RUN, wait_view
 
 from rgt_tui.controllers.launch_plan import LaunchControl
-from rgt_tui.domain.queue_state import DONE, FAILED, FINISHED
+from rgt_tui.domain.queue_state import DONE, FAILED, FINISHED, RUNNING
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.queue.launch import launch, plan_launch
 
@@ -77,3 +77,34 @@ async def test_l_on_an_interruptible_box_that_does_not_answer_points_at_d_and_m(
                 await connections.close_all()
             assert plan is None and "connection refused" in error, error
             assert ("may be preempted: d says what happened" in error) == hinted, error
+
+
+async def test_a_retry_confirmed_after_its_queue_ended_does_not_say_launched(
+    make_queue_fleet: Any,
+) -> None:
+    """Planned while the queue ran, confirmed after it ended: nothing runs the cell, and the
+    message said "launched for it" (hour s33, with the CLI's #5). It says to retry once more."""
+    from support.queues import SCRIPT_RUN as run
+
+    qf = await make_queue_fleet(1, run=run)
+    gate = 'while [ ! -e "$HOME/go" ]; do sleep 0.05; done'
+    qf.write_queue(f"{qf.cell_script('bad', 'exit 3')} t\n{qf.cell_script('hold', gate)} t\n")
+    transport = qf.transport()
+    await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)
+    await transport.close()
+    view = await wait_view(qf, lambda v: [c.status for c in v.cells] == [FAILED, RUNNING])
+    connections = FleetConnections(qf.fleet.hosts)
+    try:
+        control = LaunchControl(qf.fleet, qf.host(), connections)
+        plan, error = await control.plan_retry(view.cells[0], (), True)
+        assert error == "" and plan is not None and plan.running, error
+        (qf.root() / "go").touch()
+        await wait_view(qf, lambda v: v.state == FINISHED, what="the queue to end")
+        outcome = await control.retry(plan, "bad")
+        assert outcome.message.startswith(
+            "bad is set to run again, but the queue ended before the retry reached it: "
+            "nothing runs it yet — retry it once more"
+        ), outcome.message
+        assert "launched" not in outcome.message
+    finally:
+        await connections.close_all()

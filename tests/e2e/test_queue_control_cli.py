@@ -255,3 +255,41 @@ async def test_queue_stop_says_a_waiting_retry_stays_waiting(make_queue_fleet):
     (qf.root() / "go_a").touch()
     (qf.root() / "go_hold").touch()
     await wait_view(qf, lambda v: v.state == USER_STOPPED, what="the queue to stop")
+
+
+async def test_a_retry_whose_queue_ended_before_the_answer_names_the_retry_that_runs_it(
+    make_queue_fleet,
+):
+    """The queue ended between the plan and the `y`: the cell was set to run again with
+    nothing to run it, and the fix said `launch box1 --start N`, which runs the done cells
+    again (hour s33 CLI #5). The retry said once more launches the queue for it alone."""
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    hosts = str(qf.loopback.hosts_file)
+    once = 'if [ -e "$HOME/second" ]; then echo fine; else touch "$HOME/second"; exit 3; fi'
+    qf.write_queue(f"{qf.cell_script('flaky', once)} t\n{qf.cell_script('hold', gate('go'))} t\n")
+    transport = qf.transport()
+    await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)
+    await transport.close()
+    await wait_view(qf, lambda v: [c.status for c in v.cells] == [FAILED, RUNNING], what="hold")
+
+    asked = Terminal("queue", "retry", "box1", "flaky", "--hosts", hosts)
+    await asked.expect("[y/N]")
+    assert "the running queue runs it before its next cell" in asked.out.decode()
+    (qf.root() / "go").touch()
+    await wait_view(qf, lambda v: v.state == FINISHED, what="the queue to end")
+    asked.type("y")
+    code, out, _ = await asked.finish()
+    assert code == 0, out
+    assert (
+        "the queue ended before the retry reached it: flaky is set to run again, but nothing "
+        "runs it yet — rgt-tui queue retry box1 flaky once more launches the queue for it "
+        "alone" in out
+    ), out
+    assert "--start" not in out
+
+    again = await arun("queue", "retry", "box1", "flaky", "--hosts", hosts, "--yes")
+    assert again.returncode == 0 and "launched runner pid" in again.stdout, again.stdout
+    final = await wait_view(
+        qf, lambda v: v.state == FINISHED and v.cells[0].status == DONE, what="flaky again"
+    )
+    assert final.cells[1].status == DONE and final.cells[1].attempts == 1  # hold not re-run
