@@ -27,6 +27,12 @@ from rgt_tui.domain.config import (
 )
 from rgt_tui.domain.toml_lines import LineIndex
 
+# Keys people write for what the one `ssh` string holds (ssh_config's words among them).
+_PARTS_OF_SSH = {
+    "port": "port", "user": "user", "username": "user", "host": "address",
+    "hostname": "address", "address": "address", "ip": "address",
+}  # fmt: skip
+
 # Where each key belongs (its label in messages, its table), for a key written in the
 # wrong table: it is told where to move, not only that it is unknown there.
 _HOMES: dict[str, tuple[str, str]] = {
@@ -240,6 +246,12 @@ class Table:
             return f"{key!r} is a {label} setting — move it {move}{why}"
         if not self.section:
             return _unknown_top(key, self.data[key])
+        if "ssh" in allowed and key.lower() in _PARTS_OF_SSH:
+            # `port = 22` met ~60 keys and no word of where the port goes (hour s33 CLI #14).
+            return (
+                f"unknown key {key!r} — a host's {_PARTS_OF_SSH[key.lower()]} goes in its ssh "
+                'key: ssh = "user@host:port" (or a pasted "ssh -p PORT user@host")'
+            )
         close = difflib.get_close_matches(key, allowed, n=1)
         hint = f"did you mean {close[0]!r}?" if close else f"expected one of: {', '.join(allowed)}"
         return f"unknown key {key!r} — {hint}"

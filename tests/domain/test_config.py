@@ -339,6 +339,14 @@ def test_toml_duplicate_key_is_a_syntax_error_on_its_line(tmp_path: Path) -> Non
         ),
         ('[[host]]\nname = "a"\n', 1, "host", "unknown table [[host]] — did you mean [[hosts]]?"),
         ('[[hosts]]\nname = "a"\nssh = "a"\nzzz = 1\n', 4, "zzz", "expected one of: name, ssh"),
+        # Where the port goes, not ~60 keys (hour s33 CLI #14).
+        (
+            '[[hosts]]\nname = "a"\nssh = "a"\nport = 22\n',
+            4,
+            "port",
+            "unknown key 'port' — a host's port goes in its ssh key: ssh = \"user@host:port\"",
+        ),
+        ('[[hosts]]\nname = "a"\nssh = "a"\nHostName = "h"\n', 4, "HostName", "address goes in"),
     ],
 )
 def test_unknown_keys(tmp_path: Path, text: str, line: int, key: str, phrase: str) -> None:
