@@ -264,7 +264,9 @@ class Watcher:
             elif conn.key_error is not None:
                 continue  # said already (_say_key_refusal), and told as host_key: no silence
             elif conn.status in NOT_CONNECTED:
-                why = f"does not answer: {conn.error or 'no sample'}" + (
+                # "not reached", not "does not answer": a missing key file never dialled
+                # the box (hour s33 CLI #12); the error says which.
+                why = f"not reached: {conn.error or 'no sample'}" + (
                     f" (fix: {conn.fix})" if conn.fix else ""
                 )
             else:
