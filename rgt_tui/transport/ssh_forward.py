@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
+import ipaddress
 
 import asyncssh
 
@@ -79,6 +81,16 @@ async def forward_port(
     """Listen on ``FORWARD_LISTEN_HOST:local_port`` and forward to ``remote_port`` on the
     box over ``conn``. OSError (the port here is taken) is left to the caller, who knows
     whether another port will do."""
+    if local_port == remote_port and _over_loopback(conn):
+        # The box may be this machine (the demo's boxes, `ssh localhost`): its port N is
+        # then the listener itself, and each connection opened another through the box
+        # without end (20,000 descriptors in 8 s after T in the demo: a user's hour).
+        # Refused like a taken port, so a tunnel with no port asked for takes a free one.
+        raise OSError(
+            errno.EADDRINUSE,
+            f"the box is reached over this machine's loopback, so its port {remote_port} "
+            "may be this very port, and the tunnel would carry into itself",
+        )
     try:
         listener = await conn.forward_local_port(
             FORWARD_LISTEN_HOST, local_port, BOX_END, remote_port
@@ -86,3 +98,12 @@ async def forward_port(
     except asyncssh.Error as exc:
         raise TransportError(host, f"port forwarding refused: {describe(exc)}") from exc
     return SshPortForward(listener, conn, remote_port)
+
+
+def _over_loopback(conn: asyncssh.SSHClientConnection) -> bool:
+    """The connection goes to this machine's loopback (127.0.0.0/8, ::1)."""
+    peer = conn.get_extra_info("peername")
+    try:
+        return bool(peer) and ipaddress.ip_address(str(peer[0]).split("%")[0]).is_loopback
+    except ValueError:
+        return False

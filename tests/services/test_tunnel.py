@@ -109,3 +109,33 @@ async def test_this_machine_needs_no_tunnel():
     with pytest.raises(TunnelError, match="this machine: no tunnel is needed") as caught:
         await hold_tunnel(LocalTransport("local"), 6006, lambda s: None)
     assert caught.value.fix == "open http://127.0.0.1:6006/ directly"
+
+
+async def test_a_box_on_this_machines_loopback_never_gets_the_same_port_here(make_loopback_fleet):
+    """The demo's boxes are this machine: a tunnel listening on the box's own port number
+    here was the box's port, and the probe's connection opened another through the box
+    without end (20,000 descriptors in 8 s after T in the demo: hour s33 TUI #1). With no
+    port asked for it takes a free one; the same port asked for is refused with why."""
+    import os
+
+    fleet = await make_loopback_fleet(1)
+    connections = FleetConnections([host_of(fleet)], backoff=FAST)
+    transport = connections.transport("box1")
+    with box_http_server() as port:
+        pass  # free here, and nothing listens on the box (this machine) there
+    states: list[TunnelState] = []
+    fds = len(os.listdir("/proc/self/fd"))
+    task = asyncio.create_task(hold_tunnel(transport, port, states.append))
+    try:
+        up = await wait_for(lambda: next((s for s in states if s.up), None), what="up")
+        assert up.local_port != port, up
+        assert up.unanswered  # the box's port: nothing there, said so
+        assert len(os.listdir("/proc/self/fd")) < fds + 20  # a listener and a connection
+        with pytest.raises(TunnelError, match="would carry into itself") as caught:
+            await hold_tunnel(transport, port, lambda s: None, local_port=port)
+        assert "--local-port" in caught.value.fix
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await connections.close_all()
