@@ -474,7 +474,8 @@ class RgtApp(ThemedApp):
         its host key is trusted), and its pane, connection and telemetry start at once."""
         if isinstance(self.screen, AddHostScreen):
             return
-        screen = AddHostScreen(self.fleet.path)  # None: no fleet file yet, ./hosts.toml
+        # None: no fleet file yet, ./hosts.toml
+        screen = AddHostScreen(self.fleet.path, fleet_code=self.fleet.ready.code)
         self.push_screen(screen, partial(self._host_added, screen.fleet_file))
 
     def _host_added(self, fleet_file: Path, host: HostConfig | None) -> None:

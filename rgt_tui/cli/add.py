@@ -215,7 +215,7 @@ def _add(call: Call, written: list[str]) -> int:
         print(f"checking the host key of {new.ssh} again, through the jump host …")
     try:
         if new.keys is None:
-            new = replace(new, keys=_launch_keys(call, path, new.name, new.profile, tty))
+            new = replace(new, keys=_launch_keys(call, fleet_file, new.name, new.profile, tty))
     except AddRefused as exc:
         return call.fail(exc.message, fix=exc.fix, code=EXIT_BAD_INPUT)
     queue = _queue_to_create(new, path)
@@ -309,15 +309,18 @@ def _new_host(call: Call, fleet_file: FleetFile, pasted: Pasted, tty: bool) -> N
         pasted=pasted.text,
         # Without a terminal: checked before any connection (a bad flag changes nothing);
         # at one, asked once the host key is settled (see run_add).
-        keys=None if tty else _launch_keys(call, fleet_file.path, name, profile, tty),
+        keys=None if tty else _launch_keys(call, fleet_file, name, profile, tty),
     )
 
 
-def _launch_keys(call: Call, path: Path, name: str, profile: str, tty: bool) -> LaunchKeys:
+def _launch_keys(
+    call: Call, fleet_file: FleetFile, name: str, profile: str, tty: bool
+) -> LaunchKeys:
     """workdir, code, queue, run, durable_dir and pull: given, asked (Enter: the default
     shown) or, without a terminal, the profile's defaults; each checked by the parser."""
-    args = call.args
-    offer = launch_defaults(profile, name, Path.cwd())
+    args, path = call.args, fleet_file.path
+    fleet_code = fleet_file.fleet.ready.code if fleet_file.fleet is not None else None
+    offer = launch_defaults(profile, name, Path.cwd(), fleet_code)
     if tty:
         print(f"What a first launch needs ({profile}'s defaults: Enter takes the one shown):")
 
@@ -328,8 +331,10 @@ def _launch_keys(call: Call, path: Path, name: str, profile: str, tty: bool) -> 
         call, args.workdir, f"Workdir on the box (code synced, cells run) [{offer.workdir}]: ",
         lambda text: read_folder("workdir", text, offer.workdir, path), tty=tty,
     )  # fmt: skip
+    # With [fleet] code set, Enter writes no key of its own: the fleet's tree is the host's.
+    code_shown = shown(offer.code) if fleet_code is None else f"the [fleet] code, {fleet_code}"
     code = _value(
-        call, args.code, f"Local code tree to sync (none: no sync) [{shown(offer.code)}]: ",
+        call, args.code, f"Local code tree to sync (none: no sync) [{code_shown}]: ",
         lambda text: read_code(text, offer.code, path), tty=tty,
     )  # fmt: skip
     queue = _value(

@@ -160,10 +160,14 @@ class AddHostScreen(ReplanScreen[HostConfig | None]):
             self.note = note  # the queue file created for it, or why it could not be
             self.warning = warning  # the fleet file lies in the code tree, seen by git
 
-    def __init__(self, fleet_file: Path | None, *, cwd: Path | None = None) -> None:
+    def __init__(
+        self, fleet_file: Path | None, *, cwd: Path | None = None, fleet_code: Path | None = None
+    ) -> None:
         """``fleet_file``: the fleet's file (``Fleet.path``); None when the app runs with
-        none, and then ``./hosts.toml`` is created."""
+        none, and then ``./hosts.toml`` is created. ``fleet_code``: its ``[fleet] code``,
+        which a new host takes unless a code is typed (nothing else is offered)."""
         super().__init__()
+        self.fleet_code = fleet_code
         self.fleet_file = fleet_file or (cwd or Path.cwd()) / FLEET_FILE_NAME
         self.pasted: Pasted | None = None
         self.new: NewHost | None = None  # what the last check was for
@@ -341,7 +345,7 @@ class AddHostScreen(ReplanScreen[HostConfig | None]):
         profile = str(self.query_one("#add-profile", Select).value)
         name = self.query_one("#add-name", Input).value.strip() or "NAME"
         try:
-            defaults = launch_defaults(profile, name, Path.cwd())
+            defaults = launch_defaults(profile, name, Path.cwd(), self.fleet_code)
         except KeyError:  # not a profile (a blank Select): nothing to offer
             return
         self.query_one(LaunchKeysForm).offer(defaults)

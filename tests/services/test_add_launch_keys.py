@@ -315,3 +315,28 @@ async def test_add_screen_launch_fields_follow_the_profile_fit_80x24_and_are_wri
     assert host.pull == ("/workspace/runs",) and host.ready.code is None
     assert host.run == "python t.py --config {cfg} --out {out}"
     assert host.queue == tmp_path / "queues" / "b1.txt" and host.queue.is_file()
+
+
+def test_a_clone_of_rgt_tui_or_a_fleet_code_is_never_overridden_by_the_cwd(tmp_path, home):
+    """A user's hour (s33 TUI #3): `+` in the demo started from a clone of rgt-tui wrote
+    `code = "<the clone>"` over the fleet's own tree, and `y` would have sent the clone."""
+    at = ("--same-account",)
+    clone = tmp_path / "rgt-clone"
+    (clone / ".git").mkdir(parents=True)
+    (clone / "pyproject.toml").write_text('[project]\nname = "rgt-tui"\nversion = "0"\n')
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(HAND_WRITTEN)
+    added = rgt("add", "local", "--name", "c", "--hosts", str(hosts), *at, cwd=clone)
+    assert added.returncode == 0, added.stderr
+    assert load_fleet(hosts).host("c").ready.code is None
+
+    # [fleet] code set: a host added inside another git tree takes the fleet's tree.
+    repo, tree = tmp_path / "repo", tmp_path / "tree"
+    (repo / ".git").mkdir(parents=True)
+    tree.mkdir()
+    fleet = tmp_path / "fleet.toml"
+    fleet.write_text(f'[fleet]\ncode = "{tree}"\n\n{HAND_WRITTEN}')
+    inside = rgt("add", "local", "--name", "g", "--hosts", str(fleet), *at, cwd=repo)
+    assert inside.returncode == 0, inside.stderr
+    assert "code =" not in fleet.read_text().split('name = "g"')[1]
+    assert load_fleet(fleet).host("g").ready.code == tree

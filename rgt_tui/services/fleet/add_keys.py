@@ -49,11 +49,15 @@ QUEUE_TEMPLATE = (
 )
 
 
-def launch_defaults(profile_name: str, name: str, cwd: Path) -> LaunchKeys:
-    """What ``add`` offers a new host ``name`` of ``profile_name``, run in ``cwd``."""
+def launch_defaults(
+    profile_name: str, name: str, cwd: Path, fleet_code: Path | None = None
+) -> LaunchKeys:
+    """What ``add`` offers a new host ``name`` of ``profile_name``, run in ``cwd``; with
+    ``[fleet] code`` set (``fleet_code``), no code of its own: the fleet's is the host's
+    (a user's hour got the folder the app ran in written over the fleet's tree)."""
     facts = profile(profile_name)
     durable = facts.suggested_durable_dir
-    code = code_default(cwd)
+    code = code_default(cwd) if fleet_code is None else None
     return LaunchKeys(
         workdir=facts.suggested_workdir,
         durable_dir=durable,
@@ -65,11 +69,20 @@ def launch_defaults(profile_name: str, name: str, cwd: Path) -> LaunchKeys:
 
 
 def code_default(cwd: Path) -> Path | None:
-    """The git work tree ``cwd`` is in, unless it is rgt-tui's own checkout; else None."""
+    """The git work tree ``cwd`` is in, unless it is a checkout of rgt-tui (this one, or a
+    clone its pyproject names: `make demo` in a clone offered the clone); else None."""
     for folder in (cwd, *cwd.parents):
         if (folder / ".git").exists():
-            return None if folder.resolve() == _OWN_TREE else folder
+            return None if folder.resolve() == _OWN_TREE or _is_rgt_tui(folder) else folder
     return None
+
+
+def _is_rgt_tui(folder: Path) -> bool:
+    try:
+        text = (folder / "pyproject.toml").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return re.search(r'^name\s*=\s*"rgt-tui"', text, re.MULTILINE) is not None
 
 
 def _parser_says(key: str, value: object, fleet_path: Path) -> None:
