@@ -10,7 +10,7 @@ or a screen.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from functools import partial
 from typing import Any
 
@@ -43,15 +43,24 @@ def error_text(exc: BaseException, host: str = "") -> str:
     return text.removeprefix(f"{host}: ") if host else text
 
 
+# What a torn-down box is not offered: nothing runs there any more. Its logs, diagnosis
+# and a move of its unfinished cells to another box stay (they read records, not the box).
+SENDS_TO_THE_BOX = ("launch", "append")
+
+
 def queue_commands(
-    fleet: Fleet, request: Callable[[str, str], None]
+    fleet: Fleet, request: Callable[[str, str], None], torn_down: Collection[str] = ()
 ) -> list[tuple[str, str, Callable[[], Any]]]:
-    """Command-palette entries: every queue action for every host with a queue."""
+    """Command-palette entries: every queue action for every host with a queue; none that
+    sends to the box for a host recorded torn down (``torn_down``): "Launch queue: box2"
+    was offered for a box destroyed minutes before (hour s33 TUI #11)."""
     commands = []
     for host in fleet.hosts:
         if not host.queue:
             continue
         for action, (title, help_text) in ACTIONS.items():
+            if host.name in torn_down and action in SENDS_TO_THE_BOX:
+                continue
             commands.append(
                 (f"{title}: {host.name}", help_text, partial(request, host.name, action))
             )

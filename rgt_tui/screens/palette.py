@@ -62,7 +62,8 @@ class RgtCommands(Provider):
                     partial(app.switch_theme, name),
                 )
             )
-        commands += queue_commands(app.fleet, app.queues.request)
+        torn_down = {h.name for h in app.fleet.hosts if app.jobs.state(h.name).torn_down_at}
+        commands += queue_commands(app.fleet, app.queues.request, torn_down)
         commands += queue_control_commands(app)  # S X R: stop, kill, retry (asks first)
         commands += job_commands(app)
         commands += shell_commands(app.fleet, app.post_message)

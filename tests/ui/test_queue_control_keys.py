@@ -161,6 +161,12 @@ async def test_the_palette_offers_no_queue_control_for_a_torn_down_box(tmp_path:
         controls = ("Stop queue after cell", "Kill running cell", "Retry cell")
         assert not [t for t in after if t.endswith(": box2") and t.startswith(controls)], after
         assert "Kill running cell: box1" in after
+        # Nothing that sends to the box either, even once `r` heard it again (hour s33
+        # TUI #11: "Launch queue: box2" after its teardown); a move of its cells stays.
+        app.jobs._set("box2", torn_down_at=1.0, still_answers_at=2.0)  # as r hearing it
+        last = await palette_titles(app)
+        assert "Launch queue: box2" not in last and "Append to queue: box2" not in last, last
+        assert "Move cells…: box2" in last and "Launch queue: box1" in last, last
 
 
 async def test_the_palette_offers_stop_and_kill_only_while_a_cell_runs(tmp_path: Path) -> None:
