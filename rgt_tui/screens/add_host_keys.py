@@ -14,7 +14,7 @@ checks the host key).
 
 from __future__ import annotations
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
@@ -57,6 +57,10 @@ class LaunchKeysForm(Vertical):
     LaunchKeysForm > .launch-row { height: 1; }
     LaunchKeysForm .launch-label { width: 13; color: $foreground-muted; }
     LaunchKeysForm Input { width: 1fr; }
+    /* Compact rows have no border: the row with the cursor is marked, or typing after
+       Shift+Tab edited a field that looked like text (hour s33 TUI #2). */
+    LaunchKeysForm > .-current .launch-label { color: $accent; text-style: bold; }
+    LaunchKeysForm Input:focus { background: $boost; }
     """
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -103,6 +107,16 @@ class LaunchKeysForm(Vertical):
     def values(self) -> dict[str, str]:
         """What each field holds now, by key."""
         return {key: self.query_one(f"#{field_id(key)}", Input).value for key in LAUNCH_KEYS}
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        # A class, not :focus-within: a sibling label of the focused field was not
+        # restyled by it (the row's label stayed muted).
+        for row in self.query(".launch-row"):
+            row.set_class(event.widget in row.children, "-current")
+
+    def on_descendant_blur(self, event: events.DescendantBlur) -> None:
+        for row in self.query(".launch-row"):
+            row.remove_class("-current")
 
     @on(Input.Changed, "#add-durable_dir")
     def _durable_changed(self, event: Input.Changed) -> None:

@@ -132,3 +132,32 @@ async def test_a_typed_pull_is_never_overwritten(tmp_path, home):
         screen.query_one("#add-profile", Select).value = "vastai"
         await pilot.pause()
         assert pull.value == "~/runs/a, ~/runs/b"
+
+
+async def test_the_launch_field_with_the_cursor_is_marked(tmp_path, home):
+    """Hour s33 TUI #2: the borderless rows looked like text, and typing after Shift+Tab
+    edited one unseen. The row with the cursor: its label in the accent, its field lit."""
+    from textual.widgets import Static
+
+    app = AddApp(tmp_path / "hosts.toml")
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        run, queue = screen.query_one("#add-run", Input), screen.query_one("#add-queue", Input)
+        await wait_for(lambda: run.value == DEFAULT_RUN, what="the run default", pilot=pilot)
+
+        def label(field: Input) -> Static:
+            return field.parent.query_one(".launch-label", Static)  # type: ignore[union-attr]
+
+        run.focus()
+        await pilot.pause()
+        assert run.has_focus
+        await wait_for(lambda: label(run).styles.text_style.bold, what="the label lit", pilot=pilot)
+        assert run.styles.background != queue.styles.background
+        assert label(run).styles.color != label(queue).styles.color
+        assert not label(queue).styles.text_style.bold
+        queue.focus()  # the mark follows the cursor
+        await wait_for(
+            lambda: label(queue).styles.text_style.bold and not label(run).styles.text_style.bold,
+            what="the mark on the queue row",
+            pilot=pilot,
+        )
