@@ -249,8 +249,9 @@ async def test_queue_stop_says_a_waiting_retry_stays_waiting(make_queue_fleet):
     stop = await arun("queue", "stop", "box1", "--hosts", hosts, "--yes")
     assert stop.returncode == 0, stop.stderr
     assert "box1: the queue stops after cell 1 (a)" in stop.stdout
-    assert "box1: hold waits for a retry: rgt-tui queue retry box1 hold runs it alone" in (
-        stop.stdout
+    assert (
+        "box1: hold waits for a retry: rgt-tui queue retry box1 hold (R on its row in the Queue "
+        "tab) runs it alone" in stop.stdout
     )
     (qf.root() / "go_a").touch()
     (qf.root() / "go_hold").touch()

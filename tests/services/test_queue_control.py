@@ -471,7 +471,10 @@ async def test_a_retry_left_waiting_by_a_stop_runs_alone_and_the_stop_says_so(ma
         await retry_cells(await plan_retry(qf.fleet, host, transport, ["a"]), transport)
     ).running
     stopped = await stop_queue(host, transport)
-    assert "a waits for a retry: rgt-tui queue retry box1 a runs it alone" in stopped.summary()
+    assert (
+        "a waits for a retry: rgt-tui queue retry box1 a (R on its row in the Queue tab) runs it alone"
+        in stopped.summary()
+    )
     (qf.root() / "go_b").touch()
     view = await wait_view(qf, lambda v: v.state == USER_STOPPED, what="the queue to stop")
     assert [c.status for c in view.cells] == [RETRY, DONE, PENDING]

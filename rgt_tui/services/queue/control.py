@@ -138,14 +138,18 @@ class StopResult:
     waiting: tuple[str, ...] = ()
 
     def waiting_words(self) -> str:
-        """``a waits for a retry: rgt-tui queue retry box1 a runs it alone`` ("" when no
-        retry waits): the stop leaves it waiting."""
+        """``a waits for a retry: rgt-tui queue retry box1 a (R on its row in the Queue
+        tab) runs it alone`` ("" when no retry waits): the stop leaves it waiting; the
+        app's notice says the same words, so both ways are named (the command alone sent
+        a TUI user to a shell: hour s33 TUI #4)."""
         if not self.waiting:
             return ""
         one = len(self.waiting) == 1
         return (
             f"{', '.join(self.waiting)} {'waits' if one else 'wait'} for a retry: rgt-tui "
-            f"queue retry {self.host} {' '.join(self.waiting)} runs {'it' if one else 'them'} alone"
+            f"queue retry {self.host} {' '.join(self.waiting)} (R on "
+            f"{'its row' if one else 'each row'} in the Queue tab) runs {'it' if one else 'them'} "
+            "alone"
         )
 
     def moved_on(self, asked: str | None) -> str:
