@@ -450,7 +450,7 @@ class HostMonitor:
             try:
                 await self._stream(command, source, emit, gap)
             except TransportError as exc:
-                failure = exc
+                failure = _agent_not_started(exc)
             except Exception as exc:  # noqa: BLE001 - nothing a box sends may end the monitor
                 failure = _unexpected(self.host.name, exc)
             if self._retry_now and self.connection.status == "connected":
@@ -511,6 +511,20 @@ class HostMonitor:
                 await self._write_seen(force=first_of_run)
                 first_of_run = False
         raise TransportError(self.host.name, "telemetry agent stopped")
+
+
+def _agent_not_started(exc: TransportError) -> TransportError:
+    """The agent's command not found (the shell's 127: no python3 on the box's PATH for a
+    non-interactive command) said with its fix; it read as a lost connection, with no word
+    of python3 (hour s33 TUI #8). Any other failure as it came."""
+    if "exited with status 127" not in exc.message or exc.fix:
+        return exc
+    return TransportError(
+        exc.host,
+        f"the telemetry agent did not start: {exc.message}",
+        "the box needs python3 on the PATH an ssh command gets (not only an interactive "
+        "shell's): install it (apt-get install -y python3) or link it into /usr/bin",
+    )
 
 
 def _unexpected(host: str, exc: Exception) -> TransportError:
