@@ -100,6 +100,8 @@ async def test_launch_show_append_and_diagnose_from_the_command_line(make_queue_
     fresh_box = await arun("queue", "show", "box2", "--hosts", hosts)
     assert fresh_box.returncode == 0 and "box2: not deployed" in fresh_box.stdout
     qf.write_queue("cells/other.sh t\ncells/more.sh t\ncells/last.sh t\n", "box2")
+    early = await arun("queue", "append", "box2", "--hosts", hosts)  # nothing to append to
+    assert early.returncode == 1 and "launch it first: rgt-tui launch box2 (L in" in early.stderr
     # A queue file not sent yet: its cells, each `not sent` as the docs and a line added
     # later say it (hour s31 CLI #10: they read "not deployed"), never "0/0 done".
     local = await arun("queue", "show", "box2", "--hosts", hosts)

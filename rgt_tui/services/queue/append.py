@@ -199,7 +199,12 @@ async def append_cells(fleet: Fleet, host: HostConfig, transport: Transport) -> 
     if torn_down is not None:  # cells sent there would run where nothing pulls them
         raise QueueError(host.name, f"cannot append: {torn_down}")
     if facts.qbytes == 0 and not facts.deployed:
-        raise QueueError(host.name, f"no queue on {host.name} yet — launch it first")
+        # The command and the key: the words alone left a user to find how (hour s33 CLI #11).
+        raise QueueError(
+            host.name,
+            f"no queue on {host.name} yet — launch it first: rgt-tui launch {host.name} (L in "
+            "its Queue tab) sends and runs the file's cells",
+        )
     other = other_queue_problem(host, view_from_facts(host, facts))
     if other is not None:  # a group's job on a box with its own queue (hour s23c #7)
         raise QueueError(host.name, f"refused: {other}", code="rewritten")
