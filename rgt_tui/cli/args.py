@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import math
 import os
 from pathlib import Path
 
@@ -96,7 +97,7 @@ def positive_seconds(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if value != value or value in (float("inf"), float("-inf")):
+    if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"must be a finite number of seconds, got {text}")
     if value < MIN_SECONDS:
         raise argparse.ArgumentTypeError(f"must be at least {MIN_SECONDS} seconds, got {text}")

@@ -28,6 +28,16 @@ class TransportError(Exception):
         super().__init__(f"{host}: {message}" + (f" — {fix}" if fix else ""))
 
 
+class CommandFailed(TransportError):
+    """A command ran on the box and exited non-zero (``status``; None: ended by a
+    signal): the box answered. Callers that know the command read ``status`` (127: not
+    found) rather than the message's words."""
+
+    def __init__(self, host: str, message: str, status: int | None) -> None:
+        super().__init__(host, message)
+        self.status = status
+
+
 class SessionRefused(TransportError):
     """The box refused another session on a live connection (sshd's MaxSessions): not a
     drop; it passes once one of the open sessions ends."""

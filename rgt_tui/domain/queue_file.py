@@ -201,8 +201,7 @@ def parse_queue_line(
             # What the line was read as: `!retry cfg.yaml recon` named its epochs only.
             return problem(
                 f"bad epochs {text[:40]!r} (the line reads config {cfg[:60]!r}, task "
-                f"{task[:40]!r}) — expected a whole "
-                "number > 0, or leave it out"
+                f"{task[:40]!r}) — expected a whole number > 0, or leave it out"
             )
         if len(text.lstrip("0")) > 10 or int(text) > MAX_EPOCHS:
             return problem(

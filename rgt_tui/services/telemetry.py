@@ -35,7 +35,7 @@ from typing import Protocol
 from rgt_tui.agent import agent_command, agent_source
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.cost import CostContext, host_alerts
-from rgt_tui.domain.errors import HostKeyError, TransportError
+from rgt_tui.domain.errors import CommandFailed, HostKeyError, TransportError
 from rgt_tui.domain.health import Alert, HealthContext, HealthState, Thresholds
 from rgt_tui.domain.preemption import mtbf_s
 from rgt_tui.domain.profiles import Profile
@@ -517,7 +517,7 @@ def _agent_not_started(exc: TransportError) -> TransportError:
     """The agent's command not found (the shell's 127: no python3 on the box's PATH for a
     non-interactive command) said with its fix; it read as a lost connection, with no word
     of python3 (hour s33 TUI #8). Any other failure as it came."""
-    if "exited with status 127" not in exc.message or exc.fix:
+    if not isinstance(exc, CommandFailed) or exc.status != 127:
         return exc
     return TransportError(
         exc.host,

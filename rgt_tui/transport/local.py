@@ -16,6 +16,7 @@ from rgt_tui.transport.base import (
     MAX_STREAM_LINE,
     PUT_CHUNK,
     STREAM_CHUNK,
+    CommandFailed,
     CommandResult,
     FileStat,
     OutputCap,
@@ -157,9 +158,10 @@ class LocalTransport(RangeReads):
             status = await proc.wait()
             if status != 0:
                 err = (await proc.stderr.read()).decode(errors="replace").strip().splitlines()
-                raise TransportError(
+                raise CommandFailed(
                     self.host,
                     f"command exited with status {status}: {err[-1] if err else 'no message'}",
+                    status,
                 )
         finally:
             writing.cancel()

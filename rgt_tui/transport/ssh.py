@@ -29,6 +29,7 @@ from rgt_tui.timeouts import within
 from rgt_tui.transport.base import (
     MAX_OUTPUT_BYTES,
     MAX_STREAM_LINE,
+    CommandFailed,
     CommandResult,
     TransportError,
     overlong_line,
@@ -423,9 +424,10 @@ class SshTransport(SftpSessions):
         status = process.exit_status
         if status not in (0, None) or process.exit_signal:
             err = _text(await _drain(process.stderr)).strip().splitlines()
-            raise TransportError(
+            raise CommandFailed(
                 self.host,
                 f"remote command exited with status {status}: {err[-1] if err else 'no message'}",
+                status,
             )
 
     async def forward_port(self, remote_port: int, *, local_port: int = 0) -> SshPortForward:

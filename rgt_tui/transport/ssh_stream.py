@@ -26,6 +26,7 @@ import asyncssh
 
 from rgt_tui.timeouts import within
 from rgt_tui.transport.base import (
+    CommandFailed,
     CommandResult,
     OutputCap,
     SessionRefused,
@@ -289,4 +290,4 @@ async def stream_channel(
         if status not in (0, None) or signal:
             lines = session.stderr.decode(errors="replace").strip().splitlines()
             why = lines[-1] if lines else "no message"
-            raise TransportError(host, f"remote command exited with status {status}: {why}")
+            raise CommandFailed(host, f"remote command exited with status {status}: {why}", status)
