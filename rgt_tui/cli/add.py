@@ -60,6 +60,7 @@ from rgt_tui.services.fleet.add_host import (
 from rgt_tui.services.fleet.add_keys import (
     DEFAULT_RUN,
     LaunchKeys,
+    code_offer,
     create_queue_file,
     launch_defaults,
     queue_path,
@@ -320,7 +321,7 @@ def _launch_keys(
     shown) or, without a terminal, the profile's defaults; each checked by the parser."""
     args, path = call.args, fleet_file.path
     fleet_code = fleet_file.fleet.ready.code if fleet_file.fleet is not None else None
-    offer = launch_defaults(profile, name, Path.cwd(), fleet_code)
+    offer = launch_defaults(profile, name, code_offer(Path.cwd(), fleet_code))
     if tty:
         print(f"What a first launch needs ({profile}'s defaults: Enter takes the one shown):")
 

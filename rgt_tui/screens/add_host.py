@@ -72,6 +72,7 @@ from rgt_tui.services.fleet.add_host import (
 )
 from rgt_tui.services.fleet.add_keys import (
     LAUNCH_KEYS,
+    code_offer,
     create_missing_queue,
     launch_defaults,
     read_launch_keys,
@@ -167,8 +168,9 @@ class AddHostScreen(ReplanScreen[HostConfig | None]):
         none, and then ``./hosts.toml`` is created. ``fleet_code``: its ``[fleet] code``,
         which a new host takes unless a code is typed (nothing else is offered)."""
         super().__init__()
-        self.fleet_code = fleet_code
         self.fleet_file = fleet_file or (cwd or Path.cwd()) / FLEET_FILE_NAME
+        # Once, not at every keystroke of the name (it walks up to the git tree).
+        self._code_offer = code_offer(cwd or Path.cwd(), fleet_code)
         self.pasted: Pasted | None = None
         self.new: NewHost | None = None  # what the last check was for
         self.check: KeyCheck | None = None
@@ -345,7 +347,7 @@ class AddHostScreen(ReplanScreen[HostConfig | None]):
         profile = str(self.query_one("#add-profile", Select).value)
         name = self.query_one("#add-name", Input).value.strip() or "NAME"
         try:
-            defaults = launch_defaults(profile, name, Path.cwd(), self.fleet_code)
+            defaults = launch_defaults(profile, name, self._code_offer)
         except KeyError:  # not a profile (a blank Select): nothing to offer
             return
         self.query_one(LaunchKeysForm).offer(defaults)

@@ -5,8 +5,9 @@
 folders (``suggested_workdir`` / ``suggested_durable_dir`` in ``rgt_tui/profiles/``,
 the one place they are written), ``pull`` = ``[durable_dir]`` as the fleet file's own
 default, the queue file ``queues/<name>.txt`` beside the fleet file, the run template
-``DEFAULT_RUN``, and as ``code`` the git work tree the command runs in (none when there
-is none, or when it is rgt-tui's own checkout, where ``make run`` starts it from).
+``DEFAULT_RUN``, and as ``code`` ``code_offer``'s: the git work tree the command runs in
+(none when there is none, when ``[fleet] code`` is set, or when it is a checkout of
+rgt-tui, where ``make run`` starts it from).
 
 Each ``read_*`` checks one typed value with the fleet file's own parser (a block of that
 key alone, parsed as the fleet file would be), so a bad ``run`` template is refused with
@@ -21,6 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import tomlkit
+import tomllib
 
 from rgt_tui.domain.config import ConfigError
 from rgt_tui.domain.config_hosts import is_home
@@ -30,7 +32,7 @@ from rgt_tui.services.fleet.append import AddRefused, LaunchKeys
 
 __all__ = [
     "DEFAULT_RUN", "LAUNCH_KEYS", "LaunchKeys", "create_missing_queue", "create_queue_file",
-    "launch_defaults", "read_launch_keys",
+    "code_offer", "launch_defaults", "read_launch_keys",
     "queue_path", "read_code", "read_folder", "read_pull", "read_queue", "read_run",
 ]  # fmt: skip
 
@@ -40,7 +42,6 @@ DEFAULT_RUN = "python train.py --config {cfg} --out {out}"
 NONE = ("none", "-")  # typed for code, queue or run: leave the key out
 # A part of a suggested folder only the user knows ("/lambda/nfs/<filesystem>/runs").
 _FILL_IN = re.compile(r"<[^<>]+>")
-_OWN_TREE = Path(__file__).resolve().parents[3]  # rgt-tui's checkout, when run from one
 QUEUE_TEMPLATE = (
     "# rgt-tui queue for {name}: one cell per line, <config> <task> [epochs]\n"
     "#   configs/baseline.yaml   detection 20\n"
@@ -49,15 +50,12 @@ QUEUE_TEMPLATE = (
 )
 
 
-def launch_defaults(
-    profile_name: str, name: str, cwd: Path, fleet_code: Path | None = None
-) -> LaunchKeys:
-    """What ``add`` offers a new host ``name`` of ``profile_name``, run in ``cwd``; with
-    ``[fleet] code`` set (``fleet_code``), no code of its own: the fleet's is the host's
-    (a user's hour got the folder the app ran in written over the fleet's tree)."""
+def launch_defaults(profile_name: str, name: str, code: Path | None) -> LaunchKeys:
+    """What ``add`` offers a new host ``name`` of ``profile_name``; ``code`` is
+    ``code_offer``'s, found once per add (the screen asks again at every keystroke of
+    the name, and the answer only depends on where rgt-tui runs)."""
     facts = profile(profile_name)
     durable = facts.suggested_durable_dir
-    code = code_default(cwd) if fleet_code is None else None
     return LaunchKeys(
         workdir=facts.suggested_workdir,
         durable_dir=durable,
@@ -68,21 +66,25 @@ def launch_defaults(
     )
 
 
-def code_default(cwd: Path) -> Path | None:
-    """The git work tree ``cwd`` is in, unless it is a checkout of rgt-tui (this one, or a
-    clone its pyproject names: `make demo` in a clone offered the clone); else None."""
+def code_offer(cwd: Path, fleet_code: Path | None) -> Path | None:
+    """The code a new host is offered: none of its own when ``[fleet] code`` is set
+    (``fleet_code``: the fleet's is the host's; a user's hour got the folder the app ran
+    in written over it), else the git work tree ``cwd`` is in, unless that is a checkout
+    of rgt-tui (its pyproject names it: `make demo` in a clone offered the clone)."""
+    if fleet_code is not None:
+        return None
     for folder in (cwd, *cwd.parents):
         if (folder / ".git").exists():
-            return None if folder.resolve() == _OWN_TREE or _is_rgt_tui(folder) else folder
+            return None if _is_rgt_tui(folder) else folder
     return None
 
 
 def _is_rgt_tui(folder: Path) -> bool:
     try:
-        text = (folder / "pyproject.toml").read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        with (folder / "pyproject.toml").open("rb") as f:
+            return tomllib.load(f).get("project", {}).get("name") == "rgt-tui"
+    except (OSError, tomllib.TOMLDecodeError, AttributeError):
         return False
-    return re.search(r'^name\s*=\s*"rgt-tui"', text, re.MULTILINE) is not None
 
 
 def _parser_says(key: str, value: object, fleet_path: Path) -> None:
