@@ -37,6 +37,20 @@ if TYPE_CHECKING:  # the services load lazily, so `rgt-tui status` does not pay 
 T = TypeVar("T")
 
 
+# ``--bwlimit none``: no limit, even where the fleet file sets ``pull_rate_mbit`` (leaving
+# the option out means the fleet's rate, so "none" needs a value of its own).
+NO_LIMIT = "none"
+
+
+def _mbit_or_none(text: str) -> float | str:
+    if text.strip().lower() == NO_LIMIT:
+        return NO_LIMIT
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of Mbit/s or none") from None
+
+
 def add_pull_arguments(parser: argparse.ArgumentParser) -> None:
     """``--all``, ``--bwlimit``, ``--jobs`` and ``--stall-timeout``."""
     parser.add_argument(
@@ -46,10 +60,10 @@ def add_pull_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--bwlimit",
-        type=float,
+        type=_mbit_or_none,
         metavar="MBIT",
-        help="megabits per second for every pull of this command together "
-        "(default: [fleet] pull_rate_mbit; none: unlimited)",
+        help="megabits per second for every pull of this command together, or none for no "
+        "limit (default: [fleet] pull_rate_mbit)",
     )
     parser.add_argument(
         "--jobs",
@@ -112,12 +126,12 @@ def run_pull(call: Call) -> int:
         return call.fail("--jobs must be at least 1", code=EXIT_BAD_INPUT)
     if not args.stall_timeout > 0:  # also NaN
         return call.fail("--stall-timeout must be more than 0 seconds", code=EXIT_BAD_INPUT)
-    if args.bwlimit is not None and not (
+    if args.bwlimit not in (None, NO_LIMIT) and not (
         MIN_PULL_RATE_MBIT <= args.bwlimit < math.inf  # also NaN
     ):
         return call.fail(
             f"--bwlimit must be at least {MIN_PULL_RATE_MBIT} Mbit/s and finite "
-            f"(got {args.bwlimit:g}); leave it out for no limit",
+            f"(got {args.bwlimit:g}); none for no limit",
             code=EXIT_BAD_INPUT,
         )
     if args.all and call.host_config is not None:
@@ -127,7 +141,9 @@ def run_pull(call: Call) -> int:
         )
     if not args.all and call.host_config is None:
         return call.fail("name one HOST, or --all for every host", code=EXIT_BAD_INPUT)
-    mbit = args.bwlimit if args.bwlimit is not None else call.fleet.watch.pull_rate_mbit
+    mbit = call.fleet.watch.pull_rate_mbit if args.bwlimit is None else args.bwlimit
+    if args.bwlimit == NO_LIMIT:
+        mbit = None
     options = PullOptions(
         concurrency=args.jobs or PullOptions.concurrency,
         adapt_width=args.jobs is None,  # N given: that many, whatever the link

@@ -69,3 +69,26 @@ def test_teardown_help_says_check_records_the_acks_given(
     text = " ".join(capsys.readouterr().out.split())
     assert "any --ack-* given is recorded for this box first, and counts" in text, text
     assert "accept a cell with no results, recorded for this box" in text, text
+
+
+def test_bwlimit_none_lifts_the_fleets_rate_and_a_word_is_told(
+    tmp_path: Path, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The help said "none: unlimited" and argparse refused `none` as not a float, so a
+    fleet's pull_rate_mbit could not be lifted from the command line (hour s34 CLI #11)."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "f.txt").write_text("x")
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(
+        f'[fleet]\npull_rate_mbit = 8\nresults_dir = "{tmp_path / "r"}"\n'
+        f'[[hosts]]\nname = "one"\nssh = "local"\npull = ["{tmp_path / "a"}"]\n'
+    )
+    base = ["pull", "--all", "--hosts", str(hosts)]
+    assert main(base) == exit_codes.EXIT_OK
+    assert "budget 8 Mbit/s" in capsys.readouterr().out
+    assert main([*base, "--bwlimit", "None"]) == exit_codes.EXIT_OK
+    out = capsys.readouterr().out
+    assert "all hosts: 1/1 complete" in out and "budget" not in out, out
+    with pytest.raises(SystemExit):
+        main([*base, "--bwlimit", "fast"])
+    assert "'fast' is not a number of Mbit/s or none" in capsys.readouterr().err
