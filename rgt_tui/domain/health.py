@@ -177,6 +177,17 @@ def disk_alerts(snap: HostSnapshot, th: Thresholds) -> list[Alert]:
                     d.mount,
                 )
             )
+    alerts += [
+        Alert(
+            "disk.unread",
+            "info",  # a folder the queue has yet to make is no page; a typo is told as well
+            f"cannot read {path} ({why}): its disk is not watched — a typo in the fleet "
+            "file's mounts, or a folder not made yet",
+            "U6",
+            path,
+        )
+        for path, why in snap.disks_unread
+    ]
     return alerts
 
 

@@ -216,6 +216,9 @@ class HostSnapshot:
     host_mem_total: int | None = None
     host_mem_available: int | None = None
     disks: tuple[DiskSample, ...] = ()
+    # The watched paths (``mounts``) the agent could not read, (path, why) each: their
+    # disks go unwatched (a typo, or a folder not made yet).
+    disks_unread: tuple[tuple[str, str], ...] = ()
     cgroup: CgroupSample | None = None
     gpu_source: str = "none"
     gpu_unavailable_reason: str | None = None
@@ -435,6 +438,13 @@ def snapshot_from_agent(host: str, data: dict[str, Any]) -> HostSnapshot:
             )
         )
 
+    unread = r.get(data, "disks_unread", list, "sample") or []
+    disks_unread = tuple(
+        (printable(pair[0]), printable(pair[1]))
+        for pair in _first(unread, MAX_DISKS, "unread disks", overflows)
+        if isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, str) for x in pair)
+    )
+
     cgroup = None
     cg = r.get(data, "cgroup", dict, "sample")
     if cg is not None:
@@ -560,6 +570,7 @@ def snapshot_from_agent(host: str, data: dict[str, Any]) -> HostSnapshot:
         host_mem_total=r.int_(data, "host_mem_total", "sample"),
         host_mem_available=r.int_(data, "host_mem_available", "sample"),
         disks=tuple(disks),
+        disks_unread=disks_unread,
         cgroup=cgroup,
         gpu_source=source,
         gpu_unavailable_reason=r.str_(data, "gpu_unavailable_reason", "sample"),

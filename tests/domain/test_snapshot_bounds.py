@@ -86,3 +86,19 @@ def test_a_cut_process_list_keeps_its_alert_between_listings() -> None:
     carried = carry_processes(listing, between)
     alerts = evaluate(carried, HealthState().observe(carried), HealthContext())
     assert [a.subject for a in alerts if a.id == "host.overflow"] == ["GPU processes"]
+
+
+def test_unread_disks_from_the_box_are_bounded_printable_and_told_as_info() -> None:
+    """``disks_unread`` is the box's text: kept to MAX_DISKS pairs, escapes shown, and
+    anything not a [path, why] pair of strings dropped (hour s34 CLI #3)."""
+    unread = [["/workspce", "No such file or directory"], ["/x\x1b[2J", "gone\n"]]
+    unread += [["/a"], "not a pair", [1, 2], *[[f"/d{i}", "why"] for i in range(100)]]
+    snap, alerts = alerts_of(agent_sample("box", disks_unread=unread), "box")
+    assert snap.disks_unread[:2] == (
+        ("/workspce", "No such file or directory"),
+        ("/x\\x1b[2J", "gone\\n"),
+    )
+    assert len(snap.disks_unread) < MAX_DISKS  # the first 64 entries, bad ones dropped
+    told = [a for a in alerts if a.id == "disk.unread"]
+    assert {a.severity for a in told} == {"info"} and told[0].subject == "/workspce"
+    assert any(a.id == "host.overflow" and a.subject == "unread disks" for a in alerts)

@@ -223,3 +223,25 @@ def test_a_box_that_accepts_but_never_speaks_ssh_reads_alike_whichever_clock_run
     assert out.returncode == 1, out.stderr
     assert "hung           UNREACHABLE  no answer within 3 s" in out.stdout, out.stdout
     assert "is the box running?" in out.stdout and "overloaded" not in out.stdout
+
+
+def test_a_mount_the_box_cannot_read_is_told_in_the_table_not_only_in_json(tmp_path: Path) -> None:
+    """A typo in `mounts` (`/workspce`) left that disk unwatched and `status` said nothing:
+    the agent's error reached only `--json`'s problems (hour s34 CLI #3)."""
+    missing = tmp_path / "workspce"
+    fleet = tmp_path / "hosts.toml"
+    fleet.write_text(
+        f'[[hosts]]\nname = "here"\nssh = "local"\nmounts = ["{tmp_path}", "{missing}"]\n'
+    )
+    out = rgt("status", "--hosts", str(fleet))
+    assert out.returncode == 0, out.stderr  # an info alert is a note, not a page
+    assert (
+        f"[info] cannot read {missing} (No such file or directory): its disk is not watched"
+        in out.stdout
+    ), out.stdout
+    (h,) = json.loads(rgt("status", "--hosts", str(fleet), "--json").stdout)
+    (alert,) = [a for a in h["alerts"] if a["id"] == "disk.unread"]
+    assert alert["subject"] == str(missing) and alert["gotcha"] == "U6"
+    missing.mkdir()  # the folder made: its disk is watched, and the note is gone
+    (h,) = json.loads(rgt("status", "--hosts", str(fleet), "--json").stdout)
+    assert "disk.unread" not in {a["id"] for a in h["alerts"]}

@@ -85,9 +85,14 @@ class DiskProbe:
         self.read_at = None
         self.mounts = {}  # path -> (st_dev, its mount point)
         self.table_errors = []  # why the mount table could not be read, said every sample
+        # The watched paths the last sample could not read, [path, why] each: a typo in
+        # ``mounts`` (or a folder not made yet) leaves its disk unwatched, and the client
+        # tells it as such rather than by an error line only ``--json`` shows.
+        self.unread = []
 
     def sample(self, paths, errors):
         """One entry per readable path; the others are errors naming them."""
+        self.unread = []
         now = self.clock()
         stale = self.read_at is None or now - self.read_at >= self.refresh_s
         mount_points = None
@@ -110,6 +115,7 @@ class DiskProbe:
             except OSError as exc:
                 self.mounts.pop(path, None)
                 errors.append(f"disk {path}: {exc.strerror or exc}")
+                self.unread.append([path, str(exc.strerror or exc)])
                 continue
             disks.append(_entry(path, known[1], st))
         if read:

@@ -58,6 +58,7 @@ class Agent:
             "host_mem_total": mem_total,
             "host_mem_available": mem_available,
             "disks": safe(errors, "disks", lambda: self.disks.sample(a.mount, errors), []),
+            "disks_unread": self.disks.unread,
             "cgroup": None,
             "gpu_source": "none",
             "gpu_unavailable_reason": None,

@@ -237,7 +237,7 @@ def _alerts(
 
 
 # Rules read from one sample: nothing about them needs minutes of samples to hold.
-AT_ONCE = ("disk.inodes", "disk.bytes", "cgroup.memory")
+AT_ONCE = ("disk.inodes", "disk.bytes", "disk.unread", "cgroup.memory")
 
 
 def _subject(alert: Alert) -> str:
