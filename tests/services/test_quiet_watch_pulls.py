@@ -79,6 +79,21 @@ async def test_watch_pulls_only_hosts_with_pull_folders_once_a_cell_ended(
         await wait_for(lambda: [e for e in told if e.kind == "pull"], 60, "box2's pull told")
         assert [e.host for e in told if e.kind.startswith("pull")] == ["box2"]
         assert "box1" in scheduler.held_back and "box1" not in scheduler.last
+        assert told[-1].title == "box2: 1 new result file pulled", told[-1].title
+
+        # The box rewrites it (a checkpoint each epoch; not an append, which is kept whole):
+        # the next pull keeps the earlier copy, and says so with the room they take, as
+        # `rgt-tui pull` does (hour s34 CLI #1: "2 new result files pulled" every 90 s
+        # while .rgt/replaced/ filled unseen).
+        for n in (1, 2):
+            (box_results(loopback, "box2") / "alpha" / "m.json").write_text(f'{{"epoch": {n}}}')
+            assert await scheduler.pull_once(fleet.hosts[1]) is None
+            await wait_for(lambda n=n: len(told) == 1 + n, 30, "the pull's event delivered")
+            event = told[-1]
+            assert event.title == "box2: 1 changed result file pulled (earlier copy kept)", event
+            kept = f".rgt/replaced/ holds {n} earlier cop{'y' if n == 1 else 'ies'} ("
+            assert kept in event.body and "never deleted by rgt-tui" in event.body, event.body
+            assert kept in scheduler.last["box2"]
     finally:
         running.cancel()
         await asyncio.gather(running, return_exceptions=True)

@@ -72,7 +72,7 @@ from rgt_tui.services.pull import (
 )
 from rgt_tui.services.pull.budget import shared_budget
 from rgt_tui.services.pull.plan import PulledRecord
-from rgt_tui.services.records import host_results_dir, manifest_path
+from rgt_tui.services.records import RECORDS_DIR, REPLACED_DIR, host_results_dir, manifest_path
 from rgt_tui.services.runtime.locks import HostLocks
 from rgt_tui.services.runtime.stopped import StoppedHosts, stopped_line
 from rgt_tui.services.teardown import TEARDOWN_TIMEOUT_S, confirmed_at
@@ -140,6 +140,18 @@ def results_shown(view: QueueView | None, every: float) -> bool:
         if cell.status == RUNNING and cell.started_at and view.now - cell.started_at >= every:
             return True
     return False
+
+
+def _pulled_words(new: int, changed: int) -> str:
+    """``2 new result files pulled`` / ``1 changed result file pulled (earlier copy
+    kept)``: a file the box rewrote is no new result, and its earlier copy takes room."""
+    parts = [plural(new, "new result file")] if new or not changed else []
+    if changed:
+        parts.append(plural(changed, "changed result file"))
+    kept = (
+        "" if not changed else " (earlier copy kept)" if changed == 1 else " (earlier copies kept)"
+    )
+    return " and ".join(parts) + " pulled" + kept
 
 
 def teardown_underway(jh: HostJournal, now: float) -> str | None:
@@ -462,6 +474,16 @@ class PullScheduler:
             came += f"; box logs: {logs.listed} in {logs.folder}"
             if logs.note:
                 came += f" ({logs.note})"
+        changed = sum(1 for f in result.pulled if f.replaced)
+        if changed and result.set_aside is not None:
+            # A checkpoint rewritten each epoch keeps one earlier copy per pull, for good:
+            # said with each pull, or the disk fills unseen (hour s34 CLI #1).
+            copies, size = result.set_aside
+            came += (
+                f"; {RECORDS_DIR}/{REPLACED_DIR}/ holds "
+                f"{plural(copies, 'earlier copy', 'earlier copies')} ({fmt_bytes(size)}) in all, "
+                "never deleted by rgt-tui: delete those you no longer need"
+            )
         self.last[host.name] = came
         if not result.pulled and result.ok:
             return None  # nothing new: nothing to tell anyone
@@ -472,7 +494,7 @@ class PullScheduler:
                 kind="pull",
                 host=host.name,
                 key=f"pull:{host.name}:{result.manifest.taken_at:.0f}",
-                title=f"{host.name}: {plural(len(result.pulled), 'new result file')} pulled",
+                title=f"{host.name}: {_pulled_words(len(result.pulled) - changed, changed)}",
                 body=came + "".join(f"\n• {p}" for p in problems),
                 severity=severity,
             )
