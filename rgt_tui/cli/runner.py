@@ -64,7 +64,8 @@ class Call:
     err: Console = field(default_factory=stderr_console)
     # The fleet file's entries left out for their mistakes (``_despite_mistakes``): ``status``
     # then cannot say every host answered, and exits 1.
-    left_out: tuple[str, ...] = ()
+    # Entries left out for their mistakes: name → where (`` (lines 11 and 39)``, or "").
+    left_out: dict[str, str] = field(default_factory=dict)
 
     @cached_property
     def fleet(self) -> Fleet:
@@ -257,7 +258,7 @@ def _despite_mistakes(call: Call) -> None:
             Text.assemble(("  fix: ", "bold"), f"correct the file; until then {going_on} go on "
             "without what it leaves out, and every other command refuses it")
         )  # fmt: skip
-        call.left_out = tuple(left)
+        call.left_out = {name: _lines_words(lines) for name, lines in left.items()}
         call.use_fleet(exc.partial.fleet)
 
 

@@ -145,7 +145,9 @@ async def _watch(call: Call, fleet: Fleet, listen: tuple[str, int] | None) -> in
                 fix="pick a free port, or an address of this machine",
             )
         sinks.append(metrics)
-    watcher = Watcher(fleet, sinks=sinks, hosts=hosts, report=note)
+    watcher = Watcher(
+        fleet, sinks=sinks, hosts=hosts, report=note, left_out=tuple(call.left_out.items())
+    )
     where = fleet.path or "this machine"
     targets = sum(1 for h in hosts if h.watch.notify)
     note(

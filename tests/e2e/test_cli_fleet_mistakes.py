@@ -119,3 +119,30 @@ async def test_watch_goes_on_without_a_broken_entry_and_takes_it_once_fixed(tmp_
     finally:
         proc.terminate()
         await proc.wait()
+
+
+async def test_an_entry_watch_starts_without_is_told_to_the_targets_once(tmp_path) -> None:
+    """Hour s34 CLI #2: a watch restarted (systemd) with an entry left out said so on its
+    stderr alone; that box, still billing, had no alerts, autostop or metric series, and
+    nothing reached the phone. Now a warning goes to the fleet's targets — once per
+    reading of the file, not at every restart of a unit in a loop."""
+    from support.webhook import webhook
+
+    hosts = tmp_path / "hosts.toml"
+    with webhook() as hook:
+        fleet = f'[fleet]\nnotify = ["{hook.url("/phone")}"]\n\n'
+        hosts.write_text(fleet + '[[hosts]]\nname = "box2"\nssh = "local"\n' + BROKEN_HOST)
+        once = await arun("watch", "--once", "--timeout", "20", "--hosts", hosts)
+        assert once.returncode == 1, once.stdout + once.stderr
+        assert "left_out" in once.stdout and "box7" in once.stdout, once.stdout
+        (told,) = [b for b in hook.at("/phone") if "box7" in b["title"]]
+        assert (
+            told["title"] == "[rgt-tui] box7 left out of the fleet file for a mistake: not watched"
+        )
+        assert f"{hosts} (line 8) has a mistake" in told["message"], told["message"]
+        assert "no alerts, no autostop and no periodic pulls" in told["message"]
+        assert "cheap" not in told["message"]  # the file's values stay on this machine
+
+        again = await arun("watch", "--once", "--timeout", "20", "--hosts", hosts)
+        assert again.returncode == 1, again.stdout + again.stderr
+        assert len([b for b in hook.at("/phone") if "box7" in b["title"]]) == 1

@@ -226,6 +226,19 @@ def test_events_are_counted_by_kind(fleet) -> None:  # type: ignore[no-untyped-d
     assert value(s, "rgt_watch_events_total", kind="reboot") == 0
 
 
+def test_an_entry_watch_started_without_is_a_series_until_the_file_is_applied(fleet) -> None:  # type: ignore[no-untyped-def]
+    """No other series names a left-out entry, so RgtHostLost could not fire for it (hour
+    s34 CLI #2): its ``left_out`` event makes one, gone once the file is applied whole."""
+    metrics = FleetMetrics(fleet)
+    assert value(scrape(metrics), "rgt_fleet_entry_left_out", host="box7") is None
+    metrics.on_event(WatchEvent("left_out", "box7", "l", "t", "b", "warning"))
+    s = scrape(metrics)
+    assert value(s, "rgt_fleet_entry_left_out", host="box7") == 1
+    assert value(s, "rgt_watch_events_total", kind="left_out") == 1
+    metrics.on_fleet(fleet)
+    assert value(scrape(metrics), "rgt_fleet_entry_left_out", host="box7") is None
+
+
 async def test_serve_answers_on_the_port_and_close_frees_it(fleet) -> None:  # type: ignore[no-untyped-def]
     metrics = FleetMetrics(fleet)
     metrics.on_host(host(fleet, "a100-train"), state_of(healthy_update()))
@@ -261,13 +274,14 @@ def test_parse_listen_address() -> None:
 def test_promtool_accepts_the_rules_and_lints_the_exposition_clean(fleet) -> None:  # type: ignore[no-untyped-def]
     rules = subprocess.run(["promtool", "check", "rules", str(RULES)], capture_output=True, text=True)  # fmt: skip
     assert rules.returncode == 0, rules.stdout + rules.stderr
-    assert "SUCCESS: 6 rules found" in rules.stdout
+    assert "SUCCESS: 7 rules found" in rules.stdout
 
     metrics = FleetMetrics(fleet)
     q = QueueView("a100-train", "running", (CellView(0, "c", "done"),), None, "b", 0, None)
     metrics.on_host(host(fleet, "a100-train"), state_of(healthy_update(), queue=q, cost_per_hour=1.0, cost_so_far=2.0))  # fmt: skip
     metrics.on_host(host(fleet, "h100-eval"), state_of(inode_update()))
     metrics.on_event(WatchEvent("alert", "h100-eval", "k", "t", "b"))
+    metrics.on_event(WatchEvent("left_out", "box7", "l", "t", "b", "warning"))
     text = generate_latest(metrics.registry)
     started = time.perf_counter()
     lint = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True)

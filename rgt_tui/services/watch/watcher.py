@@ -110,8 +110,12 @@ class Watcher:
         report: Callable[[str], None] = lambda line: None,
         monitors: Mapping[str, MonitorLike] | None = None,
         fleet_file_every_s: float = FLEET_FILE_EVERY_S,
+        left_out: Sequence[tuple[str, str]] = (),
     ) -> None:
         self.fleet = fleet
+        # Entries of the fleet file left out for their mistakes, (name, where) each: told
+        # to the targets at start, not only on the console a systemd unit hides.
+        self.left_out = tuple(left_out)
         self.sinks = list(sinks)
         self.hosts = list(hosts) if hosts is not None else watched_hosts(fleet)[0]
         self.clock = clock
@@ -309,10 +313,29 @@ class Watcher:
             self.report(f"{what} stopped: {type(exc).__name__}: {exc}")
 
     def _say_refusals(self) -> None:
-        """Each host whose autostop can never run as configured, and why: said once."""
+        """Each host whose autostop can never run as configured, and why: said once; and
+        each entry left out for its mistakes, to the notify targets (hour s34 CLI #2: a
+        restart under systemd said it on stderr alone, and that box, still billing, went
+        unwatched with no autostop)."""
         if self.autostop is not None:
             for why in self.autostop.refusals.values():
                 self.report(why)
+        stamp = "-".join(str(n) for n in self.fleet.read_stamp or ())
+        where = self.fleet.path or "the fleet file"
+        for name, lines in self.left_out:
+            self.emit(
+                WatchEvent(
+                    "left_out",
+                    name,
+                    f"left_out:{name}:{stamp}",  # once per reading: a restart loop is no news
+                    f"{name} left out of the fleet file for a mistake: not watched",
+                    f"{where}{lines} has a mistake, so watch started without {name}: no "
+                    "alerts, no autostop and no periodic pulls for it while it may still "
+                    "bill. Fix the file (any rgt-tui command on it names the mistake); "
+                    "watch applies it when saved.",
+                    "warning",
+                )  # fmt: skip
+            )
 
     async def _resume_sinks(self) -> None:
         # What a sink owes from before (a notification a target never got: it failed,

@@ -82,6 +82,7 @@ FAMILIES: dict[str, tuple[str, tuple[str, ...]]] = {
     "rgt_cost_so_far": ("What the box has billed since first seen (same currency).", H),
     "rgt_alert": ("1 for each active alert (severity, gotcha, subject).", (*H, "alert", "severity", "gotcha", "subject")),
     "rgt_watch_events": ("Events the watch derived (notifications), by kind.", ("kind",)),
+    "rgt_fleet_entry_left_out": ("1 for each entry of the fleet file watch runs without (a mistake in it).", H),
 }  # fmt: skip
 COUNTERS = frozenset({"rgt_cgroup_oom_kills", "rgt_watch_events"})
 
@@ -134,6 +135,9 @@ class FleetMetrics(Collector, Sink):
         self.fleet = fleet
         self._states: dict[str, HostState] = {}
         self._events: Counter[str] = Counter({kind: 0 for kind in EVENT_KINDS})
+        # Entries watch started without (their ``left_out`` events), until the file is
+        # applied whole: no other series names them, so RgtHostLost could not fire.
+        self._left_out: set[str] = set()
         # on_host, on_event and the scrape's text (MetricsServer) all run on the watch's
         # event loop: no lock. ``version`` moves with every change, so the server rebuilds
         # its text only when there is something new to say.
@@ -151,6 +155,7 @@ class FleetMetrics(Collector, Sink):
         """The fleet file changed: added hosts are listed (``rgt_host_info``), and a
         removed host's series go with it, rather than stay at their last values."""
         self.fleet = fleet
+        self._left_out.clear()  # a reading with a mistake is refused whole, never applied
         kept = {h.name for h in fleet.hosts}
         self._states = {name: s for name, s in self._states.items() if name in kept}
         self.version += 1
@@ -158,6 +163,8 @@ class FleetMetrics(Collector, Sink):
     def on_event(self, event: WatchEvent) -> None:
         """Count the event by kind (``rgt_watch_events_total``)."""
         self._events[event.kind] += 1
+        if event.kind == "left_out":
+            self._left_out.add(event.host)
         self.version += 1
 
     def describe(self) -> list[Metric]:
@@ -173,6 +180,8 @@ class FleetMetrics(Collector, Sink):
             _host_metrics(out, name, state)
         for kind, count in sorted(self._events.items()):
             out.add("rgt_watch_events", (kind,), count)
+        for name in sorted(self._left_out):
+            out.add("rgt_fleet_entry_left_out", (name,), 1)
         yield from out.made.values()
 
     async def serve(self, address: str, port: int) -> MetricsServer:
