@@ -113,7 +113,11 @@ async def test_a_resumed_pull_under_a_budget_grows_and_reports_at_the_budgets_ra
     start = moving[0][0]
     end = start + (40 * MIB - resumed) / rate
     steady = [(t, sent, p) for t, sent, p in moving if start + 5 <= t <= end - 1]
-    assert len(steady) > 20
+    # Progress comes per batch written, and a batch holds what arrived while the last was
+    # written: one chunk on a quiet machine, up to FLUSH_BYTES on a loaded one (there 17
+    # points, not the 20 once asked for). The window holds at least this many batches:
+    most = FLUSH_BYTES + budget.chunk_bytes()
+    assert len(steady) >= int((end - 1 - (start + 5)) * rate / most) - 1 >= 3
     for t, sent, p in steady:
         # This run's bytes only, never more than the budget granted; and what came from
         # the box is on disk but for the writer's one batch: never a lane's 16 MiB
