@@ -213,6 +213,47 @@ async def test_local_files_are_never_overwritten_silently(make_loopback_fleet, t
     assert [f.path for f in second.pulled] == ["theirs.json"]
 
 
+async def test_a_users_link_is_never_replaced_but_one_the_last_pull_made_is(
+    make_loopback_fleet, tmp_path
+):
+    """Hour s34 CLI #4: a link the user made where a pulled file lands became a regular
+    file, no copy kept, no word. A link is replaced only when the last pull made it (the
+    box's own link, now a file there); the user's, to a file or for a box link, is a
+    conflict named, and the link and its target stay as they were."""
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    (res / "ckpt.pt").write_text("box")
+    (res / "best.pt").write_text("best")
+    os.symlink("best.pt", res / "latest.pt")  # the box's own link
+    (res / "sub").mkdir()
+    os.symlink("../best.pt", res / "sub" / "mine.pt")
+    dest = tmp_path / "box1"
+    dest.mkdir()
+    elsewhere = tmp_path / "elsewhere.pt"
+    elsewhere.write_text("kept elsewhere")
+    os.symlink(elsewhere, dest / "ckpt.pt")  # the user's, where a file lands
+    (dest / "sub").mkdir()
+    os.symlink(elsewhere, dest / "sub" / "mine.pt")  # the user's, where a box link lands
+
+    first = await pull(host_of(fleet), tmp_path, options=fast())
+    conflicts = dict(first.conflicts)
+    assert not first.ok and set(conflicts) == {"ckpt.pt", "sub/mine.pt"}, first.conflicts
+    assert "a link is in the way and rgt-tui did not make it" in conflicts["ckpt.pt"]
+    assert "a link rgt-tui did not make" in conflicts["sub/mine.pt"]
+    assert os.readlink(dest / "ckpt.pt") == str(elsewhere)
+    assert os.readlink(dest / "sub" / "mine.pt") == str(elsewhere)
+    assert elsewhere.read_text() == "kept elsewhere"
+    assert os.readlink(dest / "latest.pt") == "best.pt"  # the box's link, made
+
+    # The box's link becomes a file: the link the last pull made is replaced by it.
+    (res / "latest.pt").unlink()
+    (res / "latest.pt").write_text("now a file")
+    second = await pull(host_of(fleet), tmp_path, options=fast())
+    assert (dest / "latest.pt").read_text() == "now a file"
+    assert not (dest / "latest.pt").is_symlink()
+    assert "latest.pt" not in dict(second.conflicts)
+
+
 async def test_cli_pull_prints_lines_and_a_summary(make_loopback_fleet, tmp_path, capsys):
     from rgt_tui.cli import main
 

@@ -548,7 +548,9 @@ def _finish(run: PullRun, part: _Part, *, grouped: bool = False) -> PulledFile |
         os.close(part.fd)
         part.fd = -1
         sync = run.options.fsync and not grouped
-        replaced = run.tree.install(plan.part, plan.local, plan.set_aside, sync=sync)
+        replaced = run.tree.install(
+            plan.part, plan.local, plan.set_aside, sync=sync, over_link=plan.over_our_link
+        )
     except OSError as exc:
         raise LocalWriteError(run.dest / plan.local, exc) from exc
     # The rename moved the file's ctime, so the record takes the installed file's stat;

@@ -229,10 +229,13 @@ class HostTree:
         ):
             os.unlink(name, dir_fd=fd)
 
-    def install(self, part: str, final: str, set_aside: str | None, *, sync: bool) -> str | None:
+    def install(
+        self, part: str, final: str, set_aside: str | None, *, sync: bool, over_link: bool = False
+    ) -> str | None:
         """Rename ``part`` to ``final``. An older copy there moves to ``set_aside`` first
-        (when given: rgt-tui's own copy); a link there (one the box had) is replaced; a
-        folder, or a file when none was expected, is a conflict, left alone. Returns
+        (when given: rgt-tui's own copy); a link there is replaced when the plan found it
+        ours (``over_link``: one the last pull made from the box's); a folder, another
+        link, or a file when none was expected is a conflict, left alone. Returns
         ``set_aside`` when an older copy went there, else None."""
         moved = None
         with (
@@ -246,6 +249,8 @@ class HostTree:
             if st is not None and stat.S_ISDIR(st.st_mode):
                 raise LocalConflict(f"{final}: a folder is in the way")
             if st is not None and stat.S_ISLNK(st.st_mode):
+                if not over_link:  # made since the plan: the user's
+                    raise LocalConflict(f"{final}: a link appeared there during the pull")
                 os.unlink(dst_name, dir_fd=dst)
             elif st is not None and set_aside is None:
                 # Nothing was there when the pull was planned: someone's file since.
@@ -264,9 +269,10 @@ class HostTree:
                 os.fsync(dst)
         return moved
 
-    def symlink(self, rel: str, target: str) -> str | None:
+    def symlink(self, rel: str, target: str, *, ours: bool = False) -> str | None:
         """Make ``rel`` a link to ``target`` (relative, checked by the caller); returns why
-        not when something else is there."""
+        not when something else is there: a file, a folder, or a link to elsewhere that
+        is not ``ours`` (one the last pull made)."""
         with self.entry(rel, create=True) as (fd, name):
             try:
                 st = os.stat(name, dir_fd=fd, follow_symlinks=False)
@@ -276,6 +282,8 @@ class HostTree:
             if stat.S_ISLNK(st.st_mode):
                 if os.readlink(name, dir_fd=fd) == target:
                     return None
+                if not ours:
+                    return "a link rgt-tui did not make is in the way of the box's symlink"
                 os.unlink(name, dir_fd=fd)  # the box's link changed: so does ours
                 os.symlink(target, name, dir_fd=fd)
                 return None

@@ -59,6 +59,8 @@ class FilePlan:
     # once the complete manifest agrees (copy._checked).
     early: bool = False
     set_aside: str | None = None  # where the older copy goes when this plan replaces it
+    # A link is where it lands, one rgt-tui made (the last pull's box link): replaced.
+    over_our_link: bool = False
 
 
 @dataclass(frozen=True)
@@ -176,17 +178,30 @@ def earlier_entries(previous: Manifest | None) -> dict[tuple[str, str], Manifest
     }
 
 
+def links_made(previous: Manifest | None) -> frozenset[str]:
+    """The local paths of the box links the last pull made (its manifest's links): a
+    link anywhere else here is the user's, never replaced by a pull."""
+    if previous is None:
+        return frozenset()
+    return frozenset(
+        previous.local_relpath(ln.root, ln.path)
+        for ln in previous.links
+        if ln.root < len(previous.roots)
+    )
+
+
 def plan_pull(
     tree: HostTree, manifest: Manifest, previous: Manifest | None, record: PulledRecord
 ) -> PullPlan:
     """Decide, file by file, what the pull must do (hashing local files rgt-tui cannot
     vouch for)."""
     before = earlier_entries(previous)
+    ours = links_made(previous)
     plans = []
     for entry in manifest.entries:
         rel = manifest.local_relpath(entry.root, entry.path)
         earlier = before.get((manifest.roots[entry.root].path, entry.path))
-        plans.append(_plan_one(tree, entry, rel, record, earlier))
+        plans.append(_plan_one(tree, entry, rel, record, earlier, rel in ours))
     return PullPlan(tuple(plans))
 
 
@@ -196,6 +211,7 @@ def _plan_one(
     rel: str,
     record: PulledRecord,
     earlier: ManifestEntry | None,
+    link_ours: bool = False,
 ) -> FilePlan:
     part = part_path(rel, tree.name_max)
     try:
@@ -210,6 +226,11 @@ def _plan_one(
     action, local_sha, note = "pull", None, ""
     if st is not None and stat.S_ISDIR(st.st_mode):
         return FilePlan(entry, rel, part, "conflict", note="a folder is in the way")
+    if st is not None and stat.S_ISLNK(st.st_mode) and not link_ours:
+        # The user's link (to a checkpoint kept elsewhere, say): never replaced unasked
+        # (hour s34 CLI #4: it became a regular file, with no copy kept and no word).
+        note = "a link is in the way and rgt-tui did not make it; move it away and re-run"
+        return FilePlan(entry, rel, part, "conflict", note=note)
     if st is not None and stat.S_ISREG(st.st_mode):
         local_sha = record.vouches(rel, st)
         trusted = local_sha is not None
@@ -231,7 +252,8 @@ def _plan_one(
                 "(or it was edited since); move it away and re-run",
             )  # fmt: skip
         action, note = "replace", "changed on the box; the older copy goes to .rgt/replaced/"
-    # (A link here is one the box had: the file replaces it, its target untouched.)
+    # (A link here now is one the last pull made from the box's: the file replaces it,
+    # its target untouched.)
     try:
         resume = _resumable(tree, part, entry, earlier)
         grew = earlier is not None and earlier.growing and st is not None
@@ -247,7 +269,10 @@ def _plan_one(
     except LocalConflict:  # an old part of ours where this part's folder goes: the copy says
         resume = 0
     aside = set_aside_path(rel, local_sha, tree.name_max) if action == "replace" else None
-    return FilePlan(entry, rel, part, action, resume, local_sha, note, set_aside=aside)
+    over = st is not None and stat.S_ISLNK(st.st_mode)
+    return FilePlan(
+        entry, rel, part, action, resume, local_sha, note, set_aside=aside, over_our_link=over
+    )
 
 
 def _resumable(

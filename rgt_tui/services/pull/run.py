@@ -50,6 +50,7 @@ from rgt_tui.services.pull.plan import (
     PulledRecord,
     PullPlan,
     check_space,
+    links_made,
     plan_pull,
     set_aside_size,
 )
@@ -251,7 +252,7 @@ async def _run(run: PullRun, beside: _Beside) -> PullResult:
         # verify: read while the files were copied.
         code = await beside.result_code()
         await _local(save_result_code, run.dest, code)
-        run.conflicts += await _local(_make_links, run.tree, run.manifest)
+        run.conflicts += await _local(_make_links, run.tree, run.manifest, previous)
         await _local(run.record.save, run.dest)
     except PullError as exc:
         await _settle(run, early)  # what the early copies installed is in the record first
@@ -564,9 +565,13 @@ def _note_plan(run: PullRun, plans: tuple[FilePlan, ...]) -> None:
     )
 
 
-def _make_links(tree: HostTree, manifest: Manifest) -> list[tuple[str, str]]:
+def _make_links(
+    tree: HostTree, manifest: Manifest, previous: Manifest | None
+) -> list[tuple[str, str]]:
     """Recreate the box's symlinks whose target, resolved under their root, stays inside
-    it; returns (path, why) for each one left alone."""
+    it; returns (path, why) for each one left alone (a link here that the last pull did
+    not make among them: ``previous``, its manifest)."""
+    ours = links_made(previous)
     conflicts = []
     for link in manifest.links:
         rel = manifest.local_relpath(link.root, link.path)
@@ -577,7 +582,7 @@ def _make_links(tree: HostTree, manifest: Manifest) -> list[tuple[str, str]]:
         local_target = manifest.local_relpath(link.root, target)
         relative = posixpath.relpath(local_target, posixpath.dirname(rel) or ".")
         try:
-            why = tree.symlink(rel, relative)
+            why = tree.symlink(rel, relative, ours=rel in ours)
         except (OSError, LocalConflict) as exc:
             why = f"cannot create symlink: {exc}"
         if why:
