@@ -234,10 +234,18 @@ async def test_a_users_link_is_never_replaced_but_one_the_last_pull_made_is(
     os.symlink(elsewhere, dest / "ckpt.pt")  # the user's, where a file lands
     (dest / "sub").mkdir()
     os.symlink(elsewhere, dest / "sub" / "mine.pt")  # the user's, where a box link lands
+    (res / "big").mkdir()
+    (res / "big" / "a.pt").write_text("a")
+    other_disk = tmp_path / "other-disk"
+    other_disk.mkdir()
+    os.symlink(other_disk, dest / "big")  # the user's, where a folder goes
 
     first = await pull(host_of(fleet), tmp_path, options=fast())
     conflicts = dict(first.conflicts)
-    assert not first.ok and set(conflicts) == {"ckpt.pt", "sub/mine.pt"}, first.conflicts
+    assert not first.ok, first.conflicts
+    assert set(conflicts) == {"ckpt.pt", "sub/mine.pt", "big/a.pt"}, first.conflicts
+    assert "big is a link rgt-tui did not make, where a folder must go" in conflicts["big/a.pt"]
+    assert os.readlink(dest / "big") == str(other_disk) and not list(other_disk.iterdir())
     assert "a link is in the way and rgt-tui did not make it" in conflicts["ckpt.pt"]
     assert "a link rgt-tui did not make" in conflicts["sub/mine.pt"]
     assert os.readlink(dest / "ckpt.pt") == str(elsewhere)

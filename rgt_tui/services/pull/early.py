@@ -30,6 +30,7 @@ from rgt_tui.services.pull.copy import copy_files
 from rgt_tui.services.pull.local_tree import HostTree, LocalConflict, in_thread
 from rgt_tui.services.pull.plan import (
     FilePlan,
+    LinksAbove,
     PulledRecord,
     PullPlan,
     check_space,
@@ -168,14 +169,15 @@ def early_plans(
     listed byte would fit (the exact plan decides then, once the manifest is whole).
     NotEnoughSpace / NotEnoughInodes when those alone (nothing of them here) cannot fit."""
     before = earlier_entries(previous)
+    above = LinksAbove(tree)
     early, everything = [], []
     for entry in listing.entries:
         rel = listing.local_relpath(entry.root, entry.path)
         plan = FilePlan(entry, rel, part_path(rel, tree.name_max), "pull", early=True)
         everything.append(plan)
         try:
-            if tree.lstat(rel) is not None:
-                continue  # something is in the way: its hash decides
+            if tree.lstat(rel) is not None or above.of(rel) is not None:
+                continue  # something is in the way: its hash, or the exact plan, decides
             part = tree.lstat(plan.part)
         except (LocalConflict, OSError):
             continue  # named by the exact plan, which meets it again

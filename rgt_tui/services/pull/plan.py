@@ -190,6 +190,33 @@ def links_made(previous: Manifest | None) -> frozenset[str]:
     )
 
 
+class LinksAbove:
+    """The first folder of a path that is a link here (None: none is), looked at once per
+    folder in one plan: a link where a folder must go is replaced by a folder when the
+    file lands, so one the user made (``results/box1/ckpt -> /mnt/big``) must stop the
+    plan first (hour s34: the pull would have made a folder there, on the small disk)."""
+
+    def __init__(self, tree: HostTree) -> None:
+        self.tree = tree
+        self.found: dict[str, str | None] = {"": None}
+
+    def of(self, rel: str) -> str | None:
+        return self._folder(rel.rpartition("/")[0])
+
+    def _folder(self, folder: str) -> str | None:
+        if folder in self.found:
+            return self.found[folder]
+        link = self._folder(folder.rpartition("/")[0])
+        if link is None:
+            try:
+                st = self.tree.lstat(folder)  # every folder above it is a real one
+            except (LocalConflict, OSError):  # a file in the way: the file's own plan says
+                st = None
+            link = folder if st is not None and stat.S_ISLNK(st.st_mode) else None
+        self.found[folder] = link
+        return link
+
+
 def plan_pull(
     tree: HostTree, manifest: Manifest, previous: Manifest | None, record: PulledRecord
 ) -> PullPlan:
@@ -197,10 +224,17 @@ def plan_pull(
     vouch for)."""
     before = earlier_entries(previous)
     ours = links_made(previous)
+    above = LinksAbove(tree)
     plans = []
     for entry in manifest.entries:
         rel = manifest.local_relpath(entry.root, entry.path)
         earlier = before.get((manifest.roots[entry.root].path, entry.path))
+        link = above.of(rel)
+        if link is not None and link not in ours:
+            note = f"{link} is a link rgt-tui did not make, where a folder must go; move it away and re-run"
+            part = part_path(rel, tree.name_max)
+            plans.append(FilePlan(entry, rel, part, "conflict", note=note))
+            continue
         plans.append(_plan_one(tree, entry, rel, record, earlier, rel in ours))
     return PullPlan(tuple(plans))
 
