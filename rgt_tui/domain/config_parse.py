@@ -76,7 +76,6 @@ def _build(path: Path, index: LineIndex, data: dict[str, Any], profiles: Sequenc
     watch = fleet_watch(fleet)
     hosts: list[HostConfig] = []
     tables: list[Table] = []  # each host's entry, for the checks across hosts
-    seen: dict[str, int | None] = {}
     raw_hosts = top.checked(lambda: _raw_hosts(top), [])
     whole_file = len(problems)  # mistakes outside any one entry, so far
     # An entry left out: its name (or its place) → its lines (two for a name used twice).
@@ -87,7 +86,7 @@ def _build(path: Path, index: LineIndex, data: dict[str, Any], profiles: Sequenc
         if line not in lines:
             lines.append(line)
 
-    entry_at: dict[str, int | None] = {}  # a host's name → its entry's first line
+    entry_at: dict[str, int | None] = {}  # a host's or group's name → its entry's first line
     for number, raw in enumerate(raw_hosts):
         table = top.sub(f"hosts[{number}]", raw, index.line("", "hosts"))
         before = len(problems)
@@ -95,19 +94,20 @@ def _build(path: Path, index: LineIndex, data: dict[str, Any], profiles: Sequenc
         name = raw.get("name")
         if isinstance(name, str) and NAME_RE.fullmatch(name):
             # Checked whatever else the entries got wrong: a duplicate is a mistake of its own.
-            if name in seen:
+            if name in entry_at:
                 problems.append(
                     table.error(
                         "name",
-                        f"host name {name!r} is already used at line {seen[name]} — "
-                        "host names must be unique",
+                        # By the entry's first line, as "going on without" names both
+                        # entries (hour s34 CLI #12: three kinds of line numbers).
+                        f"host name {name!r} is already used by the entry at line "
+                        f"{entry_at[name]} — host names must be unique",
                     )
                 )
                 # Both entries, each said with its line: which one is meant is unknown.
                 leave_out(name, entry_at[name])
                 leave_out(name, table.line())
                 continue
-            seen[name] = table.line("name")
             entry_at[name] = table.line()
         if len(problems) > before:
             leave_out(_entry_name(raw, "hosts", table), table.line())
@@ -130,14 +130,16 @@ def _build(path: Path, index: LineIndex, data: dict[str, Any], profiles: Sequenc
         table = top.sub(f"groups[{number}]", raw, index.line("", "groups"))
         before = len(problems)
         group = group_host(table, base, boxes, ready)
-        if group is not None and group.name in seen:
+        if group is not None and group.name in entry_at:
             problems.append(
                 table.error(
-                    "name", f"group name {group.name!r} is already used at line {seen[group.name]}"
+                    "name",
+                    f"group name {group.name!r} is already used by the entry at line "
+                    f"{entry_at[group.name]}",
                 )
             )
         elif group is not None:
-            seen[group.name] = table.line("name")
+            entry_at[group.name] = table.line()
             hosts.append(group)
         ranks = raw.get("hosts")
         ranks = [r for r in ranks if isinstance(r, str)] if isinstance(ranks, list) else []
@@ -146,7 +148,7 @@ def _build(path: Path, index: LineIndex, data: dict[str, Any], profiles: Sequenc
             # Its ranks too: their own queue commands would not see the group's job that
             # runs there (review s25 #6).
             for rank in ranks:
-                if rank in seen and rank not in broken:  # a host of this file, not a typo
+                if rank in entry_at and rank not in broken:  # a host of this file, not a typo
                     leave_out(rank, table.line())
         elif any(r in broken for r in ranks):  # reached through an entry left out (#4)
             leave_out(_entry_name(raw, "groups", table), table.line())

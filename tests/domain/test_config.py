@@ -371,7 +371,7 @@ def test_duplicate_host_names_name_both_lines(tmp_path: Path) -> None:
     """
     err = load_error(tmp_path, text)
     assert (err.line, err.key) == (11, "name")
-    assert "host name 'a100' is already used at line 3" in err.message
+    assert "host name 'a100' is already used by the entry at line 1" in err.message
 
 
 @pytest.mark.parametrize(

@@ -40,7 +40,7 @@ MANY_MISTAKES = [
     (9, "cost_per_hr", "did you mean 'cost_per_hour'?"),
     (11, "ssh", "missing required key 'ssh'"),
     (13, "results_dir", "move it under [fleet]"),
-    (16, "name", "host name 'a100' is already used at line 7"),
+    (16, "name", "host name 'a100' is already used by the entry at line 6"),
     (18, "profile", "did you mean 'vastai'?"),
 ]
 
