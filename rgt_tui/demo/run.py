@@ -111,11 +111,12 @@ async def _run(boxes: int, theme: str | None, tmux_dir: Path) -> int:
 async def _run_app(app: RgtApp, boxes: int) -> int:
     """Run the app until it exits, turning SIGTERM/SIGHUP into a clean exit."""
     # Where the demo's fleet file is: the CLI works on it too (a user's hour looked for
-    # it to try `rgt-tui status --hosts …` beside the TUI).
+    # it to try `rgt-tui status` beside the TUI). As $RGT_HOSTS, so that the commands the
+    # CLI suggests (`next: rgt-tui verify box1`) run on it as printed (hour s34 CLI #9).
     app.sub_title = (
         f"demo: {boxes} loopback box{'es' if boxes != 1 else ''} · "
         "GPUs replay a recorded H100 (no GPU here) · "
-        f"the CLI on it: rgt-tui status --hosts {app.fleet.path}"
+        f"the CLI on it: export RGT_HOSTS={app.fleet.path}"
     )
     loop = asyncio.get_running_loop()
     try:

@@ -105,7 +105,8 @@ async def test_demo_shows_the_boxes_and_cleans_up_on_exit(
     assert list(scratch.glob("rgt-demo-*")), "the demo fleet directory should exist while running"
     (demo_hosts,) = scratch.glob("rgt-demo-*/hosts.toml")
     # The header names the demo's fleet file, so the CLI can be tried on it beside the TUI.
-    assert f"rgt-tui status --hosts {demo_hosts}" in " ".join(text.split()), text
+    # As $RGT_HOSTS: the commands the CLI suggests then run on it as printed.
+    assert f"export RGT_HOSTS={demo_hosts}" in " ".join(text.split()), text
     demo_records = journal_dir(demo_hosts, env)
     await wait_for(
         lambda: (demo_records / "box1.json").exists(), 30, "the demo's box1 to be recorded"
