@@ -267,3 +267,29 @@ async def test_a_removed_hosts_event_goes_to_the_fleets_targets(
     (body,) = hook.at("/ok")
     assert body["title"] == "[rgt-tui] gone removed from the fleet file while at work"
     assert notifier.failures == []
+
+
+async def test_a_fleet_target_that_cannot_be_used_is_said_once_not_per_host_or_event(
+    hook: Webhook, tmp_path: Path
+) -> None:
+    """Hour s34 CLI #8: one mistyped [fleet] notify URL was said once per host at start,
+    then again at every event for every host."""
+    text = f'[fleet]\nnotify = ["{hook.url("/ok")}", "jsn://127.0.0.1:1/x"]\n'
+    for name in ("box1", "box2", "box3"):
+        text += f'[[hosts]]\nname = "{name}"\nssh = "root@x:22"\npull = ["/w"]\n'
+    fleet = parse_fleet(Path("/f/hosts.toml"), text, ["generic-ssh"])
+    said: list[str] = []
+    notifier = Notifier(fleet, tmp_path / "sent.jsonl", environ={}, report=said.append)
+    assert said == [
+        "/f/hosts.toml: [fleet] notify's jsn target 2: Apprise cannot use this URL — a "
+        "mistyped URL, or a service whose package is missing; check it with: apprise "
+        "--dry-run -vv 'URL'"
+    ], said
+    for n, host in enumerate(("box1", "box2", "box1"), 1):
+        await notifier.on_event(WatchEvent("alert", host, f"k{n}", f"{host}: t", "b"))
+    await notifier.drain()
+    assert len(hook.at("/ok")) == 3  # the sound target got every event
+    assert len(said) == 1, said  # and the unusable one was not said again
+    notifier.on_fleet(fleet)  # the file applied again: said again, once
+    assert len(said) == 2 and said[1] == said[0]
+    await notifier.aclose()

@@ -147,29 +147,37 @@ def targets_of(fleet: Fleet, host: str) -> tuple[Target, ...]:
     return tuple(Target(host, i, url) for i, url in enumerate(urls, 1))
 
 
-def target_problems(fleet: Fleet, environ: Mapping[str, str]) -> list[str]:
+def target_problems(fleet: Fleet, environ: Mapping[str, str]) -> list[tuple[str, str]]:
     """What is wrong with each host's targets now, said when ``watch`` starts and when the
     fleet file is applied, not at the first event at 3 am (hour s23a #9: a mistyped
-    scheme, an unset ``${VAR}``). Never the URL itself: it may hold a token."""
-    problems: dict[str, None] = {}
+    scheme, an unset ``${VAR}``): (target id, words) each. Never the URL itself: it may
+    hold a token. A ``[fleet] notify`` target is said once as the fleet's, not once per
+    host (hour s34 CLI #8)."""
+    problems: dict[str, str] = {}
     where = fleet.path or "the fleet file"
     for host in fleet.hosts:
         for target in targets_of(fleet, host.name):
+            whose = f"{host.name}'s {target.name}"
+            if target.template in fleet.watch.notify:
+                at = Target(
+                    host.name, fleet.watch.notify.index(target.template) + 1, target.template
+                )
+                whose = f"[fleet] notify's {at.name}"
             try:
                 url = target.expand(environ)
             except MissingVariable as missing:
                 problems[
-                    f"{where}: {host.name}'s {target.name} needs ${missing.name}, which is not "
-                    "set in watch's environment — export it before starting watch"
-                ] = None
+                    f"{where}: {whose} needs ${missing.name}, which is not set in watch's "
+                    "environment — export it before starting watch"
+                ] = target.id
                 continue
             if apprise.Apprise.instantiate(url, suppress_exceptions=True) is None:
                 problems[
-                    f"{where}: {host.name}'s {target.name}: Apprise cannot use this URL — a "
-                    "mistyped URL, or a service whose package is missing; check it with: "
-                    "apprise --dry-run -vv 'URL'"
-                ] = None
-    return list(problems)
+                    f"{where}: {whose}: Apprise cannot use this URL — a mistyped URL, or a "
+                    "service whose package is missing; check it with: apprise --dry-run -vv "
+                    "'URL'"
+                ] = target.id
+    return [(target_id, words) for words, target_id in problems.items()]
 
 
 def markdown_inert(text: str) -> str:
@@ -297,6 +305,7 @@ class Notifier(Sink):
         self._busy: set[tuple[str, str]] = set()  # (key, target id) being sent or given up
         self._tasks: set[asyncio.Task[None]] = set()
         self._resumed = False
+        self._said_unusable: set[str] = set()  # targets said unusable since the file was read
         self._check_targets()
 
     async def on_event(self, event: WatchEvent) -> None:
@@ -323,9 +332,11 @@ class Notifier(Sink):
         self._check_targets()
 
     def _check_targets(self) -> None:
-        """Say each target that cannot be sent to (``target_problems``)."""
-        for problem in target_problems(self.fleet, self._environ):
-            self._report(problem)
+        """Say each target that cannot be sent to (``target_problems``); each is said
+        again now (the file was applied), and not again at each event it misses."""
+        self._said_unusable.clear()
+        for target_id, problem in target_problems(self.fleet, self._environ):
+            self._report(problem, once=target_id)
 
     async def resume(self) -> int:
         """Retry, once per start, the events of the last day that some target never got
@@ -383,7 +394,8 @@ class Notifier(Sink):
                 url = target.expand(self._environ)
             except MissingVariable as missing:
                 self._report(
-                    f"notify target {target.index} of {target.host} needs ${missing.name} (not set)"
+                    f"notify target {target.index} of {target.host} needs ${missing.name} (not set)",
+                    once=target.id,
                 )
                 return
             plugin = apprise.Apprise.instantiate(url, suppress_exceptions=True)
@@ -391,7 +403,8 @@ class Notifier(Sink):
                 self._report(
                     f"{target.name} of {target.host}: Apprise cannot use this URL — a "
                     "mistyped URL, or a service whose package is missing (dbus:// needs "
-                    "dbus-python); check it with: apprise --dry-run -vv 'URL'"
+                    "dbus-python); check it with: apprise --dry-run -vv 'URL'",
+                    once=target.id,
                 )
                 return
             if await self._send_once(plugin, title, body, kind):
@@ -428,12 +441,18 @@ class Notifier(Sink):
             self._report(f"sent log {self._log.path}: {e.strerror or e} — a restart may repeat")
         self._log.sent.setdefault(event.key, set()).add(target.id)
 
-    def _report(self, text: str) -> None:
-        """Keep ``text`` as the most recent problem (once; the oldest drop off)."""
+    def _report(self, text: str, *, once: str | None = None) -> None:
+        """Keep ``text`` as the most recent problem (once; the oldest drop off), and say
+        it — only the first time for a target that cannot be used (``once``: its id),
+        which every event would otherwise say again, per host."""
         with contextlib.suppress(ValueError):
             self.failures.remove(text)
         self.failures.append(text)
         del self.failures[:-MAX_FAILURES]
+        if once is not None:
+            if once in self._said_unusable:
+                return
+            self._said_unusable.add(once)
         if self._say is not None:
             self._say(text)
 
