@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -112,6 +113,11 @@ async def test_a_restart_repeats_nothing_and_retries_what_failed(
     await second.drain()
     assert len(hook.at("/ok")) == 1 and len(hook.at("/bad")) == 1
     assert not second.failures
+    # Sent late, it says from when (hour s34 CLI #6: a burst at start read as news).
+    at = time.strftime("%Y-%m-%d %H:%M", time.localtime(1000.0))
+    (late,) = hook.at("/bad")
+    assert late["message"].startswith(f"(delayed: this is from {at}, not delivered then)\n")
+    assert not hook.at("/ok")[0]["message"].startswith("(delayed")
 
     third = Notifier(fleet, log, retry_delays=(), clock=lambda: 3000.0)
     await third.on_event(OOM)

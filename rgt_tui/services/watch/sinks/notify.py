@@ -213,9 +213,11 @@ def _escaped(match: re.Match[str]) -> str:
     return match.group() if found is None else "".join(f"\\{c}" for c in found)
 
 
-def message(event: WatchEvent) -> tuple[str, str]:
-    """Title and body of the message for ``event``: its own words and where to look.
-    Nothing else goes in — events carry no secrets and this adds none."""
+def message(event: WatchEvent, delayed_from: float | None = None) -> tuple[str, str]:
+    """Title and body of the message for ``event``: its own words and where to look;
+    ``delayed_from``: when it was first meant to go (a message owed since an earlier run
+    of watch), said first. Nothing else goes in — events carry no secrets and this adds
+    none."""
     # An event's title often starts with its host already ("box1: the box rebooted",
     # "box3 stopped: …"): named once.
     own = event.title.startswith((f"{event.host}:", f"{event.host} "))
@@ -232,6 +234,11 @@ def message(event: WatchEvent) -> tuple[str, str]:
     hint = f"open: rgt-tui (or rgt-tui status {event.host})"
     quoted = links_inert(mentions_inert(printable_lines(markdown_inert(event.body))))
     body = f"{quoted}\n\n{hint}" if event.body else hint
+    if delayed_from is not None:
+        # Re-sent at a start, maybe hours on: "silent for 5m" read as news while the box
+        # had been back for minutes (hour s34 CLI #6).
+        at = time.strftime("%Y-%m-%d %H:%M", time.localtime(delayed_from))
+        body = f"(delayed: this is from {at}, not delivered then)\n{body}"
     return title, body
 
 
@@ -355,10 +362,10 @@ class Notifier(Sink):
                 targets = [t for t in targets_of(self.fleet, event.host) if t.id in meant]
             except (KeyError, TypeError, ValueError):
                 continue  # a host no longer in the fleet, or a line from another version
-            scheduled += self._schedule(event, targets)
+            scheduled += self._schedule(event, targets, float(line["time"]))
         return scheduled
 
-    def _schedule(self, event: WatchEvent, targets: Any) -> int:
+    def _schedule(self, event: WatchEvent, targets: Any, owed_since: float | None = None) -> int:
         """Start one send task per target still owed ``event``."""
         done = self._log.sent.get(event.key, set())
         count = 0
@@ -367,24 +374,28 @@ class Notifier(Sink):
             if target.id in done or slot in self._busy:
                 continue
             self._busy.add(slot)
-            task = asyncio.create_task(self._deliver(event, target))
+            task = asyncio.create_task(self._deliver(event, target, owed_since))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
             count += 1
         return count
 
-    async def _deliver(self, event: WatchEvent, target: Target) -> None:
+    async def _deliver(
+        self, event: WatchEvent, target: Target, owed_since: float | None = None
+    ) -> None:
         """Send ``event`` to ``target``, retrying with backoff; record a success. A target
         that fails every try stays owed (busy, so this process does not hammer it) and
         ``resume`` retries it at the next start."""
         try:
-            await self._try_all(event, target)
+            await self._try_all(event, target, owed_since)
         except Exception as e:  # noqa: BLE001 — a task's error must not vanish unreported
             self._report(f"{target.name} of {target.host}: {type(e).__name__}")
 
-    async def _try_all(self, event: WatchEvent, target: Target) -> None:
+    async def _try_all(
+        self, event: WatchEvent, target: Target, owed_since: float | None = None
+    ) -> None:
         """The tries of ``_deliver``."""
-        title, body = message(event)
+        title, body = message(event, owed_since)
         kind = _NOTIFY_TYPES.get(event.severity, apprise.NotifyType.INFO)
         tries = 1 + len(self._delays)
         for attempt in range(tries):
