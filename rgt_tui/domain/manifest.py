@@ -140,11 +140,27 @@ class Manifest:
     def display(self, root: int, path: str) -> str:
         """The remote path of an entry as the user knows it (root + relative path)."""
         base = self.roots[root].path if 0 <= root < len(self.roots) else f"<root {root}>"
+        if path in ("", "."):  # the root itself (a root that is not there): no "/." after it
+            return base
         return f"{base.rstrip('/')}/{path}"
 
     def by_local_path(self) -> dict[str, ManifestEntry]:
         """Entries keyed by their local relative path."""
         return {self.local_relpath(e.root, e.path): e for e in self.entries}
+
+
+def moved_roots(previous: Manifest | None, now: Manifest) -> tuple[tuple[str, str, str], ...]:
+    """(remote root, local folder before, local folder now) of each pull root whose files
+    land elsewhere here than at the last pull: a root added to or removed from the host's
+    ``pull`` list moves every root's files (``root_labels``), and they all come again."""
+    if previous is None:
+        return ()
+    before = {r.path: r.label for r in previous.roots if r.error is None}
+    return tuple(
+        (r.path, before[r.path], r.label)
+        for r in now.roots
+        if r.error is None and r.path in before and before[r.path] != r.label
+    )
 
 
 @dataclass(frozen=True)
@@ -263,7 +279,7 @@ def _optional_str(value: Any) -> str | None:
 __all__ = [
     "MANIFEST_VERSION", "RECORDS_DIR", "Manifest", "ManifestDiff", "ManifestEntry",
     "ManifestError", "ManifestLink", "PullRoot", "Refusal", "compare", "manifest_from_json",
-    "manifest_to_json",
+    "manifest_to_json", "moved_roots",
 ]  # fmt: skip
 
 

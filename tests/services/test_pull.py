@@ -191,6 +191,32 @@ async def test_several_roots_land_in_labelled_folders(make_loopback_fleet, tmp_p
     assert (tmp_path / "box1" / "logs" / "train.log").read_text() == "epoch 1\n"
 
 
+async def test_a_root_added_to_the_pull_list_says_where_its_files_went(
+    make_loopback_fleet, tmp_path
+):
+    """Hour s34 CLI #5: adding a second pull root moved every result into a folder of its
+    root's name and pulled it all again, with no word; the old copies stayed unnamed."""
+    fleet = await make_loopback_fleet(1)
+    root = fleet.box("box1").root
+    (root / "logs").mkdir()
+    (root / "logs" / "train.log").write_text("epoch 1\n")
+    (box_results(fleet) / "m.json").write_text("{}")
+    first = await pull(host_of(fleet), tmp_path, options=fast())
+    assert first.ok and first.moved_roots == () and (tmp_path / "box1" / "m.json").exists()
+
+    host = host_of(fleet, pull=(str(root / "results"), "logs"))
+    second = await pull(host, tmp_path, options=fast())
+    assert second.ok and (tmp_path / "box1" / "results" / "m.json").exists()
+    (notice,) = [text for label, text in second.notices if label == "MOVED"]
+    assert notice.startswith(f"{root / 'results'}: its files now land in results/ (was the "), (
+        notice
+    )
+    assert "the earlier copies stay in the host's folder" in notice
+
+    third = await pull(host, tmp_path, options=fast())
+    assert third.ok and not [n for n in third.notices if n[0] == "MOVED"]
+
+
 async def test_local_files_are_never_overwritten_silently(make_loopback_fleet, tmp_path):
     fleet = await make_loopback_fleet(1)
     res = box_results(fleet)

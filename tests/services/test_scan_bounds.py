@@ -250,7 +250,8 @@ async def test_cli_pull_exits_1_when_a_pull_root_is_not_on_the_box(make_loopback
     set_host_key(hosts, "pull", [str(res), str(gone)])  # type: ignore[arg-type]
     done = await arun("pull", "box1", "--hosts", hosts, timeout=60)
     assert done.returncode == 1, done.stdout + done.stderr
-    assert f"REFUSED   {gone}/.: pull root {gone}: no such folder" in done.stdout
+    # The root itself, not "{gone}/." (hour s34 CLI #5).
+    assert f"REFUSED   {gone}: pull root {gone}: no such folder" in done.stdout
     assert f"MISSING   pull root {gone}: no such folder" in done.stdout
     assert "NOT COMPLETE" in done.stdout and "every file of the manifest" not in done.stdout
     assert (tmp_path / "res" / "box1" / "results" / "a.bin").exists()  # the rest landed

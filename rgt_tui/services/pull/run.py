@@ -29,7 +29,7 @@ from pathlib import Path
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.egress import egress_price
 from rgt_tui.domain.errors import HostKeyError, TransportError
-from rgt_tui.domain.manifest import Manifest, ManifestEntry, ManifestError
+from rgt_tui.domain.manifest import Manifest, ManifestEntry, ManifestError, moved_roots
 from rgt_tui.domain.units import plural
 from rgt_tui.fsutil import LockBusy, file_lock
 from rgt_tui.profiles import profile as load_profile
@@ -202,6 +202,7 @@ async def _run(run: PullRun, beside: _Beside) -> PullResult:
         if run.host.is_local:
             _refuse_nested(run.dest, run.manifest)
         await _local(save_manifest, run.dest, run.manifest)
+        run.moved = moved_roots(previous, run.manifest)
         final = run.manifest.by_local_path()
         started = early.plans if early is not None else {}
         if not started:

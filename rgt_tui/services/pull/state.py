@@ -71,6 +71,8 @@ class PullRun:
     # the tar stream's compression, once; each tar stream's figures and why its codec.
     to_move: int = 0
     egress: EgressPrice | None = None
+    # Pull roots whose files now land in another local folder (``moved_roots``).
+    moved: tuple[tuple[str, str, str], ...] = ()
     rtt_s: float | None = None
     # (large files at once, SFTP sessions per file): chosen once, by ``width.copy_width``
     # from the round trip it was given (``width_rtt_s``; None: not known).
@@ -138,6 +140,7 @@ class PullRun:
             copy_s=self.copy_s,
             to_move=self.to_move,
             egress=self.egress,
+            moved_roots=self.moved,
             tar_streams=tuple(
                 TarStream(s.codec, s.wire, s.tar, why) for s, why in self.tar_streams
             ),

@@ -113,6 +113,9 @@ class PullResult:
     to_move: int = 0
     egress: EgressPrice | None = None
     tar_streams: tuple[TarStream, ...] = ()  # the small files' streams (U15)
+    # (remote root, local folder before, now) of roots whose files moved here since the
+    # last pull (the pull list changed): the earlier copies stay, the files came again.
+    moved_roots: tuple[tuple[str, str, str], ...] = ()
     # Where the pull's time went, in order (issue 44): ("handshake", s) until the box first
     # answered, ("listing", s) until the first copy started, ("copy", s), ("tail", s) for
     # the records and the box logs after it; ("manifest", s) is when the box's hashes were
@@ -195,7 +198,16 @@ class PullResult:
                     "you no longer need",
                 )
             )
-        return (*replaced, *growing)
+        moved = [
+            (
+                "MOVED",
+                f"{root}: its files now land in {_folder(now)} (was {_folder(was)}): the "
+                "host's pull list changed, so they came again; the earlier copies stay "
+                f"in {_folder(was)} — delete them once you no longer need them",
+            )
+            for root, was, now in self.moved_roots
+        ]
+        return (*moved, *replaced, *growing)
 
     @property
     def ok(self) -> bool:
@@ -309,3 +321,8 @@ def unwritable_results(dest: Path, exc: OSError) -> PullError:
 
 class FileFailed(Exception):
     """One file cannot be pulled (the box's copy changed, a refusal): named, the rest go on."""
+
+
+def _folder(label: str) -> str:
+    """A pull root's local folder, as a notice names it."""
+    return f"{label}/" if label else "the host's folder"
