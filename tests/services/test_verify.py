@@ -193,11 +193,27 @@ async def test_each_bad_file_is_flagged_by_name(make_loopback_fleet, tmp_path):
     assert whole.status == "corrupt" and "SHA-256 differs" in whole.detail
     # Its fix is what works: the pull never writes over it ("pull it again" looped
     # against the pull's CONFLICT: hour s19a #5).
-    assert "changed here since it was pulled, and a pull never writes over it" in whole.detail
+    assert "this copy is not the box's" in whole.detail
+    assert "and a pull never writes over it" in whole.detail
     assert f"mv {tmp_path / 'box1' / 'whole.pt'} {tmp_path / 'box1' / 'whole.pt'}.mine" in (
         whole.detail
     )
     assert "pull it again" not in whole.detail
+
+    # A folder or a link where a file lands: the pull's CONFLICT, said alike, never
+    # "run rgt-tui pull", which cannot settle it (hour s34 CLI #7).
+    (tmp_path / "box1" / "whole.pt").unlink()
+    (tmp_path / "box1" / "whole.pt").mkdir()
+    os.symlink(tmp_path / "elsewhere", tmp_path / "box1" / "broken.json.tmp")
+    (tmp_path / "box1" / "broken.json").unlink()
+    os.rename(tmp_path / "box1" / "broken.json.tmp", tmp_path / "box1" / "broken.json")
+    third = {c.path: c for c in (await verify_host(host_of(fleet), tmp_path)).checks}
+    for name, what in (("whole.pt", "a folder"), ("broken.json", "a link")):
+        assert third[name].status == "missing", third[name]
+        assert third[name].detail.startswith(f"{what} is in the way here, and a pull never "), (
+            third[name].detail
+        )
+        assert "run `rgt-tui pull`" not in third[name].detail
 
 
 async def test_checkpoint_that_would_run_code_is_unsafe_and_never_runs(

@@ -286,14 +286,25 @@ def _check_one(
     def result(status: str, detail: str, sha: str | None = None, k: str = kind) -> ArtifactCheck:
         return ArtifactCheck(rel, remote, k, status, detail, entry.size, sha)
 
-    if not path.is_file() or path.is_symlink():
+    move = f"mv {shlex.quote(str(path))} {shlex.quote(str(path) + '.mine')}"
+    if path.is_symlink() or path.is_dir():
+        # What the pull names as a CONFLICT, named alike: "run rgt-tui pull" could never
+        # settle it (hour s34 CLI #7).
+        what = "a link" if path.is_symlink() else "a folder"
+        return result(
+            MISSING,
+            f"{what} is in the way here, and a pull never replaces it — move it away "
+            f"({move}), then pull {remote} again",
+        )
+    if not path.is_file():
         return result(MISSING, f"not in the local copy — run `rgt-tui pull` for {remote}")
     # The pull checked each file's SHA-256 as it landed: a local copy that differs now
-    # changed here since, and a pull never writes over it ("pull it again" looped against
-    # the pull's CONFLICT: hour s19a #5). Where it goes instead is said.
+    # is not the box's (changed here, or written by something else), and a pull never
+    # writes over it ("pull it again" looped against the pull's CONFLICT: hour s19a #5;
+    # "changed here since it was pulled" of a file rgt-tui never wrote: hour s34 CLI #7).
     aside = (
-        f"changed here since it was pulled, and a pull never writes over it — move it away "
-        f"(mv {shlex.quote(str(path))} {shlex.quote(str(path) + '.mine')}), then pull again"
+        "this copy is not the box's (changed here, or written by something other than a "
+        f"pull), and a pull never writes over it — move it away ({move}), then pull again"
     )
     size = path.stat().st_size
     if size != entry.size:
