@@ -186,6 +186,17 @@ async def _watch(call: Call, fleet: Fleet, listen: tuple[str, int] | None) -> in
     return EXIT_OK
 
 
+def _unit_text(path: Path) -> str | None:
+    """A unit file's text; None when there is none ("" when it cannot be read: it is
+    there, and differs)."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
 async def _until_stopped(watcher: Any, reader_gone: asyncio.Event) -> None:
     """Run ``watcher`` until SIGTERM, the reader of stdout goes (``reader_gone``) or
     Ctrl-C (the runner's 130)."""
@@ -217,10 +228,12 @@ def install(call: Call, fleet: Fleet) -> int:
         LAUNCHD_LABEL,
         UNIT_NAME,
         WatchCommand,
+        fleet_unit_name,
         launchd_plist,
         nohup_line,
         systemd_enable_lines,
         systemd_unit,
+        unit_fleet,
     )
 
     if fleet.path is None:
@@ -243,16 +256,28 @@ def install(call: Call, fleet: Fleet) -> int:
         print(nohup_line(command, log))
         return EXIT_OK
     unit_dir = config_dir().parent / "systemd" / "user"
-    path = unit_dir / UNIT_NAME
     text = systemd_unit(command, config_dir() / "watch.env")
-    if path.exists():
-        try:
-            same = path.read_text(encoding="utf-8") == text
-        except (OSError, UnicodeDecodeError):
-            same = False
-        if not same:
+    path = unit_dir / UNIT_NAME
+    existing = _unit_text(path)
+    watched = unit_fleet(existing) if existing is not None else None
+    if watched is not None and watched != str(command.fleet):
+        # Another fleet's watch has the first name: this one gets a unit of its own,
+        # never the advice to remove that one (hour s34 CLI #10: following it unwatched
+        # the other project and dropped its autostop).
+        print(f"{path.name} watches {watched}: this fleet gets a unit of its own")
+        path = unit_dir / fleet_unit_name(command.fleet)
+        existing = _unit_text(path)
+    if existing is not None:
+        if existing != text:
+            whose = unit_fleet(existing)
+            what = (
+                "it watches the same file with other options"
+                if whose == str(command.fleet)
+                else f"it watches {whose or 'something else'}"
+            )
             return call.fail(
-                f"{path} exists and differs from the unit for {command.fleet}; left as it is",
+                f"{path} exists and differs from the unit for {command.fleet} ({what}); "
+                "left as it is",
                 fix=f"look at it, then remove it (rm {path}) and run --install again",
                 code=EXIT_PROBLEMS,
             )
@@ -262,7 +287,7 @@ def install(call: Call, fleet: Fleet) -> int:
         path.write_text(text, encoding="utf-8")
         print(f"wrote {path}")
     print("nothing was started; to run it now and at every login:")
-    for line in systemd_enable_lines():
+    for line in systemd_enable_lines(path.name):
         print(f"  {line}")
     print(f"secrets for ${{VAR}} in notify URLs: KEY=value lines in {config_dir() / 'watch.env'}")
     return EXIT_OK

@@ -120,7 +120,22 @@ def test_install_writes_a_systemd_user_unit_and_starts_nothing(tmp_path):
     assert again.returncode == 0 and "already installed" in again.stdout
     other = rgt("watch", "--install", "--hosts", hosts, env=env)  # differs: left alone
     assert other.returncode == 1 and "left as it is" in other.stderr
+    assert "it watches the same file with other options" in other.stderr
     assert unit.read_text() == text
+
+    # A second project's fleet gets a unit of its own; the first is never to be removed
+    # for it (hour s34 CLI #10: that fix unwatched the first project).
+    second = tmp_path / "proj b" / "hosts.toml"
+    second.parent.mkdir()
+    second.write_text(hosts.read_text())
+    out = rgt("watch", "--install", "--hosts", second, env=env)
+    assert out.returncode == 0, out.stderr
+    assert f"rgt-tui-watch.service watches {hosts}: this fleet gets a unit of its own" in out.stdout
+    (own,) = [u for u in unit.parent.glob("rgt-tui-watch-proj-b-*.service")]
+    assert f'--hosts "{second}"' in own.read_text() and unit.read_text() == text
+    assert f"systemctl --user enable --now {own.name}" in out.stdout
+    again = rgt("watch", "--install", "--hosts", second, env=env)
+    assert again.returncode == 0 and f"{own}: already installed" in again.stdout
 
 
 def test_install_without_systemd_prints_the_nohup_line(tmp_path):

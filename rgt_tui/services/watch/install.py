@@ -5,6 +5,8 @@ command line decides where they go and says what it did; nothing here starts any
 
 from __future__ import annotations
 
+import hashlib
+import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -57,6 +59,30 @@ def systemd_unit(command: WatchCommand, env_file: Path) -> str:
         "[Install]\n"
         "WantedBy=default.target\n"
     )
+
+
+_DESCRIPTION = "Description=rgt-tui watch: the fleet of "
+
+
+def unit_fleet(text: str) -> str | None:
+    """The fleet file a unit ``systemd_unit`` wrote watches (from its Description line),
+    None when the text is not such a unit."""
+    for line in text.splitlines():
+        if line.startswith(_DESCRIPTION):
+            arg = line[len(_DESCRIPTION) :]
+            if arg.startswith('"') and arg.endswith('"') and len(arg) >= 2:
+                arg = re.sub(r"\\(.)", r"\1", arg[1:-1])
+            return arg.replace("%%", "%").replace("$$", "$")
+    return None
+
+
+def fleet_unit_name(fleet: Path) -> str:
+    """The unit of a second fleet's watch, beside the first's ``UNIT_NAME``: named after
+    its folder, and the path's digest so two folders of one name differ
+    (``rgt-tui-watch-proj-1a2b3c4d.service``)."""
+    folder = re.sub(r"[^A-Za-z0-9_.-]+", "-", fleet.parent.name).strip("-.")[:40] or "fleet"
+    digest = hashlib.sha256(str(fleet).encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    return f"rgt-tui-watch-{folder}-{digest}.service"
 
 
 def systemd_enable_lines(unit: str = UNIT_NAME) -> list[str]:
