@@ -121,6 +121,12 @@ class VerificationRead:
     ok: bool
     problems: tuple[str, ...] = ()
     left_to_roster: tuple[str, ...] = ()
+    # The manifest lists no file and every cell of the roster is missing: verify's "an
+    # empty result set is never a success" is left to the roster too, where each cell
+    # must be acknowledged by name as having no results (a box where nothing ran, or
+    # whose cells all moved away before any ran, could never be torn down: hour s34 TUI
+    # #1). With no roster (no queue) an empty manifest still never counts.
+    empty_left_to_roster: bool = False
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,10 @@ from rgt_tui.domain.manifest import Manifest
 from rgt_tui.domain.queue_state import PENDING, RUNNING
 from rgt_tui.domain.units import plural
 
+# How verify's problem for a manifest of no file begins (``verify.run.problem_lines``):
+# the teardown gate leaves it to the roster when every cell is missing.
+EMPTY_RESULTS = "nothing to verify: the manifest lists no files"
+
 
 @dataclass(frozen=True)
 class RosterCheck:

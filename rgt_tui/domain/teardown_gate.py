@@ -7,7 +7,9 @@ A host unlocks only when every condition holds at once:
 
 0. the facts belong to an identified box (``box_identity``): the journal keeps each box's
    facts apart, and a box re-created under the same name starts with none;
-1. a manifest was taken after the last write on the box, and a re-scan taken *after the
+1. a manifest was taken after the last write on the box (one of no file only when verify
+   left it to the roster, every cell missing and none present: item 5 then asks each cell
+   by name), and a re-scan taken *after the
    name was typed*, for that very confirmation, still matches it (same files, sizes,
    mtimes; no refused entry and no link the manifest did not have, a path left on the
    box by rule (a secret, rgt-tui's own state) aside, as verify has it);
@@ -116,6 +118,8 @@ class GateState:
     verify_ok: bool = False
     verify_problems: tuple[str, ...] | None = None  # None: no verification of this manifest
     verify_left_to_roster: tuple[str, ...] = ()
+    # The manifest is empty and every cell missing: the roster rules (each acknowledged).
+    verify_empty_left_to_roster: bool = False
     expected_cells: tuple[str, ...] | None = None
     present_cells: frozenset[str] = frozenset()
     acked_missing: frozenset[str] = frozenset()
@@ -239,6 +243,7 @@ def apply(state: GateState, event: GateEvent) -> GateState:
             verify_ok=event.ok and not event.problems,
             verify_problems=tuple(event.problems),
             verify_left_to_roster=tuple(event.left_to_roster),
+            verify_empty_left_to_roster=event.empty_left_to_roster,
             confirmed=state.confirmed and event.ok and not event.problems,
         )
     if isinstance(event, FilePulled):
@@ -360,7 +365,10 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
     # Files a reclaim deleted on the box after they verified: results whose only copy is
     # here, so a manifest that lists none of them is no empty result set (hour s20c #1).
     reclaimed = state.local.reclaimed if state.local is not None else 0
-    some = n > 0 or reclaimed > 0
+    # Nor is one whose every cell the user accepted, by name, as having no results (the
+    # roster line holds only then): nothing ran there, or every cell moved away first.
+    nothing_to_save = n == 0 and _nothing_to_save(state)
+    some = n > 0 or reclaimed > 0 or nothing_to_save
     items: list[Condition] = [
         Condition(
             "box",
@@ -394,6 +402,11 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
                     else ""
                 )
                 + ("" if fresh else " — before the last write on the box")
+                + (
+                    " — nothing to save if every cell is accepted as having none (roster)"
+                    if nothing_to_save
+                    else ""
+                )
                 + _future_words(future),
             )
         )
@@ -693,6 +706,14 @@ def group_condition(seen: GroupRunSeen) -> Condition:
     )
 
 
+def _nothing_to_save(state: GateState) -> bool:
+    """verify left the empty manifest to the roster (every cell missing, none present):
+    the roster line then holds only once each cell is accepted by name as having none."""
+    return (
+        state.verify_empty_left_to_roster and bool(state.expected_cells) and not state.present_cells
+    )
+
+
 def _local_condition(state: GateState, n: int) -> Condition:
     """Whether the local copy was re-hashed since the name was typed (or, before that,
     since the manifest) and every file the manifest lists is there, unchanged, and so is
@@ -708,7 +729,7 @@ def _local_condition(state: GateState, n: int) -> Condition:
         if local.reclaimed
         else ""
     )
-    if local.ok and local.matched == n and n > 0:
+    if local.ok and local.matched == n and (n > 0 or _nothing_to_save(state)):
         return Condition(
             "local",
             True,

@@ -345,6 +345,36 @@ def test_wrong_hash_and_stale_manifest_and_missing_cell():
     assert "missing: cellC (acknowledged)" in evidence(acked, "roster")
 
 
+def test_an_empty_box_opens_only_with_every_cell_accepted_by_name():
+    """Hour s34 TUI #1: a box where nothing ran (or whose cells all moved away first)
+    could never be torn down: "an empty result set is never a success" sent the user back
+    to pull again, forever, while it billed. An empty manifest now counts when verify left
+    it to the roster and each of its cells is accepted, by name, as having none."""
+    cells = ("cellA", "cellB")
+    empty = [
+        ManifestTaken((), taken_at=200.0, last_write=0.0),
+        VerificationRead(True, (), cells, empty_left_to_roster=True),
+        RosterChecked(expected=cells, present=()),
+        CellsRunning(()),
+    ]
+    confirm = [
+        ConfirmationTyped(HOST, ATTEMPT),
+        LocalCopyChecked("/results/h1", 205.0, matched=0),
+        Rescanned((), at=210.0, attempt=ATTEMPT, box_id=BOX),
+    ]
+    acks = [MissingCellAcknowledged(c) for c in cells]
+    assert is_unlocked(replay(*empty, *acks, *confirm))
+    one = replay(*empty, acks[0], *confirm)
+    assert keys(one) == ["roster"] and "nothing to save" in evidence(one, "manifest")
+    # Not left to the roster (no queue, or verify said so): empty is never a success.
+    plain = [VerificationRead(True, ()), *empty[2:]]
+    assert "manifest" in keys(replay(empty[0], *plain, *acks, *confirm))
+    # Nor with no cell to accept, or a cell that has results after all.
+    for roster in (RosterChecked((), ()), RosterChecked(cells, ("cellA",))):
+        state = replay(*empty[:2], roster, empty[3], *acks, *confirm)
+        assert not is_unlocked(state) and "manifest" in keys(state)
+
+
 def test_running_cell_needs_acknowledgement():
     events = [CellsRunning(("cellB",)), *happy_path()[:-4], CellsRunning(("cellB",))]
     confirm = happy_path()[-3:]
@@ -417,7 +447,11 @@ ACTIONS = st.one_of(
     st.builds(FilePulled, st.sampled_from(PATHS), st.sampled_from(["s1", "s2"])),
     st.builds(ArtifactChecked, st.sampled_from(PATHS), st.booleans(), st.booleans()),
     st.builds(
-        VerificationRead, st.booleans(), st.sampled_from([(), ("a.pt: leftover",), ("x", "y")])
+        VerificationRead,
+        st.booleans(),
+        st.sampled_from([(), ("a.pt: leftover",), ("x", "y")]),
+        st.just(()),
+        st.booleans(),  # empty_left_to_roster
     ),
     st.builds(
         RosterChecked,
@@ -462,9 +496,17 @@ def oracle_allows(events: list) -> bool:
     m_at = idx[-1]
     m = events[m_at]
     files = dict(m.files)
-    if not files or m.taken_at < m.last_write:
-        return False
     after = events[m_at + 1 :]
+    # An empty manifest counts only when verify left it to the roster, whose cells are
+    # all missing (none present): each must then be acknowledged, checked below.
+    reads = [e for e in after if isinstance(e, VerificationRead)]
+    rosters = [e for e in after if isinstance(e, RosterChecked)]
+    empty_ok = (
+        bool(reads) and reads[-1].empty_left_to_roster
+        and bool(rosters) and bool(rosters[-1].expected) and not rosters[-1].present
+    )  # fmt: skip
+    if (not files and not empty_ok) or m.taken_at < m.last_write:
+        return False
     running: tuple = ()
     for i, e in enumerate(events):
         if isinstance(e, CellsRunning):
@@ -506,10 +548,8 @@ def oracle_allows(events: list) -> bool:
         checks = [e for e in after if isinstance(e, ArtifactChecked) and e.path == path]
         if not checks or not checks[-1].ok:
             return False
-    reads = [e for e in after if isinstance(e, VerificationRead)]
     if not reads or not reads[-1].ok or reads[-1].problems:
         return False
-    rosters = [e for e in after if isinstance(e, RosterChecked)]
     if not rosters:
         return False
     acked = {e.name for e in events if isinstance(e, MissingCellAcknowledged)}

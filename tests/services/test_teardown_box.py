@@ -688,3 +688,51 @@ async def test_a_cell_still_to_run_is_not_accepted_as_missing(ready: Setup) -> N
     assert "recorded for this box in the journal: cellB accepted as missing" in cli.stdout, (
         cli.stdout + cli.stderr
     )
+
+
+async def test_a_box_where_nothing_ran_opens_once_every_cell_is_accepted(
+    make_loopback_fleet, tmp_path: Path
+) -> None:
+    """Hour s34 TUI #1: a box where nothing ran held an empty result set, which is never a
+    success, so the checklist sent the user to pull again forever while the box billed.
+    With a queue, accepting each cell by name as having no results opens it; the pull and
+    verify still say NOT COMPLETE / NOT VERIFIED, and nothing else gives way."""
+    from support.fleet_files import set_host_key
+
+    setup = Setup(await make_loopback_fleet(1), tmp_path)
+    set_host_key(setup.loopback.hosts_file, "teardown", f"echo destroyed > {setup.marker}")
+    for cell in ("cellA", "cellB"):  # nothing ran: no results on the box
+        for f in (setup.box.root / "results" / cell).iterdir():
+            f.unlink()
+        (setup.box.root / "results" / cell).rmdir()
+    (setup.box.root / "results" / "notes.txt").unlink()
+    report = await setup.pull_and_verify(expect_ok=False)
+    assert any("an empty result set is never a success" in p for p in report.problems)
+
+    locked = await setup.check()
+    assert {c.key for c in locked.conditions if not c.ok} >= {"roster", "confirmed"}
+    assert "manifest" not in {c.key for c in locked.conditions if not c.ok}, locked.conditions
+    manifest = next(c for c in locked.conditions if c.key == "manifest")
+    assert "nothing to save if every cell is accepted as having none" in manifest.evidence
+    cells = queue_cells(setup.host)
+    acknowledge(setup.journal, "box1", missing=("cellA",), cells=cells, box=locked.box)
+    assert not (await setup.check()).ready_but_confirmation  # cellB not accepted yet
+    acknowledge(setup.journal, "box1", missing=("cellB",), cells=cells, box=locked.box)
+    assert (await setup.check()).ready_but_confirmation
+    await setup.confirm()
+    assert setup.marker.read_text() == "destroyed\n"
+
+
+async def test_an_empty_box_without_a_queue_stays_locked(make_loopback_fleet, tmp_path: Path):
+    """No queue, no cell to accept: an empty result set still never counts (a pull root
+    that names the wrong folder must not read as "everything saved")."""
+    setup = Setup(await make_loopback_fleet(1), tmp_path)
+    text = setup.loopback.hosts_file.read_text()
+    setup.loopback.hosts_file.write_text(
+        "\n".join(line for line in text.splitlines() if not line.startswith("queue ="))
+    )
+    for path in sorted((setup.box.root / "results").rglob("*"), reverse=True):
+        path.unlink() if path.is_file() else path.rmdir()
+    await setup.pull_and_verify(expect_ok=False)
+    locked = await setup.check()
+    assert {"manifest", "pulled", "verified"} <= {c.key for c in locked.conditions if not c.ok}

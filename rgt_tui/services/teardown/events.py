@@ -11,6 +11,7 @@ from typing import Any
 
 from rgt_tui.domain import teardown_gate as g
 from rgt_tui.domain.manifest import Manifest, verified_here
+from rgt_tui.domain.roster import EMPTY_RESULTS
 from rgt_tui.domain.text import printable
 
 
@@ -112,13 +113,23 @@ def _record_facts(record: dict[str, Any]) -> list[g.GateEvent]:
     problems = record.get("problems")
     if not isinstance(problems, list):
         return [*events, g.VerificationRead(False, ("the verification record lists no problems",))]
-    others = tuple(str(p) for p in problems if p not in roster_lines)
+    # Empty, and every cell of the roster missing: the roster's acknowledgements rule
+    # that too (``VerificationRead.empty_left_to_roster``).
+    expected = roster.get("expected", []) if roster is not None else []
+    empty = (
+        bool(expected) and set(roster_lines.values()) >= set(expected) and not record.get("checks")
+    )
+    others = tuple(
+        str(p)
+        for p in problems
+        if p not in roster_lines and not (empty and str(p).startswith(EMPTY_RESULTS))
+    )
     left = tuple(dict.fromkeys(roster_lines[p] for p in problems if p in roster_lines))
     # ok in the record is false while a cell is missing; the roster condition rules that.
     ok = not others and (record.get("ok") is True or len(problems) > 0)
     if not others and not ok:
         others = ("verify did not report success",)
-    events.append(g.VerificationRead(ok, others, left))
+    events.append(g.VerificationRead(ok, others, left, empty_left_to_roster=empty))
     return events
 
 

@@ -57,7 +57,13 @@ from rgt_tui.domain.manifest import (
 )
 from rgt_tui.domain.manifest_refusals import refusal_fix
 from rgt_tui.domain.queue_state import PENDING, RUNNING
-from rgt_tui.domain.roster import RosterCheck, in_outputs, output_prefixes, reconcile
+from rgt_tui.domain.roster import (
+    EMPTY_RESULTS,
+    RosterCheck,
+    in_outputs,
+    output_prefixes,
+    reconcile,
+)
 from rgt_tui.domain.unfinished import UNFINISHED, is_unfinished
 from rgt_tui.domain.units import fmt_bytes
 from rgt_tui.fsutil import LockBusy, file_lock
@@ -600,8 +606,8 @@ def problem_lines(
     if not manifest.entries and not reclaimed:
         roots = ", ".join(r.given for r in manifest.roots) or "(no pull roots)"
         problems.append(
-            f"nothing to verify: the manifest lists no files under {roots} — an empty result "
-            "set is never a success"
+            f"{EMPTY_RESULTS} under {roots} — an empty result set is never a success (with a "
+            "queue: unless every cell is accepted, by name, as having none)"
         )
     problems += [file_problem(c) for c in results if not c.ok]
     problems += [flag_problem(f) for f in flags if f.kind != "skipped"]
