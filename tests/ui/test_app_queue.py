@@ -395,3 +395,40 @@ async def preflight_panel(qf, tmp_path: Path) -> str:  # type: ignore[no-untyped
             return text if "preflight on box1:" in text else ""
 
         return await wait_for(ready_text, 120, what="the preflight's outcome", pilot=pilot)
+
+
+async def test_the_queue_tab_opened_on_its_own_keeps_the_acknowledged_checks(
+    make_queue_fleet, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """Hour s34 TUI #5: opened straight on the Queue tab (the palette's Retry or Tunnel),
+    the tab drew the preflight outcome before it knew its host, so the fleet file's
+    acknowledged checks read as failures with a fix ("✖ gpu failed … install a CUDA
+    build"), while P on the same tab said they were acknowledged."""
+    qf = await make_queue_fleet(1, workload=True)
+    app = queue_app(qf, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        detail = await wait_for(
+            lambda: isinstance(app.screen, HostDetailScreen) and app.screen, pilot=pilot
+        )
+        detail.action_show_tab("queue")
+        await pilot.press("P")
+
+        def ready_text(tab) -> str:  # type: ignore[no-untyped-def]
+            bodies = list(tab.query(".ready-body").results(Static))  # none until mounted
+            text = text_of(bodies[0]) if bodies and bodies[0].display else ""
+            return text if "preflight on box1:" in text else ""
+
+        first = await wait_for(lambda: ready_text(detail.tabs["queue"]), 120, pilot=pilot)
+        assert "acknowledged" in first and "✖" not in first, first
+        await pilot.press("escape")
+        await wait_for(lambda: not isinstance(app.screen, HostDetailScreen), pilot=pilot)
+        app.open_host("box1", "queue")  # as the palette opens it
+        again = await wait_for(
+            lambda: (
+                isinstance(app.screen, HostDetailScreen) and ready_text(app.screen.tabs["queue"])
+            ),
+            30,
+            pilot=pilot,
+        )
+        assert "acknowledged" in again and "✖" not in again and "failed (" not in again, again

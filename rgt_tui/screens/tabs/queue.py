@@ -66,6 +66,7 @@ class QueueTab(DetailTab):
     def __init__(self) -> None:
         super().__init__()
         self.host: HostConfig | None = None
+        self._jobs: HostJobs | None = None  # the last job state shown (``show_jobs``)
         self.view: QueueView | None = None
         self.connections: FleetConnections | None = None
         self.shown: HostView | None = None  # the last drawn: its sample, its verified ckpt
@@ -89,6 +90,7 @@ class QueueTab(DetailTab):
 
     def show_jobs(self, state: HostJobs) -> None:
         """The host's sync or preflight moved on: show its progress or outcome."""
+        self._jobs = state
         acked = self.host.ready.preflight_ack if self.host is not None else ()
         lines = ready_lines(state, acked)
         for body in self.query(".ready-body").results(Static):
@@ -142,6 +144,11 @@ class QueueTab(DetailTab):
         self.host, self.connections, self.shown = view.host, view.connections, view
         if first:
             self._show_ranks(view.host)
+            if self._jobs is not None:
+                # Drawn before the host was known (the screen opened on this tab, from the
+                # palette): again with the host's acknowledged checks, or they read as
+                # failures with a wrong fix (hour s34 TUI #5).
+                self.show_jobs(self._jobs)
         if self.view is None:  # the poller's last view, until its next read arrives
             self.view = view.queue
         body = self.query_one(".queue-body", Static)
