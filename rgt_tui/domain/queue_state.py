@@ -234,7 +234,18 @@ class QueueView:
         after = self.current.index if self.current is not None else -1
         if self.launch is not None:
             after = max(after, self.launch.start_index - 1)
-        return next((c for c in self.cells if c.index > after and c.status == PENDING), None)
+        return next((c for c in self.cells if c.index > after and self._runs_when_reached(c)), None)
+
+    def _runs_when_reached(self, cell: CellView) -> bool:
+        """Whether the runner starts ``cell`` when it gets to it: a pending one, and under
+        a launch any cell it did not start yet — a done or failed cell of an earlier
+        launch runs again (run_queue.sh skips only a cell moved away), as the launch plan
+        warned; the kill and stop dialogs said "nothing else runs" (hour s34 TUI #2)."""
+        if cell.status == PENDING:
+            return True
+        if self.launch is None or cell.status in (SKIPPED, RUNNING, RETRY):
+            return False
+        return cell.started_at is None or cell.started_at < self.launch.ts
 
     @property
     def start_after_stop(self) -> int | None:

@@ -482,3 +482,19 @@ def test_a_stop_after_a_retried_earlier_cell_goes_on_from_the_first_cell_not_sta
     stopped = view(relaunched, attempts)
     assert stopped.cells[0].status == INTERRUPTED and stopped.cells[1].status == DONE
     assert stopped.resume_index == 2  # not 0: a start there runs b again
+
+
+def test_a_done_cell_of_an_earlier_launch_is_next_when_this_launch_reruns_it():
+    """Hour s34 TUI #2: launched from 1 while c (2) and d (3) were done by an earlier
+    launch, the runner runs them again (it skips only a cell moved away); the kill dialog
+    offered no "Kill, go on" and the stop dialog said the queue ends anyway."""
+    earlier = {n: parse_cell_state(f"start 900 {BOOT} 10\nend 950 0\n") for n in "cd"}
+    b = {"b": parse_cell_state(f"start 1001 {BOOT} 10\n")}
+    running = view(launches(start=1), {**earlier, **b}, runner_alive=True, alive={"b"})
+    assert running.current is not None and running.current.name == "b"
+    assert running.cells[2].status == DONE
+    assert running.next_cell is not None and running.next_cell.name == "c"
+    # Done in this launch (a retry of b while c and d ran): not started again.
+    this = {n: parse_cell_state(f"start 1020 {BOOT} 10\nend 1030 0\n") for n in "cd"}
+    again = view(launches(start=1), {**this, **b}, runner_alive=True, alive={"b"})
+    assert again.next_cell is None
