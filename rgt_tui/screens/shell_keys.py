@@ -134,7 +134,7 @@ def shell_commands(
         (
             f"Shell: {host.name}",
             "Suspend rgt-tui and open your ssh on the box (a new window of the queue's tmux "
-            "session if it runs: exit or Ctrl-b d comes back)",
+            "session if it runs: exit, or the box's tmux detach, comes back)",
             partial(_post_shell, post, host.name),
         )
         for host in fleet.hosts

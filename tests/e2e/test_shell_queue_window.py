@@ -104,6 +104,9 @@ async def test_the_shell_is_a_new_window_at_the_workdir_and_leaves_the_runner_al
     assert window is not None and window[2] == str(server.workdir)  # its shell, at the workdir
     # The terminal shows the new window (how to come back, then a prompt), never the runner's.
     await wait_for(lambda: "exit` closes this window" in flat(), 30, "the hint", show=screen)
+    # The detach as typed from inside a tmux of one's own too: Ctrl-b d alone detached the
+    # user's own session (hour s34 TUI #11).
+    assert "inside a tmux of your own, Ctrl-b Ctrl-b d" in flat(), flat()
     send("pwd", "Enter")
     await wait_for(
         lambda: str(server.workdir) in [line.strip() for line in screen().splitlines()],

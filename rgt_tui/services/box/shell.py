@@ -77,7 +77,8 @@ def queue_window_script(session: str) -> str:
     hint = (
         f"rgt-tui: a new window in tmux session {session}, the queue runner keeps running in "
         "its own window. `exit` closes this window and goes back to rgt-tui, and so does "
-        "the tmux detach (Ctrl-b d), which closes it too."
+        "the box's tmux detach (its prefix then d: Ctrl-b d by default; inside a tmux of "
+        "your own, Ctrl-b Ctrl-b d), which closes it too."
     )
     # Run by the tmux server's default-shell (bash, zsh, fish, ...): /bin/sh says it.
     inner = f'echo {shlex.quote(hint)}; exec "${{SHELL:-/bin/sh}}" -l'
