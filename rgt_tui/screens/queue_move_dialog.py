@@ -262,8 +262,10 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
         # four Enters).
         # A target recorded torn down (GEN1) is warned of, and Move is a deliberate
         # Shift+Tab too: Enter moved the cell onto a box meant to be gone (a user's hour).
+        # So is a move that runs a finished cell again, as a launch before done cells is
+        # (hour s34 TUI #7: paid re-work was the default).
         self.end_replan(None)
-        ready = ok and not target_torn_down(move)
+        ready = ok and not target_torn_down(move) and not move.reruns_done
         self.set_focus(go if ready else self.query_one("#move-cancel", Button))
         self.show_hint()
 

@@ -11,7 +11,7 @@ from support.pilot import SIZE, make_app, notes, palette_titles, screen_text, te
 from support.queues import GATE, SCRIPT_RUN, wait_view
 from textual.widgets import Button, Input, Static
 
-from rgt_tui.domain.queue_state import RUNNING
+from rgt_tui.domain.queue_state import DONE, RUNNING
 from rgt_tui.screens.fleet import FleetScreen
 from rgt_tui.screens.queue_move_dialog import QueueMoveScreen
 from rgt_tui.services.queue.launch import launch, plan_launch
@@ -174,3 +174,33 @@ async def test_escape_while_moving_waits_for_the_move_and_the_key_line_says_so(
     assert qf.queue_file("box1").read_text() == f"{gate} t 1\n#moved-to box2: cells/b.sh t 1\n"
     assert qf.queue_file("box2").read_text().endswith("\ncells/b.sh t 1\n")
     (qf.root("box1") / "go").touch()
+
+
+async def test_moving_a_finished_cell_leaves_enter_on_cancel(
+    make_queue_fleet, tmp_path: Path
+) -> None:
+    """Hour s34 TUI #7: a cell that finished (no verified results) is run again where it
+    moves, paid work done twice; the dialog warned and still had Enter on Move, while a
+    launch before done cells leaves it on Cancel."""
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    qf.write_queue(f"{qf.cell_script('a', 'echo ok')} t 1\n", "box1")
+    qf.write_queue("cells/x.sh t 1\n", "box2")
+    t1 = qf.transport("box1")
+    await launch(await plan_launch(qf.fleet, qf.host("box1"), t1), t1)
+    await t1.close()
+    await wait_view(qf, lambda v: v.cells[0].status == DONE, what="cell a to finish")
+
+    app = make_app(tmp_path, fleet=qf.fleet)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("m")
+        screen = await wait_for(
+            lambda: app.screen if isinstance(app.screen, QueueMoveScreen) else None,
+            what="the move dialog",
+            pilot=pilot,
+        )
+        await pilot.press(*"a", "enter", *"box2", "enter")
+        said = await planned(pilot, screen, "finished on box1 but has no verified results")
+        assert "box2 runs it again" in said
+        go = screen.query_one("#move-go", Button)
+        assert not go.disabled  # a deliberate Shift+Tab still moves it
+        await wait_for(lambda: app.focused is screen.query_one("#move-cancel", Button), pilot=pilot)

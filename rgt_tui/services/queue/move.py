@@ -133,6 +133,12 @@ class MovePlan:
         return not self.problems and bool(self.cells)
 
     @property
+    def reruns_done(self) -> bool:
+        """A cell moved finished on the source (with no verified results): the destination
+        runs it again, paid work done twice, so the dialog's Enter is not the move."""
+        return any(c.status == DONE for c in self.cells)
+
+    @property
     def on_box(self) -> tuple[MoveCell, ...]:
         """The cells the source box holds: it must skip them (the move asks first)."""
         return tuple(c for c in self.cells if c.sent)
