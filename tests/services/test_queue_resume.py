@@ -8,11 +8,13 @@ from __future__ import annotations
 import json
 import os
 import signal
+import time
 
 from support.cli import arun
 from support.machine import kill_processes_under
 from support.queues import GATE, SCRIPT_RUN, wait_view
 from support.resume_cell import cell_log, pull_verify, run_until_held
+from support.waiting import wait_for
 
 from rgt_tui.domain.queue_state import DONE, FINISHED, RUNNING
 from rgt_tui.services.queue.resume import (
@@ -407,3 +409,38 @@ async def test_a_cell_that_had_not_started_on_a_box_that_is_down_is_not_sent_to_
     assert "as box1's records were last pulled (" in problem, problem
     assert "later had not started there; box1 does not answer" in problem
     assert "rgt-tui pull box1" not in problem
+
+
+async def test_a_box_that_answers_and_ran_on_after_the_pull_is_to_be_pulled_first(
+    make_queue_fleet,
+):
+    """Hour s34 TUI #3: the source box answered and had checkpointed on after the last
+    pull; the resume move started from the older verified copy and repeated 8 minutes,
+    saying nothing of the newer checkpoint one pull away."""
+    from rgt_tui.domain.queue_state import KILLED
+    from rgt_tui.services.queue.control import kill_cell
+
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    await run_until_held(qf)
+    await pull_verify(qf, "box1")
+    # The end record is in whole seconds: the kill a second past the pull, whatever the
+    # load (a wait for an ordering, not a timing).
+    pulled = time.time()
+    await wait_for(lambda: time.time() >= pulled + 1.05, 10, "a second past the pull")
+    t1 = qf.transport("box1")
+    try:
+        await kill_cell(qf.host("box1"), t1, "ck", then="stop", grace_s=1)
+    finally:
+        await t1.close()
+    await wait_view(qf, lambda v: v.cells[0].status == KILLED, what="ck killed")
+    planned = await plan(qf)
+    assert planned.ok, planned.problems
+    assert planned.pulled_at is not None and planned.interrupted_at is not None
+    assert planned.pulled_at < planned.interrupted_at
+    words = "\n".join(resume_lines(planned))
+    assert "box1 answers, and ck ran on after the last pull here" in words, words
+    assert "pull and verify box1 first" in words
+
+    await pull_verify(qf, "box1")  # pulled since it stopped: nothing newer on the box
+    again = "\n".join(resume_lines(await plan(qf)))
+    assert "ran on after the last pull" not in again, again

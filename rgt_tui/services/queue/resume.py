@@ -509,6 +509,23 @@ async def plan_resume_move(
         manifest_taken = manifest.taken_at if manifest is not None else None
     except (ManifestError, OSError, ValueError):
         pass
+    if (
+        move.source_answered
+        and ckpt is not None
+        and not from_scratch
+        and stopped is not None
+        and manifest_taken is not None
+        and manifest_taken < stopped
+    ):
+        # The box answers and ran on after the last pull: a checkpoint it wrote since is
+        # there only, and a resume from the one here repeats the difference (hour s34
+        # TUI #3: 8 minutes repeated, the newer checkpoint one pull away).
+        warnings.append(
+            f"{source.name} answers, and {name} ran on after the last pull here "
+            f"({local_time(manifest_taken)}; it stopped {local_time(stopped)}): a checkpoint "
+            f"it wrote since is on {source.name} only — pull and verify {source.name} first "
+            "(p, then v; or rgt-tui pull, then rgt-tui verify), then move it, to repeat less"
+        )
     return ResumePlan(
         name, move, pushed if ran else (), tuple(f for f in files if not f.good),
         ckpt if ran else None, step, step_from, bool(from_scratch and ran), status, stopped,
