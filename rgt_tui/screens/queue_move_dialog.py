@@ -283,6 +283,10 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
                 if resume.files
                 else f"run {resume.cell} on {move.dest} from the start"
             )
+            if resume.own_first:
+                # The idle target's launch runs its own waiting cells first: paid, and
+                # only the plan's last line said so (hour s34 TUI #6).
+                what += f", after {plural(resume.own_first, 'pending cell')} of its own"
             go.set_caption("Move, resume" if resume.files else "Move, restart", does=what)
         elif move.on_box:
             # Names go on the hint line, which wraps: a caption with them was cut ("▶ Move (box1").

@@ -199,6 +199,9 @@ async def test_a_resume_onto_an_idle_spare_runs_the_spare_own_pending_cells_too(
     planned = await plan(qf)
     assert planned.ok, planned.problems
     assert idle in resume_lines(planned)  # the plan knew
+    # ...and counts them, for the dialog's Enter line ("…, after 2 pending cells of its
+    # own": hour s34 TUI #6, it named the moved cell alone).
+    assert planned.own_first == 2
     result = await move(qf, planned)
     said = "box2's queue launched from cell 0: its own pending cells 0 (spare1), 1 (spare2) first"
     assert result.queued == f"{said}, then ck"

@@ -126,8 +126,10 @@ class ResumePlan:
     # ``interrupted_at`` is its end record's time; False: only its last sign of life (its
     # log or newest output), so the run may have gone on after it, unrecorded.
     stopped_exact: bool = False
-    # How the target will run the cell, read from its queue now (``resume_run``).
+    # How the target will run the cell, read from its queue now (``resume_run``), and how
+    # many of its own cells that never ran its launch runs first.
     runs_there: str = ""
+    own_first: int = 0
 
     @property
     def ok(self) -> bool:
@@ -495,9 +497,9 @@ async def plan_resume_move(
                 f"{move.dest} has {fmt_bytes(facts.free)} free at {facts.durable}: the push needs "
                 f"{fmt_bytes(need)} (files + {fmt_bytes(MARGIN_BYTES)} margin) — free space there first"
             )
-    runs_there = ""
+    runs_there, own_first = "", 0
     if ran and move.ok and not problems:
-        runs_there = await plan_words(fleet, target, dest_transport, name)
+        runs_there, own_first = await plan_words(fleet, target, dest_transport, name)
     if not move.source_answered and ckpt is not None:
         warnings.append(
             f"{source.name} did not answer: when {name} stopped is unknown — the repeated work "
@@ -531,7 +533,7 @@ async def plan_resume_move(
         ckpt if ran else None, step, step_from, bool(from_scratch and ran), status, stopped,
         manifest_taken, f"{(facts.durable or target.durable_dir).rstrip('/')}/{name}",
         facts.free, planned_at, ran, tuple(problems), tuple(warnings), stopped_exact=exact,
-        runs_there=runs_there,
+        runs_there=runs_there, own_first=own_first,
     )  # fmt: skip
 
 

@@ -114,10 +114,14 @@ def _running_words(target: str) -> str:
     return f"{target}'s running queue runs it after its current cells"
 
 
-async def plan_words(fleet: Fleet, target: HostConfig, transport: Transport, name: str) -> str:
+async def plan_words(
+    fleet: Fleet, target: HostConfig, transport: Transport, name: str
+) -> tuple[str, int]:
     """The plan's line for how ``target`` will run cell ``name`` once it is appended to
     its queue file: this target's case, read now; the general rule when its queue cannot
-    be read. The move's own words afterwards are exact (``run_on_target``)."""
+    be read. The move's own words afterwards are exact (``run_on_target``). With it, how
+    many of the target's own cells the launch runs first (paid: the dialog's Enter says
+    so)."""
     from rgt_tui.services.queue.cells import read_local_queue
     from rgt_tui.services.queue.launch import MOVED
     from rgt_tui.services.queue.view import read_queue_view
@@ -126,9 +130,9 @@ async def plan_words(fleet: Fleet, target: HostConfig, transport: Transport, nam
         view = await read_queue_view(target, transport)
         _, slots, _ = await read_local_queue(fleet, target)
     except (TransportError, QueueError, OSError):
-        return GENERAL_RULE.format(dest=target.name, cell=name)
+        return GENERAL_RULE.format(dest=target.name, cell=name), 0
     if view.state == Q_RUNNING:
-        return f"then {_running_words(target.name)} (appended)"
+        return f"then {_running_words(target.name)} (appended)", 0
     on_box = {c.name: c.status for c in view.cells}
     cells = [
         _Slot(i, c.name, MOVED if c.moved_to else on_box.get(c.name)) for i, c in enumerate(slots)
@@ -145,7 +149,8 @@ async def plan_words(fleet: Fleet, target: HostConfig, transport: Transport, nam
     # The launch's preflight runs when the move is made: a failed check refuses that
     # launch while the move stands (a user's hour read "preflight as any launch" in the
     # command line's plan, answered y, and only then met a failed check: hour s17a #9).
-    return f"then {words}, after its preflight (a failed check stops the launch, not the move)"
+    words = f"then {words}, after its preflight (a failed check stops the launch, not the move)"
+    return words, len(waiting) if own_first else 0
 
 
 async def run_on_target(
