@@ -40,7 +40,11 @@ from rgt_tui.messages import ReconnectRequested
 from rgt_tui.screens.disk_usage import DISK_BINDING, DiskUsageRequested
 from rgt_tui.screens.host_key import HOST_KEY_BINDING, HostKeyReviewRequested
 from rgt_tui.screens.job_keys import JOB_BINDINGS, JobRequested
-from rgt_tui.screens.queue_control import QUEUE_CONTROL_BINDINGS, QUEUE_CONTROL_IDLE_BINDINGS
+from rgt_tui.screens.queue_control import (
+    QUEUE_CONTROL_BINDINGS,
+    QUEUE_CONTROL_ELSEWHERE_BINDINGS,
+    QUEUE_CONTROL_IDLE_BINDINGS,
+)
 from rgt_tui.screens.queue_keys import QUEUE_BINDINGS, QueueActionRequested
 from rgt_tui.screens.shell_keys import SHELL_BINDING, request_shell
 from rgt_tui.screens.tabs import DETAIL_TABS, DetailTab, HostView
@@ -98,6 +102,7 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
         *QUEUE_BINDINGS,
         *QUEUE_CONTROL_BINDINGS,
         *QUEUE_CONTROL_IDLE_BINDINGS,
+        *QUEUE_CONTROL_ELSEWHERE_BINDINGS,
         HOST_KEY_BINDING,
         VRAM_BINDING,
         TUNNEL_BINDING,
@@ -455,6 +460,8 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
         if action == "nothing_running":  # S X when the above hides them: said why
             view = self.queue_view
             return self.active_tab == "queue" and view is not None and view.current is None
+        if action == "queue_control_elsewhere":  # S X R on every other tab, unlisted
+            return self.active_tab not in ("queue", None)
         if action == "pick_rank":  # g: a group's only
             return self.host.group is not None
         return True
@@ -474,6 +481,10 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
                 tab.open_control(action, self.host, self.queue_view, self.connections)
 
         self._on_tab("queue", open_control)
+
+    def action_queue_control_elsewhere(self, action: str) -> None:
+        """``S`` / ``X`` / ``R`` on another tab: the same dialog, asked first."""
+        self.action_queue_control(action)
 
     def action_nothing_running(self, action: str) -> None:
         """``S`` / ``X`` with no cell running: the tab says there is nothing to do."""

@@ -63,6 +63,14 @@ QUEUE_CONTROL_IDLE_BINDINGS = [
     Binding("S", "nothing_running('stop')", show=False),
     Binding("X", "nothing_running('kill')", show=False),
 ]
+# S X R on the host's other tabs (Logs, where a user watches the cell): hidden from their
+# footers, yet they act — the dialog says what it finds — instead of silence (hour s34
+# TUI #9: X in the Logs tab did nothing, while the palette offered Kill).
+QUEUE_CONTROL_ELSEWHERE_BINDINGS = [
+    Binding("S", "queue_control_elsewhere('stop')", show=False),
+    Binding("X", "queue_control_elsewhere('kill')", show=False),
+    Binding("R", "queue_control_elsewhere('retry')", show=False),
+]
 CONTROL_ACTIONS = {
     "stop": ("Stop queue after cell", "Stop the host's queue after its current cell"),
     "kill": ("Kill running cell", "Kill the host's running queue cell now"),

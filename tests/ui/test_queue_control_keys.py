@@ -188,3 +188,42 @@ async def test_the_palette_offers_stop_and_kill_only_while_a_cell_runs(tmp_path:
         assert "Stop queue after cell: box1" not in titles, titles
         assert "Kill running cell: box1" not in titles, titles
         assert "Retry cell: box1" in titles, titles
+
+
+async def test_x_and_s_on_the_logs_tab_ask_as_on_the_queue_tab(make_queue_fleet, tmp_path: Path):
+    """Hour s34 TUI #9: watching the running cell's log, X and S did nothing and said
+    nothing (the palette offered Kill); they now ask, as on the Queue tab."""
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    qf.write_queue(f"{qf.cell_script('hold', gate('never'))} t\n")
+    transport = qf.transport()
+    await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)
+    await transport.close()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="cell hold to run")
+
+    app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
+    app.runtime.queues.poll_s = 0.5
+    async with app.run_test(size=SIZE) as pilot:
+        app.open_host("box1", "logs")
+        screen = await wait_for(
+            lambda: app.screen if isinstance(app.screen, HostDetailScreen) else None,
+            what="the detail screen",
+            pilot=pilot,
+        )
+        await wait_for(lambda: screen.active_tab == "logs", what="the Logs tab", pilot=pilot)
+        await wait_for(
+            lambda: screen.queue_view is not None and screen.queue_view.current is not None,
+            what="the poller's view with the running cell",
+            pilot=pilot,
+        )
+        await pilot.press("X")
+        confirm = await modal(pilot, ConfirmScreen)
+        assert "Kill cell hold on box1 now?" in text_of(confirm.query_one("#confirm-body", Static))
+        await pilot.press("escape")  # nothing is done
+        await wait_for(lambda: app.screen is screen, pilot=pilot)
+        assert screen.active_tab == "logs"
+        await pilot.press("S")
+        stop = await modal(pilot, ConfirmScreen)
+        assert "hold" in text_of(stop.query_one("#confirm-body", Static))
+        await pilot.press("escape")
+    assert "kill " not in qf.state("hold")
+    (qf.root() / "never").touch()
