@@ -366,6 +366,9 @@ class HostConfig:
     preempt_mtbf_hours: float | None = None
     # Set for a [[groups]] entry (issue 41): its cells run on every member box at once.
     group: GroupConfig | None = None
+    # The entry names its ``mounts`` (not the default "/", workdir, durable_dir): one the
+    # box cannot read is a typo to tell (``disk.unread``); a default one not made yet is not.
+    mounts_given: bool = False
 
     @property
     def is_local(self) -> bool:

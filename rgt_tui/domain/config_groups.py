@@ -107,6 +107,7 @@ def group_host(
         workdir=workdir,
         durable_dir=durable,
         mounts=rank0.mounts,
+        mounts_given=rank0.mounts_given,
         queue=local_path(base, c(lambda: t.maybe("queue", example="queues/pair.txt"), None)),
         run=run,
         pull=c(lambda: t.text_list("pull", [durable]), ()),

@@ -104,6 +104,7 @@ def host_config(
         workdir=workdir,
         durable_dir=durable,
         mounts=c(lambda: t.text_list("mounts", ["/", workdir, durable]), ()),
+        mounts_given="mounts" in t.data,
         queue=local_path(base, c(lambda: t.maybe("queue", example="queues/a100.txt"), None)),
         run=run,
         pull=c(lambda: t.text_list("pull", [durable]), ()),

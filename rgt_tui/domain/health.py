@@ -81,6 +81,9 @@ class HealthContext:
     # The host is ``interruptible`` (issue 40): a lost connection reads "preempted?", as
     # its pane's ⚡ line does, never "the run may still be alive".
     interruptible: bool = False
+    # The paths the fleet file names in ``mounts`` (none when it names none: the defaults,
+    # a workdir or durable_dir not made yet, are no typo): one unread is ``disk.unread``.
+    mounts_named: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -147,8 +150,9 @@ def _mib(n: int | float) -> str:
     return f"{n / 2**20:,.0f} MiB"
 
 
-def disk_alerts(snap: HostSnapshot, th: Thresholds) -> list[Alert]:
-    """Inodes (U7) and bytes (U6) per watched mount; one alert per mount, not per path."""
+def disk_alerts(snap: HostSnapshot, th: Thresholds, named: tuple[str, ...] = ()) -> list[Alert]:
+    """Inodes (U7) and bytes (U6) per watched mount; one alert per mount, not per path;
+    and each path of ``named`` (the fleet file's own ``mounts``) the agent cannot read."""
     alerts: list[Alert] = []
     seen: set[str] = set()
     for d in snap.disks:
@@ -187,8 +191,18 @@ def disk_alerts(snap: HostSnapshot, th: Thresholds) -> list[Alert]:
             path,
         )
         for path, why in snap.disks_unread
+        if _named(path, named)
     ]
     return alerts
+
+
+def _named(path: str, named: tuple[str, ...]) -> bool:
+    """Whether the agent's ``path`` is one of ``named`` as the fleet file writes them (the
+    agent expands ``~``: ``~/data`` is read as ``/root/data``)."""
+    return any(
+        path == n or (n.startswith("~/") and path.endswith(n[1:]) and len(path) > len(n) - 1)
+        for n in named
+    )
 
 
 def cgroup_alerts(snap: HostSnapshot, state: HealthState, th: Thresholds) -> list[Alert]:
@@ -505,7 +519,7 @@ def evaluate(
             )
         )
     if snap is not None:
-        alerts += disk_alerts(snap, th)
+        alerts += disk_alerts(snap, th, ctx.mounts_named)
         alerts += cgroup_alerts(snap, state, th)
         alerts += gpu_alerts(snap, state, th, ctx.spare)
         alerts += threads_alerts(snap)

@@ -192,6 +192,7 @@ def connection_alerts(
         mtbf_s=mtbf_s(host, profile),  # ckpt.cadence (issue 40)
         spare=host.watch.spare,  # a dead GPU's fix names the move to a spare (U22)
         interruptible=host.watch.interruptible,  # a lost connection: "preempted?"
+        mounts_named=host.mounts if host.mounts_given else (),  # disk.unread: typos only
     )
     cctx = CostContext(
         profile,

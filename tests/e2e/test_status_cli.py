@@ -245,3 +245,11 @@ def test_a_mount_the_box_cannot_read_is_told_in_the_table_not_only_in_json(tmp_p
     missing.mkdir()  # the folder made: its disk is watched, and the note is gone
     (h,) = json.loads(rgt("status", "--hosts", str(fleet), "--json").stdout)
     assert "disk.unread" not in {a["id"] for a in h["alerts"]}
+    # The default mounts ("/", workdir, durable_dir) name no typo: a durable_dir the
+    # queue has yet to make is no note on every fresh box.
+    fleet.write_text(
+        f'[[hosts]]\nname = "here"\nssh = "local"\ndurable_dir = "{tmp_path / "runs"}"\n'
+    )
+    (h,) = json.loads(rgt("status", "--hosts", str(fleet), "--json").stdout)
+    assert "disk.unread" not in {a["id"] for a in h["alerts"]}, h["alerts"]
+    assert any("runs" in p for p in h["problems"])  # still in --json's problems
