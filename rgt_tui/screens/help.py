@@ -29,11 +29,15 @@ def describe(binding: Binding) -> str:
 
 # Actions that are one action to the user: q has its own (so a text box can take it as
 # a letter while Ctrl+C still quits there); the help lists both keys on one row.
-# S and X with nothing running (queue_control's hidden stand-ins) are the same keys too.
+# S and X with nothing running, and S X R on the other tabs (queue_control's hidden
+# stand-ins), are the same keys too.
 SAME_ACTION = {
     "quit_key": "quit",
     "nothing_running('stop')": "queue_control('stop')",
     "nothing_running('kill')": "queue_control('kill')",
+    "queue_control_elsewhere('stop')": "queue_control('stop')",
+    "queue_control_elsewhere('kill')": "queue_control('kill')",
+    "queue_control_elsewhere('retry')": "queue_control('retry')",
 }
 
 

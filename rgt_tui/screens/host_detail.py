@@ -162,6 +162,8 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
         self.clock = clock
         self.tab_classes = list(tabs if tabs is not None else DETAIL_TABS)
         self.tabs: dict[str, DetailTab] = {cls.TAB_ID: cls() for cls in self.tab_classes}
+        for tab in self.tabs.values():
+            tab.bind_host(host)
         self._stale: set[str] = set(self.tabs)
         self.jobs: HostJobs | None = None  # the host's latest job state, for the tabs
         self._pending_tab: str | None = None  # a job key's tab, asked for before compose

@@ -67,6 +67,10 @@ class DetailTab(VerticalScroll):
         """Draw ``view``; called only while this tab is the active one."""
         raise NotImplementedError
 
+    def bind_host(self, host: HostConfig) -> None:
+        """The screen's host, known before the first ``show`` (a job's outcome may come
+        first); tabs that read its settings keep it."""
+
     def show_jobs(self, state: HostJobs) -> None:
         """The host's pull / verify / teardown moved on; tabs that show jobs redraw."""
 

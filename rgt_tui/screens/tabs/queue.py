@@ -66,7 +66,10 @@ class QueueTab(DetailTab):
     def __init__(self) -> None:
         super().__init__()
         self.host: HostConfig | None = None
-        self._jobs: HostJobs | None = None  # the last job state shown (``show_jobs``)
+        # The screen's host from the start (``bind_host``): the preflight's acknowledged
+        # checks are its settings, and an outcome can come before the first ``show``
+        # (hour s34 TUI #5: opened from the palette, they read as failures).
+        self.bound: HostConfig | None = None
         self.view: QueueView | None = None
         self.connections: FleetConnections | None = None
         self.shown: HostView | None = None  # the last drawn: its sample, its verified ckpt
@@ -88,10 +91,13 @@ class QueueTab(DetailTab):
         ready.display = False
         yield ready
 
+    def bind_host(self, host: HostConfig) -> None:
+        self.bound = host
+
     def show_jobs(self, state: HostJobs) -> None:
         """The host's sync or preflight moved on: show its progress or outcome."""
-        self._jobs = state
-        acked = self.host.ready.preflight_ack if self.host is not None else ()
+        host = self.host or self.bound
+        acked = host.ready.preflight_ack if host is not None else ()
         lines = ready_lines(state, acked)
         for body in self.query(".ready-body").results(Static):
             body.display = bool(lines)
@@ -144,11 +150,6 @@ class QueueTab(DetailTab):
         self.host, self.connections, self.shown = view.host, view.connections, view
         if first:
             self._show_ranks(view.host)
-            if self._jobs is not None:
-                # Drawn before the host was known (the screen opened on this tab, from the
-                # palette): again with the host's acknowledged checks, or they read as
-                # failures with a wrong fix (hour s34 TUI #5).
-                self.show_jobs(self._jobs)
         if self.view is None:  # the poller's last view, until its next read arrives
             self.view = view.queue
         body = self.query_one(".queue-body", Static)
