@@ -33,6 +33,13 @@ class Moved:
     result: Any = None  # MoveResult | ResumeResult
 
 
+def run_moved_keys(dest: str) -> str:
+    """How cells moved to ``dest`` that never ran get run, in the TUI's keys
+    (``run_moved_hint`` says it in the command line's): appended to a queue that runs
+    there, else launched (an append is refused on a box with no queue yet)."""
+    return f"run them: a (Append) on {dest} if a queue runs there, else L (Launch) on {dest}"
+
+
 class MoveControl:
     """Plans and runs moving cells from one host's queue to another's."""
 
@@ -82,9 +89,7 @@ class MoveControl:
             f"\n{plan.source}'s box skips {', '.join(result.skipped)}" if result.skipped else ""
         )
         origins = "".join(f"\n{said}" for said in result.origins)
-        message = (
-            f"moved {names} to {plan.dest}{skipped}{origins}\nsend them: a (append) on {plan.dest}"
-        )
+        message = f"moved {names} to {plan.dest}{skipped}{origins}\n{run_moved_keys(plan.dest)}"
         return Moved(message=message, result=result)
 
     async def resume(self, planned: ResumeDialogPlan, acks: tuple[str, ...]) -> Moved:
@@ -105,5 +110,8 @@ class MoveControl:
             lines.append(
                 f"pushed {plural(len(plan.files), 'verified file')} to {move.dest}:{result.out}"
             )
-        lines.append(result.queued)
+        # A cell that never ran is queued by nothing: the TUI's keys, not the command
+        # line's (hour s34 TUI #10: "run it: rgt-tui queue append box3 … else rgt-tui
+        # launch box3" in a toast).
+        lines.append(result.queued if plan.ran else run_moved_keys(move.dest))
         return Moved(message="\n".join(lines), result=result)

@@ -80,6 +80,11 @@ async def test_m_moves_a_cell_the_running_box_holds_after_naming_it(
             what="the moved notification",
             pilot=pilot,
         )
+        # How b (never ran) gets run, in the TUI's keys, not the command line's (hour s34
+        # TUI #10: "rgt-tui queue append box2 … else rgt-tui launch box2" in a toast).
+        (said,) = [n for n in notes(app) if "cells moved" in n]
+        assert "run them: a (Append) on box2 if a queue runs there, else L (Launch)" in said
+        assert "rgt-tui " not in said, said
     assert qf.queue_file("box1").read_text() == f"{gate} t 1\n#moved-to box2: cells/b.sh t 1\n"
     assert qf.queue_file("box2").read_text().endswith("\ncells/b.sh t 1\n")
     assert "moved to box2" in qf.state("b")
