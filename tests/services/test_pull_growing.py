@@ -58,6 +58,20 @@ def growing_log(make_loopback_fleet) -> Iterator:  # noqa: ANN001
         proc.wait()
 
 
+async def pull_while_growing(fleet, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """A pull that saw the log grow while the box hashed it. The window is the box's own
+    (from the walk's stat of the file to its open for hashing): on a loaded machine the
+    writer may not append inside it, and that pull then takes the file whole, not growing
+    (a fresh-clone CI run failed so). Pulled again until one sees it grow: a wait for what
+    the test needs, bounded by tries, not by time."""
+    for _ in range(30):
+        result = await pull(host_of(fleet), tmp_path, options=fast())
+        assert result.ok, format_pull_result(result)
+        if result.growing:
+            return result
+    raise AssertionError("no pull in 30 saw the log grow while it was hashed")
+
+
 def _prefix_sha(path: Path, size: int) -> str:
     with open(path, "rb") as f:
         return hashlib.sha256(f.read(size)).hexdigest()
@@ -67,7 +81,7 @@ async def test_a_log_still_being_written_is_pulled_as_hashed_and_the_next_pull_b
     growing_log, tmp_path
 ):
     fleet, log = await growing_log()
-    first = await pull(host_of(fleet), tmp_path, options=fast())
+    first = await pull_while_growing(fleet, tmp_path)
     local = tmp_path / "box1" / "alpha" / "train.log"
     assert first.ok, format_pull_result(first)  # never refused, never "NOT COMPLETE"
     assert not first.manifest.refused
@@ -117,7 +131,7 @@ async def test_a_log_rewritten_rather_than_grown_is_pulled_again_whole(growing_l
     longer file in its place: the part starts as the old copy, the hash of the whole says
     it is not this file, and it is pulled again from zero; the old copy is set aside."""
     fleet, log = await growing_log()
-    first = await pull(host_of(fleet), tmp_path, options=fast())
+    first = await pull_while_growing(fleet, tmp_path)
     assert first.ok and first.growing, format_pull_result(first)
     local = tmp_path / "box1" / "alpha" / "train.log"
     old = local.read_bytes()
