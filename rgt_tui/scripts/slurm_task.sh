@@ -45,11 +45,16 @@
 # RGT_NODE_RANK (its SLURM_PROCID). srun --kill-on-bad-exit ends every rank when one
 # fails (MN3); TERM to srun reaches every rank.
 set -u
-# The walltime's warning may come early (SLURM2), before the trap below is in place; USR1
-# would end this shell. A TERM that early keeps its default: the task is cancelled
-# before its cell started.
-early_warn=0
-trap 'early_warn=1' USR1
+# The walltime's warning may come early (SLURM2), before the cell started; USR1 would end
+# this shell. One trap for the whole script, never replaced: a USR1 pending when its trap
+# was changed was dropped by bash (seen twice in CI: no `signal` record, the cell never
+# told, the task left to its walltime). Before the cell starts it is only noted. A TERM
+# that early keeps its default: the task is cancelled before its cell started.
+early_warn=0 started=0
+on_usr1() {
+    if [ "$started" = 1 ]; then on_signal warn; else early_warn=1; fi
+}
+trap on_usr1 USR1
 
 qdir=${1:-} run_one=${2:-} workdir=${3:-} nproc=${4:-} port=${5:-}
 k=${SLURM_ARRAY_TASK_ID:-}
@@ -173,11 +178,11 @@ on_signal() {  # warn | term
         pass_term
     fi
 }
-trap 'on_signal warn' USR1
 trap 'on_signal term' TERM
 
 bash "$run_one" "$qdir" "$k" "$name" "$workdir" "$cmd" &
 child=$!
+started=1
 [ "$early_warn" = 0 ] || on_signal warn
 while :; do
     # TERM came before run_one.sh recorded the cell's pid: pass it on once it is there.
