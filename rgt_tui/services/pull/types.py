@@ -194,7 +194,7 @@ class PullResult:
                 (
                     "KEPT",
                     f"{RECORDS_DIR}/{REPLACED_DIR}/ holds {plural(count, 'earlier copy', 'earlier copies')} "
-                    f"({fmt_bytes(size)}) in all; rgt-tui never deletes them: delete those "
+                    f"({fmt_bytes(size)}) in all, never deleted by rgt-tui: delete those "
                     "you no longer need",
                 )
             )

@@ -72,7 +72,7 @@ from rgt_tui.services.pull import (
 )
 from rgt_tui.services.pull.budget import shared_budget
 from rgt_tui.services.pull.plan import PulledRecord
-from rgt_tui.services.records import RECORDS_DIR, REPLACED_DIR, host_results_dir, manifest_path
+from rgt_tui.services.records import host_results_dir, manifest_path
 from rgt_tui.services.runtime.locks import HostLocks
 from rgt_tui.services.runtime.stopped import StoppedHosts, stopped_line
 from rgt_tui.services.teardown import TEARDOWN_TIMEOUT_S, confirmed_at
@@ -475,15 +475,9 @@ class PullScheduler:
             if logs.note:
                 came += f" ({logs.note})"
         changed = sum(1 for f in result.pulled if f.replaced)
-        if changed and result.set_aside is not None:
-            # A checkpoint rewritten each epoch keeps one earlier copy per pull, for good:
-            # said with each pull, or the disk fills unseen (hour s34 CLI #1).
-            copies, size = result.set_aside
-            came += (
-                f"; {RECORDS_DIR}/{REPLACED_DIR}/ holds "
-                f"{plural(copies, 'earlier copy', 'earlier copies')} ({fmt_bytes(size)}) in all, "
-                "never deleted by rgt-tui: delete those you no longer need"
-            )
+        # A checkpoint rewritten each epoch keeps one earlier copy per pull, for good: the
+        # pull's own KEPT words with each pull, or the disk fills unseen (hour s34 CLI #1).
+        came += "".join(f"; {text}" for label, text in result.notices if label == "KEPT")
         self.last[host.name] = came
         if not result.pulled and result.ok:
             return None  # nothing new: nothing to tell anyone
