@@ -191,18 +191,9 @@ def disk_alerts(snap: HostSnapshot, th: Thresholds, named: tuple[str, ...] = ())
             path,
         )
         for path, why in snap.disks_unread
-        if _named(path, named)
+        if path in named
     ]
     return alerts
-
-
-def _named(path: str, named: tuple[str, ...]) -> bool:
-    """Whether the agent's ``path`` is one of ``named`` as the fleet file writes them (the
-    agent expands ``~``: ``~/data`` is read as ``/root/data``)."""
-    return any(
-        path == n or (n.startswith("~/") and path.endswith(n[1:]) and len(path) > len(n) - 1)
-        for n in named
-    )
 
 
 def cgroup_alerts(snap: HostSnapshot, state: HealthState, th: Thresholds) -> list[Alert]:

@@ -923,3 +923,13 @@ def test_agent_reports_the_running_cell_its_log_and_outputs(tmp_path, isolated_h
         holder.wait()
     (line,) = run_shell(f"RGT_BOOT_ID_FILE={shlex.quote(str(boot))} {command}")
     assert line["cell"] is None and line["log_mtime"] is None  # its process is gone
+
+
+def test_an_unread_mount_is_said_as_the_fleet_file_writes_it(tmp_path):
+    """The agent expands ~ to read a path; one it cannot read comes back as written
+    (~/nope), so the client matches it to the host's own mounts exactly (disk.unread)."""
+    (line,) = run_agent(
+        *argv("--count 1 --interval 0 --no-gpu --mount", tmp_path, "--mount ~/rgt-no-such-dir")
+    )
+    assert line["disks_unread"] == [["~/rgt-no-such-dir", "No such file or directory"]], line
+    assert [d.path for d in snap(line).disks] == [str(tmp_path)]

@@ -95,7 +95,7 @@ def test_unread_disks_from_the_box_are_bounded_printable_and_told_as_info() -> N
     unread += [["/a"], "not a pair", [1, 2], *[[f"/d{i}", "why"] for i in range(100)]]
     snap = snapshot_from_agent("box", agent_sample("box", disks_unread=unread))
     # Told only for the paths the fleet file names (hour s34: a default durable_dir not
-    # made yet is no typo); the agent expands ~, so ~/x is /root/x there.
+    # made yet is no typo), as it writes them: the agent says ~/x as ~/x.
     named = HealthContext(mounts_named=("/workspce", "~/d3"))
     alerts = evaluate(snap, HealthState().observe(snap), named)
     assert snap.disks_unread[:2] == (
@@ -105,11 +105,11 @@ def test_unread_disks_from_the_box_are_bounded_printable_and_told_as_info() -> N
     assert len(snap.disks_unread) < MAX_DISKS  # the first 64 entries, bad ones dropped
     told = [a for a in alerts if a.id == "disk.unread"]
     assert {a.severity for a in told} == {"info"}
-    assert [a.subject for a in told] == ["/workspce"]  # /d3 is not ~/d3's /root/d3
-    home = ("/root/d3", "No such file or directory")
+    assert [a.subject for a in told] == ["/workspce"]  # /d3 is not ~/d3
+    home = ("~/d3", "No such file or directory")
     snap2 = snapshot_from_agent("box", agent_sample("box", disks_unread=[list(home)]))
     tilde = evaluate(snap2, HealthState().observe(snap2), named)
-    assert [a.subject for a in tilde if a.id == "disk.unread"] == ["/root/d3"]
+    assert [a.subject for a in tilde if a.id == "disk.unread"] == ["~/d3"]
     unnamed = evaluate(snap2, HealthState().observe(snap2), HealthContext())
     assert not [a for a in unnamed if a.id == "disk.unread"]
     _, flood = alerts_of(agent_sample("box", disks_unread=unread), "box")

@@ -94,7 +94,8 @@ def parse_args(argv=None):
     p.add_argument("--no-box-id", action="store_true", help="do not report (or create) the id")
     args = p.parse_args(argv)
     # Fleet files say "~" for the box's home (the default workdir); only the box knows it.
-    args.mount = [os.path.expanduser(m) for m in (args.mount or ["/"])]
+    args.mount_given = list(args.mount or ["/"])  # as the fleet file writes them
+    args.mount = [os.path.expanduser(m) for m in args.mount_given]
     args.log = os.path.expanduser(args.log) if args.log else None
     args.artifacts = os.path.expanduser(args.artifacts) if args.artifacts else None
     args.queue_dir = os.path.expanduser(args.queue_dir) if args.queue_dir else None

@@ -24,6 +24,9 @@ class Agent:
         self.args = args
         self.gpu = GpuProbe(args)
         self.disks = DiskProbe(args.proc_root)
+        # An unread path is said as the fleet file writes it (``~/data``), so the client
+        # matches it to the host's ``mounts`` exactly.
+        self.mount_given = dict(zip(args.mount, args.mount_given))  # noqa: B905 - python 3.6 here
         self.cgroup = CgroupProbe(args.proc_root, args.sys_root)
         self.kmsg = KmsgReader(args.dev_root)
         every = args.scan_every
@@ -58,7 +61,7 @@ class Agent:
             "host_mem_total": mem_total,
             "host_mem_available": mem_available,
             "disks": safe(errors, "disks", lambda: self.disks.sample(a.mount, errors), []),
-            "disks_unread": self.disks.unread,
+            "disks_unread": [[self.mount_given.get(p, p), why] for p, why in self.disks.unread],
             "cgroup": None,
             "gpu_source": "none",
             "gpu_unavailable_reason": None,
