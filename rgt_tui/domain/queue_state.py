@@ -337,7 +337,10 @@ class QueueView:
             c for c in self.cells
             if c.started_at and c.started_at >= launch.ts and c.index < launch.stopped_before
         ]  # fmt: skip
-        last = max(ran, key=lambda c: c.started_at or 0) if ran else None
+        # Started in the same second (a cell killed at once, the next begun): the later
+        # index is the later start, the runner going in order (a CI run read "after cell
+        # 0 (hold)" of a stop after cell 1).
+        last = max(ran, key=lambda c: (c.started_at or 0, c.index)) if ran else None
         after = f"cell {last.index} ({last.name})" if last else "its launch (no cell ran)"
         later = [c for c in self.cells if c.index >= launch.stopped_before and c.status == PENDING]
         left = f"cell {later[0].index} and later not started" if later else "no cell left to start"

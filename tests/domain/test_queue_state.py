@@ -498,3 +498,16 @@ def test_a_done_cell_of_an_earlier_launch_is_next_when_this_launch_reruns_it():
     this = {n: parse_cell_state(f"start 1020 {BOOT} 10\nend 1030 0\n") for n in "cd"}
     again = view(launches(start=1), {**this, **b}, runner_alive=True, alive={"b"})
     assert again.next_cell is None
+
+
+def test_a_stop_names_the_later_of_two_cells_started_in_the_same_second():
+    """A cell killed at once and the next begun within its second: the stop is after the
+    later one (a CI run read "after cell 0 (a)" of a stop after cell 1 (b))."""
+    from rgt_tui.domain.queue_state import USER_STOPPED
+
+    stopped = launches("stop 1005 user\nstopped 1010 2\ndone 1010 1 1\n")
+    killed = parse_cell_state(f"start 1001 {BOOT} 10\nkill 1001 user next\nend 1001 143\n")
+    done = parse_cell_state(f"start 1001 {BOOT} 11\nend 1009 0\n")
+    v = view(stopped, {"a": killed, "b": done})
+    assert v.state == USER_STOPPED, v.state
+    assert v.stop_text().startswith("stopped by the user after cell 1 (b); cell 2"), v.stop_text()
