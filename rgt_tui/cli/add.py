@@ -49,6 +49,7 @@ from rgt_tui.services.fleet.add_host import (
     fingerprint_matches,
     fleet_file_for_add,
     fleet_in_code,
+    fleet_known_hosts,
     guess_profile,
     read_cost,
     read_fleet_file,
@@ -306,6 +307,7 @@ def _new_host(call: Call, fleet_file: FleetFile, pasted: Pasted, tty: bool) -> N
         profile=profile,
         cost_per_hour=cost,
         identity_file=identity,
+        known_hosts=fleet_known_hosts(fleet_file),
         host_key="accept-new" if args.accept_new else "strict",
         pasted=pasted.text,
         # Without a terminal: checked before any connection (a bad flag changes nothing);
@@ -401,9 +403,7 @@ def _settle_key(call: Call, check: KeyCheck, tty: bool, written: list[str]) -> i
     (noted in ``written``)."""
     trust_given = call.args.trust_key
     if check.status in ("trusted", "local"):
-        print(
-            check.message if check.status == "local" else f"host key {check.fingerprint}: trusted"
-        )
+        print(check.message)
         return None
     if check.status == "refused":
         call.fail(f"{check.host}: {check.message}", fix=check.fix)

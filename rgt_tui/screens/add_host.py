@@ -62,6 +62,7 @@ from rgt_tui.services.fleet.add_host import (
     check_name,
     check_profile,
     fleet_in_code,
+    fleet_known_hosts,
     guess_profile,
     read_cost,
     read_fleet_file,
@@ -401,6 +402,7 @@ class AddHostScreen(ReplanScreen[HostConfig | None]):
             profile=check_profile(profile),
             cost_per_hour=read_cost(cost),
             identity_file=pasted.identity_file,
+            known_hosts=fleet_known_hosts(fleet_file),
             pasted=pasted.text,
             keys=keys,
         )

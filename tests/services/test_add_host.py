@@ -632,3 +632,61 @@ async def test_t_in_a_field_of_the_form_never_trusts_the_key(make_loopback_fleet
             await pilot.pause()
             assert not known.exists() or box.known_hosts_line not in known.read_text()
         assert screen.query_one("#add-name", Input).value.endswith("t")  # typed, as text
+
+
+# -- a fleet that keeps its keys in its own known_hosts -----------------------------------------
+
+
+def own_known_hosts_fleet(fleet: LoopbackFleet, hosts: Path) -> None:
+    """A fleet file whose one box names the fleet's own known_hosts (as the demo's do),
+    which already holds every loopback box's key."""
+    hosts.write_text(
+        "[[hosts]]\n"
+        'name = "first"\n'
+        f'ssh = "{fleet.username}@{LOOPBACK_HOST}:{fleet.boxes[0].port}"\n'
+        f'known_hosts = "{fleet.known_hosts}"\n'
+    )
+
+
+async def test_cli_add_checks_and_names_the_fleets_own_known_hosts(
+    make_loopback_fleet, home, tmp_path
+):
+    # Every box names the same known_hosts: a box added is checked there (its key is
+    # already trusted, so no --trust-key is asked for) and its block names the file too,
+    # rather than calling the key unknown and writing it to ~/.ssh/known_hosts.
+    fleet = await make_loopback_fleet(3)
+    hosts = tmp_path / "hosts.toml"
+    own_known_hosts_fleet(fleet, hosts)
+    done = await arun("add", pasted(fleet, fleet.boxes[1]), "--name", "b2", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "already trusted" in done.stdout
+    assert load_fleet(hosts).host("b2").known_hosts == fleet.known_hosts
+    assert "as every other host in this file" in hosts.read_text()
+    assert not (home / ".ssh" / "known_hosts").exists()
+
+    # Boxes that name different files (here: one names none) leave ssh's default.
+    with hosts.open("a") as f:
+        f.write(f'\n[[hosts]]\nname = "plain"\nssh = "{LOOPBACK_HOST}:2"\n')
+    mixed = await arun("add", pasted(fleet, fleet.boxes[2]), "--name", "b3", cwd=tmp_path)
+    assert mixed.returncode == 2 and "no one to confirm the unknown host key" in mixed.stderr
+
+
+async def test_add_screen_checks_the_fleets_own_known_hosts(make_loopback_fleet, home, tmp_path):
+    fleet = await make_loopback_fleet(2)
+    hosts = tmp_path / "hosts.toml"
+    own_known_hosts_fleet(fleet, hosts)
+    app = AddApp(hosts)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        screen.query_one("#add-target", Input).value = pasted(fleet, fleet.boxes[1])
+        screen.query_one("#add-name", Input).value = "b2"
+        await press(pilot, screen.query_one("#add-check", Button))
+        await wait_for(lambda: screen.check is not None, what="the key check", pilot=pilot)
+        assert screen.check.status == "trusted", screen.check.message
+        add = screen.query_one("#add-add", Button)
+        await wait_for(lambda: not add.disabled, what="Add enabled", pilot=pilot)
+        await press(pilot, add)
+        await wait_for(lambda: app.results, what="the screen dismissed", pilot=pilot)
+    (host,) = app.results
+    assert host.known_hosts == fleet.known_hosts == load_fleet(hosts).host("b2").known_hosts
+    assert not (home / ".ssh" / "known_hosts").exists()

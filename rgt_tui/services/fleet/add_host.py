@@ -50,8 +50,8 @@ from rgt_tui.transport.known_hosts import trust_host_key
 __all__ = [
     "AddRefused", "FleetFile", "KeyCheck", "NewHost", "Pasted", "add_to_fleet",
     "check_host_key", "check_name", "check_profile", "fingerprint_matches", "fleet_in_code",
-    "fleet_file_for_add", "guess_profile", "read_cost", "read_fleet_file", "read_target",
-    "same_account", "suggest_name", "trust_key",
+    "fleet_file_for_add", "fleet_known_hosts", "guess_profile", "read_cost", "read_fleet_file",
+    "read_target", "same_account", "suggest_name", "trust_key",
 ]  # fmt: skip
 
 # The fleet file's rule for a name (it names the host's local results folder).
@@ -215,11 +215,22 @@ def same_account(target: SshTarget | None, fleet_file: FleetFile) -> str | None:
     )
 
 
+def fleet_known_hosts(fleet_file: FleetFile) -> Path | None:
+    """The known_hosts file every box of the fleet file names, when they all name the
+    same one (a fleet that keeps its keys apart from ``~/.ssh``, as the demo does): a box
+    added to it is checked against that file, trusted into it and names it too, or its
+    key would be called unknown and written to ``~/.ssh/known_hosts`` beside the fleet's.
+    None: no box, one that names none (ssh's default), or boxes that differ."""
+    fleet = fleet_file.fleet
+    named = {h.known_hosts for h in fleet.hosts if h.ssh is not None} if fleet else set()
+    return named.pop() if len(named) == 1 else None
+
+
 def probe_config(new: NewHost) -> HostConfig:
     """The host as the fleet file will have it, for one connection before it is added."""
     identity = Path(new.identity_file).expanduser() if new.identity_file else None
     return HostConfig(
-        name=new.name, ssh=new.target, identity_file=identity, known_hosts=None,
+        name=new.name, ssh=new.target, identity_file=identity, known_hosts=new.known_hosts,
         profile=new.profile, cost_per_hour=new.cost_per_hour, started_at=None, workdir="~",
         durable_dir="~", mounts=("/",), queue=None, run=None, pull=(), teardown=None,
         epochs=1, host_key=new.host_key,
@@ -279,7 +290,10 @@ async def check_host_key(new: NewHost) -> KeyCheck:
         return KeyCheck(status, where, exc.presented, exc.message, exc.fix, exc)
     except TransportError as exc:
         return KeyCheck("unreachable", where, None, exc.message, _login_fix(new, exc))
-    return KeyCheck("trusted", where, seen, f"host key {seen} is already trusted; the box answered")
+    held = f" in {new.known_hosts}, the fleet's own known_hosts" if new.known_hosts else ""
+    return KeyCheck(
+        "trusted", where, seen, f"host key {seen} is already trusted{held}; the box answered"
+    )
 
 
 def _login_fix(new: NewHost, exc: TransportError) -> str | None:

@@ -76,6 +76,9 @@ class NewHost:
     profile: str
     cost_per_hour: float | None = None
     identity_file: str | None = None  # as typed (``~`` kept): the loader expands it
+    # The fleet's own known_hosts (``fleet_known_hosts``), when every host already names
+    # one: the new box's key is checked and trusted there, and its block names it too.
+    known_hosts: Path | None = None
     host_key: str = "strict"  # or "accept-new"
     pasted: str | None = None  # the text the user pasted, quoted in the block's comment
     fingerprint: str | None = None  # the host key seen when it was checked, for the comment
@@ -172,6 +175,9 @@ def render_block(new: NewHost, now: datetime | None = None) -> str:
     table.add("ssh", new.ssh)
     if new.identity_file is not None:
         table.add("identity_file", new.identity_file)
+    if new.known_hosts is not None:
+        table.add("known_hosts", str(new.known_hosts))
+        table["known_hosts"].comment("as every other host in this file")
     if new.host_key != "strict":
         table.add("host_key", new.host_key)
         table["host_key"].comment("the first key the box shows is recorded; a changed one refused")
