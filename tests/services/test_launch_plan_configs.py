@@ -39,7 +39,7 @@ async def test_a_config_missing_from_the_code_tree_refuses_the_plan(make_queue_f
     assert _config_problems(plan) == [
         f"{where}: cells/gone.sh is not in {proj} (box2's code tree, which sync sends to "
         "its workdir): cell gone would fail on box2 — fix the path on this line, or add "
-        "the file to the tree (then rgt-tui sync)"
+        "the file to the tree (then sync it: y, or rgt-tui sync)"
     ], plan.problems
     assert plan.queue_append == ""  # refused: nothing would be sent
 

@@ -65,7 +65,7 @@ async def test_a_preempted_cell_resumes_on_another_box_from_its_verified_step(ma
     running = await plan(qf)
     assert not running.ok
     assert [p for p in running.move.problems if "ck" in p] == [
-        "ck is running on box1 now — stop or kill it first (rgt-tui queue kill box1), then move it"
+        "ck is running on box1 now — stop or kill it first (S or X on its Queue tab; rgt-tui queue kill box1), then move it"
     ], running.move.problems
     # The target was not read for a refused move: its {out} as the fleet file gives it.
     out2 = qf.root("box2") / "results" / "ck"

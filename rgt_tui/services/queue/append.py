@@ -168,8 +168,9 @@ async def configs_on_box(
     files = ", ".join(f"{p} (cell {', '.join(c.name for c in wanted[p])})" for p in stale)
     way_on = way_on or (
         "and a running queue's code is never synced: the cell would fail, or run the old "
-        f"config. Append it once the queue ends (or stop it: rgt-tui queue stop "
-        f"{host.name}), after rgt-tui sync {host.name}; or name a config the box has"
+        f"config. Append it once the queue ends (or stop it: S, or rgt-tui queue stop "
+        f"{host.name}), after a sync (y, or rgt-tui sync {host.name}); or name a config "
+        "the box has"
     )
     raise QueueError(
         host.name,

@@ -298,7 +298,7 @@ def missing_configs(
                 cell.file, cell.line,
                 f"{cell.cfg} is not in {where} ({host.name}'s code tree, which sync sends to "
                 f"its workdir): cell {cell.name} {fails} — fix the path on this line, or add "
-                "the file to the tree (then rgt-tui sync)",
+                "the file to the tree (then sync it: y, or rgt-tui sync)",
             )) for cell in absent[rel]]  # fmt: skip
     return [p for _, p in sorted(problems, key=lambda lp: lp[0])]
 

@@ -498,7 +498,7 @@ async def plan_move(
         if running:
             problems.append(
                 f"{cell.name} is running on {source.name} now — stop or kill it first "
-                f"(rgt-tui queue kill {source.name}), then move it"
+                f"(S or X on its Queue tab; rgt-tui queue kill {source.name}), then move it"
             )
         elif state == DONE and cell.name not in verified:  # refused above when verified
             warnings.append(
