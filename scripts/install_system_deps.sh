@@ -2,8 +2,9 @@
 # Installs what the test suite runs for real: OpenSSH's sshd (a real server on loopback),
 # tmux (the detach method and the demo test), rsync (sync's transfer, the pull benchmark's
 # baseline), git (sync lists a git repository's files as git does), prometheus (a real
-# server scrapes `watch --metrics` in a test) and Slurm with munge (a one-node test cluster,
-# tests/support/slurm.py).
+# server scrapes `watch --metrics` in a test), Slurm with munge (a one-node test cluster,
+# tests/support/slurm.py) and exFAT through FUSE with a loop device (a real disk that folds
+# case, as macOS's does: tests/support/case_disk.py).
 # Does nothing when they are already there.
 set -euo pipefail
 missing=()
@@ -17,6 +18,9 @@ command -v prometheus >/dev/null || missing+=(prometheus)
 [ -x /usr/sbin/slurmd ] || missing+=(slurmd)
 command -v sbatch >/dev/null || missing+=(slurm-client)
 [ -x /usr/sbin/munged ] || missing+=(munge)
+[ -x /usr/sbin/mount.exfat-fuse ] || missing+=(exfat-fuse)
+command -v mkfs.exfat >/dev/null || missing+=(exfatprogs)
+command -v losetup >/dev/null || missing+=(mount)
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi

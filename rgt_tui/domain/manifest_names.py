@@ -11,7 +11,11 @@ than the local file system's NAME_MAX (the box's may allow more, or a crafted li
 says so), or a whole path past PATH_MAX once the results folder is put before it.
 ``local_name_reason`` says why; ``refuse_unwritable`` moves such entries and links of a
 manifest to its refusals, so each is named with its fix and the rest of the pull goes on.
-The limits are the caller's (the local folder's ``pathconf``).
+The limits are the caller's (the local folder's ``pathconf``). On a file system that does
+not tell names apart by case (macOS's default, exFAT, Windows: the caller probes it), two
+names the box tells apart only by case or Unicode form (``Model.pt``, ``model.pt``) would
+be one file here: the first in sorted order is pulled and the others are refused
+(``CASE_TWIN``), never written over it.
 
 Local sub-folders (``root_labels``): with one pull root, none; with several, the root's
 base name (``/workspace/runs`` → ``runs``), ``root<N>`` when the base name says nothing
@@ -121,13 +125,58 @@ def local_name_reason(rel: str, name_max: int, path_room: int) -> str | None:
     return None
 
 
-def refuse_unwritable(manifest: Manifest, name_max: int, path_room: int) -> Manifest:
+CASE_TWIN = "differs only by case from"  # how a case-folding disk's refusal starts
+
+
+def _folded_key(rel: str) -> str:
+    """One file on a disk that folds case (and, as macOS does, Unicode forms)."""
+    return unicodedata.normalize("NFC", rel).casefold()
+
+
+def _case_twins(manifest: Manifest) -> dict[tuple[str, str], str]:
+    """(root, path) of each entry or link that a case-folding disk would write over an
+    earlier one (sorted by local path: the same one is kept every pull) -> that one's
+    local path. A file and a folder of one folded name collide too (``Model`` and
+    ``model/x``); two folders of one folded name merge, losing nothing, and are left."""
+    items = sorted(
+        ((manifest.local_relpath(i.root, i.path), i) for i in (*manifest.entries, *manifest.links)),
+        key=lambda pair: pair[0],
+    )
+    files: dict[str, str] = {}  # folded path -> the local path kept
+    folders: dict[str, str] = {}  # folded folder -> a local path below it
+    twins: dict[tuple[str, str], str] = {}
+    for rel, item in items:
+        key = _folded_key(rel)
+        parts = key.split("/")
+        above = ["/".join(parts[:n]) for n in range(1, len(parts))]
+        first = files.get(key) or folders.get(key)
+        first = first or next((files[f] for f in above if f in files), None)
+        if first is not None:
+            twins[(item.root, item.path)] = first
+            continue
+        files[key] = rel
+        for folder in above:
+            folders.setdefault(folder, rel)
+    return twins
+
+
+def refuse_unwritable(
+    manifest: Manifest, name_max: int, path_room: int, *, folds_case: bool = False
+) -> Manifest:
     """``manifest`` with each entry and link that cannot be written here
-    (``local_name_reason``) moved to its refusals; the same manifest when none is."""
+    (``local_name_reason``; with ``folds_case``, a case twin of another) moved to its
+    refusals; the same manifest when none is."""
     refused = []
+    twins = _case_twins(manifest) if folds_case else {}
 
     def writable(item: ManifestEntry | ManifestLink) -> bool:
         why = local_name_reason(manifest.local_relpath(item.root, item.path), name_max, path_room)
+        twin = twins.get((item.root, item.path))
+        if why is None and twin is not None:
+            why = (
+                f"{CASE_TWIN} {twin}, and this machine's file system does not tell names "
+                "apart by case: one would be written over the other"
+            )
         if why is not None:
             refused.append(Refusal(item.root, item.path, why))
         return why is None
@@ -170,6 +219,6 @@ def folded(name: str) -> str:
 
 
 __all__ = [
-    "NAME_TOO_LONG", "SECRET_PATHS", "SECRET_RULE", "folded", "local_name_reason",
+    "CASE_TWIN", "NAME_TOO_LONG", "SECRET_PATHS", "SECRET_RULE", "folded", "local_name_reason",
     "refuse_unwritable", "root_labels", "secret_reason", "unsafe_path_reason",
 ]  # fmt: skip

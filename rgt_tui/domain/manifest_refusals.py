@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from rgt_tui.agent.secret_paths import skipped_by_rule
 from rgt_tui.domain.manifest import Manifest, Refusal
-from rgt_tui.domain.manifest_names import NAME_TOO_LONG
+from rgt_tui.domain.manifest_names import CASE_TWIN, NAME_TOO_LONG
 
 # (what a reason starts with, how to settle it): the reasons the scan and the parser give.
 _FIXES = (
@@ -35,6 +35,11 @@ _FIXES = (
         NAME_TOO_LONG,
         "rename it on the box to a shorter name (or move it less deep); the box may allow "
         "what this machine's file system does not",
+    ),
+    (
+        CASE_TWIN,
+        "rename one of them on the box (this disk holds only one of the two), or pull to a "
+        "disk that tells case apart",
     ),
     ("cannot list folder", "make it readable on the box (its owner and permissions)"),
     ("cannot stat", "make it readable on the box (its owner and permissions)"),

@@ -89,6 +89,7 @@ class HostTree:
         self.name_max = _limit(self.fd, "PC_NAME_MAX", 255)
         whole = _limit(self.fd, "PC_PATH_MAX", 4096)
         self.path_room = whole - len(os.fsencode(os.path.abspath(root))) - 2  # "/" and NUL
+        self.folds_case = _folds_case(self.fd)
         # The last folders reached, kept open: a pull's files cluster in few folders, and
         # each file's part, rename and check walked its folders again (a few opens per
         # component, thousands of small files). A held descriptor is a folder the walk
@@ -98,8 +99,11 @@ class HostTree:
 
     def writable(self, manifest: Manifest) -> Manifest:
         """``manifest`` with what cannot be written here refused by name (a name longer
-        than this file system allows, a path past PATH_MAX): named, never a stopped pull."""
-        return refuse_unwritable(manifest, self.name_max, self.path_room)
+        than this file system allows, a path past PATH_MAX, a case twin on a disk that
+        folds case): named, never a stopped pull."""
+        return refuse_unwritable(
+            manifest, self.name_max, self.path_room, folds_case=self.folds_case
+        )
 
     def close(self) -> None:
         with self._lock:
@@ -288,6 +292,28 @@ class HostTree:
                 os.symlink(target, name, dir_fd=fd)
                 return None
             return "a file or folder is in the way of the box's symlink"
+
+
+def _folds_case(fd: int) -> bool:
+    """Whether the folder's file system takes ``A`` and ``a`` as one name (macOS's
+    default, exFAT, Windows): a probe file made, looked up by its other case, removed.
+    False where it cannot be made (a read-only folder: the pull fails there anyway)."""
+    probe = f".rgt-case-Probe-{os.getpid()}-{threading.get_ident()}"
+    try:
+        os.close(
+            os.open(probe, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_CLOEXEC, 0o600, dir_fd=fd)
+        )
+    except OSError:
+        return False
+    try:
+        os.stat(probe.swapcase(), dir_fd=fd, follow_symlinks=False)
+    except OSError:
+        return False
+    else:
+        return True
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(probe, dir_fd=fd)
 
 
 def _limit(fd: int, name: str, default: int) -> int:
