@@ -2,9 +2,9 @@
 are secrets never pulled, and the local sub-folder each pull root gets.
 
 The box is not trusted (someone else's container): a name is refused when it is empty,
-absolute, has a ``.``/``..``/empty component, a NUL or any control character (C0, DEL, C1)
-or is not valid UTF-8 (``unsafe_path_reason``), and when it is a secret
-(``SECRET_PATHS``, ``secret_reason``), whatever the box's scan said.
+absolute, has a ``.``/``..``/empty component, a NUL or any control character (C0, DEL, C1),
+a bidirectional override or isolate, or is not valid UTF-8 (``unsafe_path_reason``), and
+when it is a secret (``SECRET_PATHS``, ``secret_reason``), whatever the box's scan said.
 
 A name the box may have can still be one this machine cannot write: a component longer
 than the local file system's NAME_MAX (the box's may allow more, or a crafted listing
@@ -46,6 +46,10 @@ from rgt_tui.agent.secret_paths import SECRET_PATHS, SECRET_RULE, names_match
 from rgt_tui.domain.manifest import RECORDS_DIR, Manifest, ManifestEntry, ManifestLink, Refusal
 
 _CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f]")  # C0, DEL, C1
+# Bidirectional embeddings, overrides and isolates: a name holding one reads reversed in
+# a file manager or ``ls`` ("report\u202etxt.exe" shows as "reportexe.txt"; the "Trojan
+# Source" trick). No result name needs one; the marks (LRM, RLM) are left.
+_BIDI_RE = re.compile("[\u202a-\u202e\u2066-\u2069]")
 _SECRETS = tuple(tuple(p.split("/")) for p in SECRET_PATHS)
 # Every secret's first component, as written (none is a pattern): a path holding none of
 # them is no secret, and most result paths hold none (one set look, not a scan per secret).
@@ -89,6 +93,12 @@ def unsafe_path_reason(path: str) -> str | None:
     control = _CONTROL_RE.search(path)
     if control:
         return f"control character in name ({control.group()!r})"
+    bidi = _BIDI_RE.search(path)
+    if bidi:
+        return (
+            f"bidirectional control character in name (U+{ord(bidi.group()):04X}): it shows "
+            "the name reversed"
+        )
     try:
         path.encode("utf-8")
     except UnicodeEncodeError:

@@ -179,6 +179,8 @@ def test_times_of_the_whole_scan_must_be_finite():
         ("line\nbreak", "control character in name ('\\n')"),
         ("del\x7f", "control character in name ('\\x7f')"),
         ("c1\x9b31m", "control character in name ('\\x9b')"),
+        ("report\u202etxt.exe", "bidirectional control character in name (U+202E)"),
+        ("a\u2066b", "bidirectional control character in name (U+2066)"),
         ("half\ud800", "not valid UTF-8"),
         (["a"], "the name is not text"),
         (7, "the name is not text"),
