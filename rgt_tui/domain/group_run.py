@@ -274,7 +274,7 @@ def _without_stop(launch: RunnerLaunch | None) -> RunnerLaunch | None:
     stop (so no reader of the launch calls it "stopped by you")."""
     if launch is None:
         return None
-    return replace(launch, stop_requested_at=None, stop_by="", stopped_before=None)
+    return replace(launch, stop_requested_at=None, stop_by="", stopped_before=None, stop_held=())
 
 
 def _stopped_by_group(view: QueueView, stop: GroupStop) -> QueueView:

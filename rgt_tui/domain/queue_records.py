@@ -45,10 +45,14 @@ never shown raw by the CLI, whose output is fenced besides (``cli/fence.py``).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
 from rgt_tui.domain.code_identity import CodeIdentity
 from rgt_tui.domain.text import printable
+
+_TASK_ID = re.compile(r"[0-9]{1,18}_[0-9]{1,9}")  # a Slurm array task, as a stop names it
+_HELD_MAX = 3 + 100_000  # the stop record's fields read: a box's line is not trusted
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,8 @@ class RunnerLaunch:
     stop_requested_at: int | None = None
     stop_by: str = ""
     stopped_before: int | None = None
+    # On Slurm: the array tasks the stop held (``JOB_INDEX``), named in its record.
+    stop_held: tuple[str, ...] = ()
 
     @property
     def stopped_by_user(self) -> bool:
@@ -169,7 +175,10 @@ def parse_runner_state(text: str) -> tuple[RunnerLaunch, ...]:
             ts = _int(fields[1])
             if ts is not None and launches[-1].stop_requested_at is None:
                 by = printable(fields[2], None) if len(fields) > 2 else "user"
-                launches[-1] = replace(launches[-1], stop_requested_at=ts, stop_by=by)
+                held = tuple(f for f in fields[3:_HELD_MAX] if _TASK_ID.fullmatch(f))
+                launches[-1] = replace(
+                    launches[-1], stop_requested_at=ts, stop_by=by, stop_held=held
+                )
         elif len(fields) == 3 and fields[0] == "stopped" and launches and launches[-1].done is None:
             index = _int(fields[2])
             if index is not None and _int(fields[1]) is not None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
+from rgt_tui.domain.queue_records import RunnerLaunch
 from rgt_tui.domain.queue_state import (
     CANCELLED,
     DONE,
@@ -153,7 +154,7 @@ def slurm_view(
     cells = tuple(_cell(c, jobs.get(c.name), view.now, squeue_ok) for c in view.cells)
     live = [c for c in cells if c.slurm is not None and c.slurm.live]
     launch = view.launch
-    if launch is not None and squeue_ok and _stop_lifted(launch.stop_requested_at, cells, live):
+    if launch is not None and squeue_ok and _stop_lifted(launch, cells, live):
         launch = replace(launch, stop_requested_at=None, stop_by="")
     if not squeue_ok or launch is None:
         state, alive = view.state, False
@@ -173,11 +174,21 @@ def slurm_view(
     )  # fmt: skip
 
 
-def _stop_lifted(stop_at: int | None, cells: tuple[CellView, ...], live: list[CellView]) -> bool:
+def _stop_lifted(launch: RunnerLaunch, cells: tuple[CellView, ...], live: list[CellView]) -> bool:
     """A stop on Slurm holds the pending tasks; it no longer applies once none of them is
-    held and a task waits unheld or a cell started after it (``scontrol release``, a
-    retry or an append went on)."""
+    held and a task waits unheld, a task it held started, or a cell started after it
+    (``scontrol release``, a retry or an append went on). The held tasks are the stop
+    record's: a release within the stop's own second leaves no later start to see."""
+    stop_at = launch.stop_requested_at
     if stop_at is None or any(c.slurm is not None and c.slurm.held for c in live):
         return False
     waiting = any(c.slurm is not None and c.slurm.state in PENDING_STATES for c in live)
-    return waiting or any(c.started_at is not None and c.started_at > stop_at for c in cells)
+    released = any(
+        c.slurm is not None and c.slurm.job_id in launch.stop_held and c.started_at is not None
+        for c in cells
+    )
+    return (
+        waiting
+        or released
+        or any(c.started_at is not None and c.started_at > stop_at for c in cells)
+    )

@@ -90,26 +90,32 @@ hold_each() {  # TASKID...
     done
 }
 
-record_stop() {  # WHY: once per launch, as queue_ctl.sh's stop
+# The stop record names the tasks it held: the view lifts the stop once one of them
+# ran (released), which whole seconds cannot tell when the release came within the
+# stop's own second.
+record_stop() {  # WHY HOLD_EACH_OUTPUT: once per launch, as queue_ctl.sh's stop
+    local held
     if [ -r "$q/runner.state" ] &&
         awk '$1 == "launch" { s = 0 } $1 == "stop" { s = 1 } END { exit !s }' "$q/runner.state"; then
         printf 'stop\talready\n'
         return 0
     fi
-    printf 'stop %s %s\n' "$(date +%s)" "$1" >>"$q/runner.state" || refuse io "cannot write $q/runner.state (disk full?)"
+    held=$(printf '%s\n' "$2" | awk -F'\t' '$1 == "held" { printf " %s", $2 }')
+    printf 'stop %s %s%s\n' "$(date +%s)" "$1" "$held" >>"$q/runner.state" || refuse io "cannot write $q/runner.state (disk full?)"
     printf 'stop\trequested\n'
 }
 
 hold() {
     [ $# -ge 1 ] || refuse usage "hold needs WHY"
-    local why=$1 id
+    local why=$1 id held
     shift
     case "$why" in user | kill) ;; *) refuse usage "hold: WHY must be user or kill" ;; esac
     for id in "$@"; do task_ok "$id"; done
     need_squeue
     take_lock
-    hold_each "$@"
-    record_stop "$why"
+    held=$(hold_each "$@")
+    [ -z "$held" ] || printf '%s\n' "$held"
+    record_stop "$why" "$held"
 }
 
 kill_task() {
@@ -140,7 +146,7 @@ kill_task() {
     printf 'killing\t%s\n' "$id"
     if [ "$then" = stop ]; then
         [ -z "$held" ] || printf '%s\n' "$held"
-        record_stop kill
+        record_stop kill "$held"
     fi
 }
 

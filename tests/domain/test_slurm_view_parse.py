@@ -4,7 +4,13 @@ host's tasks into its queue view and diagnosis (issue 32)."""
 
 from __future__ import annotations
 
-from rgt_tui.domain.queue_records import CellAttempt, CellMarks, DeployedCell, RunnerLaunch
+from rgt_tui.domain.queue_records import (
+    CellAttempt,
+    CellMarks,
+    DeployedCell,
+    RunnerLaunch,
+    parse_runner_state,
+)
 from rgt_tui.domain.queue_state import (
     CANCELLED,
     DONE,
@@ -17,6 +23,7 @@ from rgt_tui.domain.queue_state import (
     RETRY,
     RUNNING,
     TIMEOUT,
+    USER_STOPPED,
     derive_view,
 )
 from rgt_tui.domain.slurm_jobs import (
@@ -292,3 +299,41 @@ def test_a_stop_is_shown_while_its_holds_last_and_not_once_they_are_released():
         runner_alive=False,
     )  # fmt: skip
     assert view().state == FINISHED
+
+
+def test_a_stop_released_within_its_own_second_reads_finished_once_its_tasks_ran():
+    # A whole second holds the stop, the release and both released cells (short cells on
+    # an idle cluster): no start is later than the stop. Its record names the tasks it
+    # held, so once one of them ran the queue reads finished, not "stopped by the user"
+    # (the last CI run's test_slurm_launch_cluster failure).
+    deployed = tuple(DeployedCell(i, n, "true") for i, n in enumerate("abc"))
+    at = 1700000050
+    done = {
+        "a": (CellAttempt(at, "node-boot", 41, at, 0),),
+        "b": (CellAttempt(at, "node-boot", 42, at, 0),),
+        "c": (CellAttempt(at, "node-boot", 43, at, 0),),
+    }
+    text = "now\t1700000100\ncell\t0\ta\ncell\t1\tb\ncell\t2\tc\njobs\t3 0 2 1700000000 launch\n"
+    jobcomp = "".join(
+        f"jc\t{JOBCOMP_DONE.replace('ArrayTaskId=1', f'ArrayTaskId={i}')}\n" for i in range(3)
+    )
+    facts = parse_slurm_view(
+        text + "jc_loc\tjobcomp/filetxt /var/log/slurm/jobcomp.log\n" + jobcomp
+    )
+
+    def state(stop_record: str) -> str:
+        launches = parse_runner_state(
+            f"launch 1700000000 login-boot slurm 0 /x/slurm_task.sh 3\n{stop_record}\n"
+        )
+        base = derive_view(
+            "hpc", deployed, launches, done, boot_id="login-boot", now=1700000100,
+            runner_alive=False,
+        )  # fmt: skip
+        return slurm_view(base, facts.cells, facts.cluster).state
+
+    assert state(f"stop {at} user 3_1 3_2") == FINISHED
+    # A record that names no task (a box runner's, or one written before) has only the
+    # seconds: a start in the stop's own second may have been before it.
+    assert state(f"stop {at} user") == USER_STOPPED
+    # The tasks it held never ran (cancelled while held): stopped, whatever the second.
+    assert state(f"stop {at} user 3_7") == USER_STOPPED

@@ -325,6 +325,10 @@ async def test_a_stopped_queue_names_its_held_tasks_and_reads_running_once_relea
         await wait_for(lambda: qf.state("h0") != "", 60, "cell h0 to start")
         stopped = await backend_for(host).stop(transport)
         assert sorted(stopped.held) == [f"{job}_1", f"{job}_2"], stopped
+        # The stop record names what it held: the view lifts the stop once one ran, even
+        # when the release and the runs fall within the stop's own second.
+        stop_line = (qf.qdir() / "runner.state").read_text().splitlines()[-1].split()
+        assert stop_line[0] == "stop" and sorted(stop_line[3:]) == sorted(stopped.held)
         again = await backend_for(host).plan_launch(qf.fleet, transport, start_index=1)
         [refusal] = [p for p in again.problems if "already submitted" in p]
         ids = f"{job}_1 {job}_2"

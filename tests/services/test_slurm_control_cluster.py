@@ -96,7 +96,8 @@ async def test_stop_holds_the_pending_tasks_and_the_running_one_finishes(
     assert sorted(result.held) == [f"{job}_1", f"{job}_2", f"{job}_3"]
     assert not result.already
     assert f"job {job}_0 RUNNING on {slurm_cluster.node}" in result.running
-    assert (qf.qdir() / "runner.state").read_text().splitlines()[-1].endswith(" user")
+    stop = (qf.qdir() / "runner.state").read_text().splitlines()[-1].split()
+    assert stop[0] == "stop" and stop[2] == "user" and sorted(stop[3:]) == sorted(result.held)
     (qf.qdir() / "go_0").touch()  # the running cell finishes
     await wait_state(slurm_cluster, f"{job}_0", "COMPLETED")
     states = await squeue_states(slurm_cluster, job)
@@ -138,7 +139,8 @@ async def test_kill_cancels_one_task_records_the_user_and_the_next_one_runs(
     assert stopped.ended
     await wait_state(slurm_cluster, f"{job}_2", "PENDING", "JobHeldUser")
     assert qf.state("c1").splitlines()[-1].split()[2:] == ["user", "stop"]
-    assert (qf.qdir() / "runner.state").read_text().splitlines()[-1].endswith(" kill")
+    stop = (qf.qdir() / "runner.state").read_text().splitlines()[-1].split()
+    assert stop[0] == "stop" and stop[2:] == ["kill", f"{job}_2"]  # the task it held
     async with open_transport(qf.host()) as t:  # nothing runs now: nothing to kill
         with pytest.raises(QueueError, match="nothing to kill"):
             await backend_for(qf.host()).kill(t, "c2")
