@@ -186,19 +186,26 @@ class QueueCellsSeen:
     of each cell the host's queue file records as moved (``#moved-to``): its work is the
     other host's now. ``outputs``: (name, local folder) where an unfinished cell's outputs
     land in the pulled copy, to name its newest verified checkpoint (none: any folder
-    named after the cell, as the roster has it).
+    named after the cell, as the roster has it). ``runs``: (name, run) of each unfinished
+    cell: which run of it is unfinished (``domain.unfinished.run_key``), so that an
+    acknowledgement holds for that run only, not for a retry's.
     """
 
     unfinished: tuple[tuple[str, str, str], ...] = ()
     moved: tuple[tuple[str, str], ...] = ()
     outputs: tuple[tuple[str, str], ...] = ()
+    runs: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
 class UnfinishedAcknowledged:
-    """The user accepted, by name, tearing down with this cell's work unfinished."""
+    """The user accepted, by name, tearing down with this cell's work unfinished: with
+    ``run``, the run of it the checklist showed (``QueueCellsSeen.runs``). A retry is
+    another run, unfinished again or not, and asks again; "" (an acknowledgement recorded
+    before runs were) holds only while no run is known."""
 
     name: str
+    run: str = ""
 
 
 @dataclass(frozen=True)

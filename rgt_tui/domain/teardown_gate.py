@@ -135,7 +135,8 @@ class GateState:
     unfinished: tuple[tuple[str, str, str], ...] = ()
     moved_cells: tuple[tuple[str, str], ...] = ()
     cell_outputs: tuple[tuple[str, str], ...] = ()
-    acked_unfinished: frozenset[str] = frozenset()
+    acked_unfinished: frozenset[tuple[str, str]] = frozenset()  # (name, run) acknowledged
+    unfinished_runs: tuple[tuple[str, str], ...] = ()  # QueueCellsSeen.runs
     confirmed: bool = False
     attempt: str = ""  # the token of the latest typed confirmation
     invalidated_by: str | None = None
@@ -155,6 +156,7 @@ def _invalidate(state: GateState, why: str) -> GateState:
         moved_cells=state.moved_cells,
         cell_outputs=state.cell_outputs,
         acked_unfinished=state.acked_unfinished,
+        unfinished_runs=state.unfinished_runs,
         invalidated_by=why,
     )
 
@@ -198,7 +200,7 @@ def apply(state: GateState, event: GateEvent) -> GateState:
     if isinstance(event, RunningAcknowledged):
         return replace(state, acked_running=state.acked_running | {event.name}, confirmed=False)
     if isinstance(event, UnfinishedAcknowledged):
-        acked = state.acked_unfinished | {event.name}
+        acked = state.acked_unfinished | {(event.name, event.run)}
         return replace(state, acked_unfinished=acked, confirmed=False)
     if isinstance(event, QueueCellsSeen):
         return replace(
@@ -206,6 +208,7 @@ def apply(state: GateState, event: GateEvent) -> GateState:
             unfinished=tuple(event.unfinished),
             moved_cells=tuple(event.moved),
             cell_outputs=tuple(event.outputs),
+            unfinished_runs=tuple(event.runs),
         )
     if isinstance(event, CellsRunning):
         started = set(event.names) - set(state.running)
@@ -557,6 +560,12 @@ def _roster_condition(state: GateState, blocked: str = "") -> Condition:
     return Condition("roster", not unacked, text, tuple(unacked))
 
 
+def unfinished_run(state: GateState, name: str) -> str:
+    """Which run of unfinished cell ``name`` the last queue read saw ("" when none is
+    known): the one an acknowledgement must name to hold."""
+    return next((run for cell, run in state.unfinished_runs if cell == name), "")
+
+
 def _unfinished_conditions(state: GateState) -> list[Condition]:
     """One line per unfinished cell (its state, and what of it is pulled and verified
     here), locked until acknowledged by name; one open line per cell moved away."""
@@ -588,7 +597,7 @@ def _unfinished_conditions(state: GateState) -> list[Condition]:
                 f" — {printable(verified[0], 200)} was, but its local copy is missing or "
                 "changed now (the local line): pull it again to resume from it"
             )
-        acked = name in state.acked_unfinished
+        acked = (name, unfinished_run(state, name)) in state.acked_unfinished
         text = f"{name} {what} — {safe}" + ("; acknowledged" if acked else "")
         checkpoint = found[0] if found else ""
         cause = MOVE_NOT_ON_RECORD if status == MOVE_NOT_ON_RECORD else ""

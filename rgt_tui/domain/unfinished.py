@@ -80,11 +80,22 @@ def queue_cells_seen(
         for c in view.cells
         if is_unfinished(c, view) and c.name not in moved
     )
+    named = {name for name, _, _ in unfinished}
     return QueueCellsSeen(
         unfinished=unfinished,
         moved=tuple(sorted(moved.items())),
         outputs=tuple((name, pre) for name, _, _ in unfinished for pre in outputs(name)),
+        runs=tuple((c.name, run_key(c)) for c in view.cells if c.name in named),
     )
+
+
+def run_key(cell: CellView) -> str:
+    """Which run of ``cell`` this is: its attempts, its last start, and on a scheduler
+    its task (``3/1700000050/41_2``). A retry changes it (one more attempt, a later start,
+    or a new task before it starts), so an acknowledgement of the run before never
+    settles the retry's."""
+    task = cell.slurm.job_id if cell.slurm is not None else ""
+    return f"{cell.attempts}/{cell.started_at or ''}/{task}"
 
 
 def newest_checkpoint(

@@ -58,6 +58,11 @@ def _unfinished(state: g.GateState) -> list[g.Condition]:
     return [c for c in g.conditions(state) if c.key == "unfinished"]
 
 
+def _ack(state: g.GateState, name: str) -> g.UnfinishedAcknowledged:
+    """The acknowledgement the checklist records: of the run of ``name`` it showed."""
+    return g.UnfinishedAcknowledged(name, g.unfinished_run(state, name))
+
+
 def _roster(state: g.GateState) -> g.Condition:
     return next(c for c in g.conditions(state) if c.key == "roster")
 
@@ -125,7 +130,7 @@ def test_a_failed_cell_locks_until_acknowledged():
     assert "--from-scratch" in fix(line, "h1", tui=False)
     # An acknowledgement of another kind does not settle it.
     assert not g.is_unlocked(_confirm_again(g.apply(state, g.MissingCellAcknowledged("cellB"))))
-    assert g.is_unlocked(_confirm_again(g.apply(state, g.UnfinishedAcknowledged("cellB"))))
+    assert g.is_unlocked(_confirm_again(g.apply(state, _ack(state, "cellB"))))
 
 
 def test_a_cell_moved_to_another_host_does_not_lock():
@@ -177,9 +182,7 @@ def test_slurm_failed_and_cancelled_tasks_lock_the_gate():
     # cellA's checkpoint verified, yet the roster counts neither cell.
     assert _roster(state).evidence.startswith("0/2 cells have results")
     assert not g.is_unlocked(state)
-    both = g.apply(
-        g.apply(state, g.UnfinishedAcknowledged("cellA")), g.UnfinishedAcknowledged("cellB")
-    )
+    both = g.apply(g.apply(state, _ack(state, "cellA")), _ack(state, "cellB"))
     assert g.is_unlocked(_confirm_again(both))
 
 
@@ -208,4 +211,28 @@ def test_the_queue_facts_and_their_acknowledgement_survive_the_journal_and_a_new
     for event in (seen, g.UnfinishedAcknowledged("cellA")):
         assert _decode_event(_encode_event(event)) == event
     state = g.apply(_state(seen, g.UnfinishedAcknowledged("cellA")), g.BoxChanged("new file"))
-    assert state.unfinished == seen.unfinished and state.acked_unfinished == {"cellA"}
+    assert state.unfinished == seen.unfinished and state.acked_unfinished == {("cellA", "")}
+
+
+def test_an_acknowledgement_holds_for_the_run_it_saw_not_for_a_retry():
+    # s35 Slurm hour #2: --ack-unfinished of a cancelled cell, then `queue retry` and a
+    # kill of the new run: the gate read "killed … acknowledged" and opened on work nobody
+    # had accepted. An acknowledgement names the run; the retry's run asks again.
+    first = {
+        "cellA": (CellAttempt(1700000001, BOOT, 41, 1700000050, 0),),
+        "cellB": (CellAttempt(1700000051, BOOT, 42, 1700000076, 3),),
+    }
+    state = _state(queue_cells_seen(_box_view(first), {}, lambda name: ()))
+    acked = _confirm_again(g.apply(state, _ack(state, "cellB")))
+    assert g.is_unlocked(acked)
+    retried = {
+        **first,
+        "cellB": (*first["cellB"], CellAttempt(1700000080, BOOT, 43, 1700000090, 143)),
+    }
+    again = _confirm_again(g.apply(acked, queue_cells_seen(_box_view(retried), {}, lambda n: ())))
+    (line,) = _unfinished(again)
+    assert not line.ok and "acknowledged" not in line.evidence and not g.is_unlocked(again)
+    assert g.is_unlocked(_confirm_again(g.apply(again, _ack(again, "cellB"))))
+    # An acknowledgement recorded before runs were (no run) holds only while none is known.
+    legacy = _confirm_again(g.apply(state, g.UnfinishedAcknowledged("cellB")))
+    assert not g.is_unlocked(legacy)

@@ -69,6 +69,24 @@ async def test_a_killed_cell_with_a_verified_checkpoint_locks_until_acknowledged
     )
     assert "ready: every condition holds but the typed confirmation" in ready.stdout
 
+    # The acknowledgement was of that run: a retry is another run, interrupted again, and
+    # the gate asks again (s35 Slurm hour #2 found it opened on the retry's kill).
+    retried = await _cli(qf, tmp_path, "queue", "retry", "box1", "eta_long", "--yes")
+    assert retried.returncode == 0, retried.stdout + retried.stderr
+    await wait_view(
+        qf, lambda v: v.cells[1].status == RUNNING and v.cells[1].attempts == 2, what="the retry"
+    )
+    await wait_for(checkpoint.exists, 30, "the retry's checkpoint")
+    qf.kill_session()
+    await wait_view(qf, lambda v: v.cells[1].status == INTERRUPTED, what="interrupted again")
+    await pull_and_verify(qf)
+    again = await _cli(qf, tmp_path, "teardown", "box1", "--check")
+    assert again.returncode == 1, again.stdout + again.stderr
+    (line,) = [x for x in again.stdout.splitlines() if "[ ] unfinished" in x] or [again.stdout]
+    assert "eta_long interrupted after" in line and "acknowledged" not in line
+    ready = await _cli(qf, tmp_path, "teardown", "box1", "--check", "--ack-unfinished", "eta_long")
+    assert ready.returncode == 0, ready.stdout + ready.stderr
+
     # A cell appended to the queue file since the verify (never sent, never run): the
     # gate held to the queue file as it is now (a user's hour found it open).
     qf.append_queue(f"{qf.cell_script('zeta', METRICS)} t\n")

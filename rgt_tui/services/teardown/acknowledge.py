@@ -129,12 +129,13 @@ def acknowledge(
     check_cells((*missing, *running), cells)
     events: list[g.GateEvent] = [g.MissingCellAcknowledged(n) for n in missing]
     events += [g.RunningAcknowledged(n) for n in running]
-    events += [g.UnfinishedAcknowledged(n) for n in unfinished]
     t = now if now is not None else time.time()
 
     def append(jh: HostJournal) -> bool:
         same_box_or_refuse(jh, box, "nothing was acknowledged")
         gate = jh.gate()
+        # Each for the run of it the last check saw: a retry since is asked again.
+        acks = [g.UnfinishedAcknowledged(n, g.unfinished_run(gate, n)) for n in unfinished]
         pending = {n for n, status, _ in gate.unfinished if status == PENDING}
         for name in missing:
             if name in gate.running or name in pending:
@@ -143,7 +144,7 @@ def acknowledge(
         for name in unfinished:
             if name not in known:
                 raise NotUnfinishedError(name, jh.host, known)
-        jh.events.extend((t, e) for e in events)
-        return bool(events)
+        jh.events.extend((t, e) for e in (*events, *acks))
+        return bool(events or acks)
 
     return journal.update(host, append)

@@ -211,6 +211,7 @@ def moved_now(host: HostConfig, state: g.GateState, moves: MovesSeen) -> g.Queue
         unfinished=(*unfinished, *extra),
         moved=tuple(sorted(moved.items())),
         outputs=tuple(o for o in state.cell_outputs if o[0] not in moved),
+        runs=tuple(r for r in state.unfinished_runs if r[0] not in moved),
     )
 
 
