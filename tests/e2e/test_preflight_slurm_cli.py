@@ -69,10 +69,21 @@ def test_a_login_node_gets_the_launch_plans_checks_and_a_job_durable_line(login_
     assert report["ok"] and report["blocking"] == []
 
     # A durable dir under the node's $TMPDIR is lost at the job's end: refused, by name.
-    hosts.write_text(hosts.read_text() + f'durable_dir = "{node_tmp}/ckpt"\n')
-    hosts.write_text(hosts.read_text().replace(f'durable_dir = "{results}"\n', "", 1))
-    lost = rgt("preflight", "real1", "--hosts", hosts)
-    assert lost.returncode == 1, lost.stdout + lost.stderr
-    line = next(x for x in lost.stdout.splitlines() if "durable" in x and "FAILED" in x)
-    assert f"under $TMPDIR ({node_tmp}), which is wiped when the job ends" in line, line
-    assert "1 check failed: durable" in lost.stdout
+    # So are a fixed node-local root outside the home, and "$TMPDIR" as text, which the
+    # login shell would read as a folder of that name in the home: the launch's own rule,
+    # whole (s35 Slurm hour #1: preflight said ready for what the launch then refused).
+    without = hosts.read_text().replace(f'durable_dir = "{results}"\n', "", 1)
+    for durable, said in (
+        (f"{node_tmp}/ckpt", f"is under $TMPDIR ({node_tmp}): node-local storage"),
+        ("/dev/shm/rgt-ckpt", "is under /dev/shm: node-local storage"),
+        ("$TMPDIR/ckpt", "is under $TMPDIR: node-local storage"),
+    ):
+        hosts.write_text(without + f'durable_dir = "{durable}"\n')
+        refused = rgt("preflight", "real1", "--hosts", hosts)
+        assert refused.returncode == 1, refused.stdout + refused.stderr
+        assert "1 check failed: durable" in refused.stdout
+        assert "set durable_dir on the shared filesystem ($HOME or /scratch/$USER)" in (
+            refused.stdout
+        )
+        line = next(x for x in refused.stdout.splitlines() if "durable" in x and "FAILED" in x)
+        assert f"durable_dir {durable} on real1 {said}" in line and "(SLURM5)" in line, line

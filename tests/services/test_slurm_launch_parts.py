@@ -8,13 +8,13 @@ import shlex
 import pytest
 
 from rgt_tui.domain.config import SlurmConfig
+from rgt_tui.domain.node_local import node_local_problem
 from rgt_tui.services.queue.launch import LaunchPlan, QueueError, launch
 from rgt_tui.services.queue.slurm.launch import parse_slurm_probe
 from rgt_tui.services.queue.slurm.sbatch import (
     array_spec,
     held_append_problems,
     live_problems,
-    node_local_problem,
     sbatch_command,
     signal_lead_check,
     time_seconds,

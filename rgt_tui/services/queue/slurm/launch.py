@@ -22,6 +22,7 @@ from typing import Any
 
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
+from rgt_tui.domain.node_local import node_local_problem
 from rgt_tui.domain.preflight import PreflightReport
 from rgt_tui.domain.queue_file import expand_home
 from rgt_tui.domain.queue_records import tmux_session_name
@@ -45,7 +46,6 @@ from rgt_tui.services.queue.slurm.sbatch import (
     array_spec,
     held_append_problems,
     live_problems,
-    node_local_problem,
     nodes_template,
     plan_notes,
     sbatch_command,

@@ -21,11 +21,6 @@ from rgt_tui.domain.slurm_lead import (  # noqa: F401 (the launch's, the tests')
 )
 from rgt_tui.domain.units import plural
 
-# Storage that belongs to one node (or one job) and is gone when the job ends or the
-# next task lands elsewhere: a checkpoint there cannot be resumed by a requeued task or
-# by the next cell on another node (SLURM5). "$TMPDIR" is the login node's value, and
-# the text itself in a durable_dir that names it.
-NODE_LOCAL = ("$TMPDIR", "/tmp", "/scratch/local", "/local", "/dev/shm")
 # Where each task's Slurm output goes, under the box's queue dir (``%A``: the array's
 # job id, ``%a``: the task's index). Slurm cannot name a cell in a pattern, so the task
 # links its file to ``cells/<name>.slurm.out`` (rgt_tui/scripts/slurm_task.sh).
@@ -172,52 +167,6 @@ def limits_text(slurm: SlurmConfig) -> str:
     if slurm.sbatch_args:
         parts.append("also " + " ".join(slurm.sbatch_args))
     return " · ".join(parts)
-
-
-def node_local_problem(
-    host: str,
-    durable: str,
-    durable_real: str,
-    tmpdir: str,
-    extra: Sequence[str] = (),
-    home: str = "",
-) -> str | None:
-    """Why ``durable`` (as configured, HOME expanded; and its real path on the login
-    node) is node-local storage a cell must never checkpoint to (SLURM5), or None.
-
-    ``tmpdir``: the login node's ``$TMPDIR``; ``extra``: the profile's
-    ``durable_not_under``; both always refuse. The fixed roots (/tmp, /local, …) do not
-    refuse a path inside ``home``, the login node's $HOME: a cluster's home is the
-    shared filesystem every node mounts, wherever it is mounted.
-    """
-    if "$TMPDIR" in durable or "${TMPDIR}" in durable or "SLURM_TMPDIR" in durable:
-        root, rule = durable, "$TMPDIR"
-    else:
-        root, rule = "", ""
-        paths = [p for p in (durable, durable_real) if p]
-        in_home = bool(home) and all(_under(p, home) for p in paths)
-        for candidate in dict.fromkeys(("$TMPDIR", *extra, *NODE_LOCAL)):
-            fixed = candidate in NODE_LOCAL and candidate != "$TMPDIR"
-            path = tmpdir if candidate == "$TMPDIR" else candidate
-            if fixed and in_home:
-                continue
-            if path and any(_under(p, path) for p in paths):
-                root, rule = path, candidate
-                break
-    if not rule:
-        return None
-    where = rule if root in (rule, durable) else f"{rule} ({root})"
-    return (
-        f"durable_dir {durable} on {host} is under {where}: node-local storage, wiped when "
-        "the job ends and not seen by a task on another node, so a requeued or resumed cell "
-        "would find no checkpoint (SLURM5) — set durable_dir on the shared filesystem "
-        "($HOME or /scratch/$USER) in hosts.toml; stage data to $TMPDIR from the cell instead"
-    )
-
-
-def _under(path: str, root: str) -> bool:
-    root = root.rstrip("/") or "/"
-    return path == root or path.startswith(root + "/")
 
 
 def live_problems(
