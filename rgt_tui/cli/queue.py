@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from rgt_tui.cli.exit_codes import EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.cli.runner import Call
 from rgt_tui.domain.config import Fleet
-from rgt_tui.domain.queue_state import QueueView, code_brief
+from rgt_tui.domain.queue_state import DONE, CellView, QueueView, code_brief
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import plural
 from rgt_tui.domain.vanished import Diagnosis, with_preemption
@@ -132,8 +134,24 @@ def format_view(
     if view.cluster is not None:  # a Slurm host: the user's jobs, partitions, accounting
         lines.append(view.cluster.line())
     if view.resume_index is not None:
-        lines.append(f"resume: rgt-tui launch {view.host} --start {view.resume_index}")
+        lines.append(resume_line(view.host, view.resume_index, view.cells))
     return "\n".join(lines)
+
+
+def resume_line(host: str, index: int, cells: Sequence[CellView]) -> str:
+    """``resume: rgt-tui launch HOST --start N``, saying which done cells after N that
+    launch runs again (every cell from its start runs: on Slurm the cells of an array end
+    out of order), and the retry that runs the cell alone."""
+    line = f"resume: rgt-tui launch {host} --start {index}"
+    done = [c.index for c in cells if c.index > index and c.status == DONE]
+    if not done:
+        return line
+    listed = ", ".join(map(str, done[:6])) + (", …" if len(done) > 6 else "")
+    name = next((c.name for c in cells if c.index == index), str(index))
+    return (
+        f"{line} (runs done {'cell' if len(done) == 1 else 'cells'} {listed} again too), "
+        f"or rgt-tui queue retry {host} {shlex.quote(name)} (that cell alone, started over)"
+    )
 
 
 def _file_row(index: int, cell: QueueCell, label: str, tail: str = "") -> str:
@@ -281,7 +299,7 @@ def diagnosis_to_json(view: QueueView, d: Diagnosis) -> dict[str, Any]:
     return {**asdict(d), "evidence": [asdict(e) for e in d.evidence], "queue": view_to_json(view)}
 
 
-def format_diagnosis(d: Diagnosis) -> str:
+def format_diagnosis(d: Diagnosis, cells: Sequence[CellView] = ()) -> str:
     """The diagnosis as text: the verdict, each cause's evidence, the next step."""
     lines = [f"{d.host}: {d.summary}"]
     for e in d.evidence:
@@ -289,7 +307,7 @@ def format_diagnosis(d: Diagnosis) -> str:
     if d.next_step:
         lines.append(f"next: {d.next_step}")
     if d.resume_index is not None:
-        lines.append(f"resume: rgt-tui launch {d.host} --start {d.resume_index}")
+        lines.append(resume_line(d.host, d.resume_index, cells))
     return "\n".join(lines)
 
 
@@ -311,6 +329,6 @@ async def run_diagnose(call: Call, transport: Transport) -> int:
     print(
         json.dumps(diagnosis_to_json(view, diagnosis), indent=2)
         if call.args.json
-        else format_diagnosis(diagnosis)
+        else format_diagnosis(diagnosis, view.cells)
     )
     return EXIT_PROBLEMS if diagnosis.found else EXIT_OK

@@ -47,6 +47,8 @@ _NAMED = {
     "BOOT_FAIL": NODE_FAIL,
     "CANCELLED": CANCELLED,
 }
+# The whole queue's state when squeue did not answer: the records alone cannot say it.
+CLUSTER_UNKNOWN = "unknown: squeue did not answer"
 # Where a relaunch (a resubmission of these indices) picks up.
 RESUMABLE = (INTERRUPTED, TIMEOUT, PREEMPTED, NODE_FAIL)
 
@@ -86,10 +88,10 @@ def _cell(cell: CellView, job: SlurmCell | None, now: int, squeue_ok: bool) -> C
         return cell
     unfinished = cell.status in (RUNNING, INTERRUPTED)  # a start without an end record
     if job is None:
+        if not squeue_ok and cell.status != DONE:  # pending, or ended by Slurm: unknown
+            return replace(cell, note="squeue failed: its state on the cluster is unknown")
         if not unfinished:
             return cell
-        if not squeue_ok:
-            return replace(cell, note="squeue failed: its state on the cluster is unknown")
         return replace(
             cell,
             status=INTERRUPTED,
@@ -156,7 +158,15 @@ def slurm_view(
     launch = view.launch
     if launch is not None and squeue_ok and _stop_lifted(launch, cells, live):
         launch = replace(launch, stop_requested_at=None, stop_by="")
-    if not squeue_ok or launch is None:
+    if not squeue_ok:
+        # Nothing the cluster says is known: not stopped, not where to resume (the
+        # records alone read a TIMEOUT or an OOM as interrupted, a cancelled task as
+        # pending, and a resume from there would run done cells again).
+        return replace(
+            view, cells=cells, state=CLUSTER_UNKNOWN, runner_alive=False,
+            session_present=False, resume_index=None, cluster=cluster,
+        )  # fmt: skip
+    if launch is None:
         state, alive = view.state, False
     elif any(c.status == RUNNING or not c.slurm.held for c in live if c.slurm):
         state, alive = Q_RUNNING, True

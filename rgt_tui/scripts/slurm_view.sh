@@ -65,11 +65,15 @@ if [ -n "$ids" ] && command -v squeue >/dev/null 2>&1; then
             fi
         fi
         if [ -z "$acct" ]; then
-            conf=$(t scontrol show config 2>/dev/null)
+            conf=$(t scontrol show config 2>/dev/null) || conf=""
             ctype=$(printf '%s\n' "$conf" | awk -F' = ' '$1 ~ /^JobCompType/ { print $2 }')
             loc=$(printf '%s\n' "$conf" | awk -F' = ' '$1 ~ /^JobCompLoc/ { print $2 }')
             printf 'jc_loc\t%s %s\n' "$(printf '%s' "$ctype" | cut -c 1-60)" "$(printf '%s' "$loc" | cut -c 1-300)"
-            if [ "$ctype" != "jobcomp/filetxt" ]; then
+            if [ -z "$conf" ]; then
+                # slurmctld did not answer: where the cluster logs job ends is unknown,
+                # not "nowhere".
+                printf 'jc_err\tscontrol show config did not answer: the job-completion log is unknown\n'
+            elif [ "$ctype" != "jobcomp/filetxt" ]; then
                 printf 'jc_err\tthe cluster keeps no job-completion log (JobCompType %s)\n' "${ctype:-unset}"
             elif [ ! -f "$loc" ] || [ ! -r "$loc" ]; then
                 printf 'jc_err\tthe job-completion log %s is not readable by %s\n' "$(printf '%s' "$loc" | cut -c 1-300)" "$user"

@@ -35,7 +35,7 @@ from rgt_tui.domain.slurm_jobs import (
     parse_sacct_line,
     parse_squeue_line,
 )
-from rgt_tui.domain.slurm_queue import slurm_view
+from rgt_tui.domain.slurm_queue import CLUSTER_UNKNOWN, slurm_view
 from rgt_tui.domain.slurm_vanished import WALLTIME, SlurmLimits, diagnose_slurm
 from rgt_tui.domain.vanished import HANGUP, NO, OOM, YES
 from rgt_tui.services.queue.slurm.view import parse_slurm_view
@@ -210,6 +210,12 @@ def test_a_vanished_task_and_a_failed_squeue():
     assert not broken.squeue_ok and "squeue failed" in broken.cluster.line()
     view = slurm_view(_view(attempts), broken.cells, broken.cluster, squeue_ok=False)
     assert "squeue failed" in view.cells[2].note
+    # Nothing the cluster says is known (s35 Slurm hour #4: a paused slurmctld read
+    # "stopped", and "resume: --start" would have run done cells again): the queue's
+    # state is unknown, no resume is offered, and a cell with no end record says so.
+    assert view.state == CLUSTER_UNKNOWN and view.resume_index is None
+    assert view.summary().startswith("unknown: squeue did not answer")
+    assert all("squeue failed" in c.note for c in view.cells if c.status != DONE)
 
 
 # A pending single-task array scancelled whole: Slurm logs the array's own record, no
