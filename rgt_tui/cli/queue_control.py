@@ -18,6 +18,7 @@ from rgt_tui.cli.prompt import confirmed
 from rgt_tui.cli.runner import Call
 from rgt_tui.domain.config import PREFLIGHT_CHECKS
 from rgt_tui.domain.queue_state import QueueView, queue_is
+from rgt_tui.domain.rank_control import rank_control_refusal
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_duration, plural
 from rgt_tui.services.connect import Transport
@@ -90,6 +91,9 @@ def run_stop(call: Call) -> int:
     from rgt_tui.services.queue.backends import backend_for
 
     host = call.host
+    refused = rank_control_refusal(call.fleet, host, "stop")
+    if refused is not None:
+        return call.fail(refused[0], fix=refused[1])
     backend = backend_for(host)
     view = _read_view(call)
     if not view.runner_alive and not backend.stops_without_runner:  # else the scheduler is asked
@@ -137,6 +141,9 @@ def run_kill(call: Call) -> int:
     from rgt_tui.services.queue.backends import backend_for
 
     args, host = call.args, call.host
+    refused = rank_control_refusal(call.fleet, host, "kill")
+    if refused is not None:
+        return call.fail(refused[0], fix=refused[1])
     if args.grace < 0:
         return call.fail("--grace must be 0 or more", code=EXIT_BAD_INPUT)
     view = _read_view(call)
@@ -237,6 +244,9 @@ def run_retry(call: Call) -> int:
     from rgt_tui.services.queue.backends import backend_for
 
     args, host = call.args, call.host
+    refused = rank_control_refusal(call.fleet, host, "retry")
+    if refused is not None:
+        return call.fail(refused[0], fix=refused[1])
     backend = backend_for(host)
 
     async def planned(transport: Transport) -> RetryPlan:

@@ -136,6 +136,15 @@ async def test_launch_show_logs_by_rank_gate_and_kill_a_group(
     assert "running: hold (group pair's job)" in said, gate.stdout
     assert "the cell is its group's job on every box: the group line says how" in said
 
+    # A rank asked alone is told to ask its group (s35 Slurm hour #3: the box's refusal
+    # read as two entries of one account, a mistake in the fleet file).
+    for verb, *rest in (("kill", "--yes"), ("stop", "--yes"), ("retry", "hold", "--yes")):
+        alone = await arun("queue", verb, "box2", *rest, "--hosts", hosts)
+        said = " ".join(alone.stderr.split())
+        assert alone.returncode == 1, alone.stdout + alone.stderr
+        assert "box2 is rank 1 of group pair: its cells are pair's" in said, said
+        assert f"rgt-tui queue {verb} pair" in said and "one entry per account" not in said
+
     killed = await arun("queue", "kill", "pair", "--yes", "--then", "stop", "--hosts", hosts)
     assert killed.returncode == 0, killed.stdout + killed.stderr
     await wait_for(lambda: _not_running(hosts), 60, "the group's cell ended on both boxes")

@@ -299,7 +299,7 @@ async def test_a_rank_box_sends_stop_and_kill_to_its_group(tmp_path: Path) -> No
         rank_view = replace(_view("a100-train", RUNNING), launch=launched, runner_alive=True)
         app.runtime.queue_viewed("a100-train", rank_view)
         body = tab.query_one(".queue-body", Static)
-        said = "a100-train is rank 0 of group pair: these are pair's cells — S and X act on pair"
+        said = "a100-train is rank 0 of group pair: these are pair's cells — S, X and R act on pair"
         await wait_for(lambda: said in " ".join(str(body.render()).split()), pilot=pilot)
         assert "S and X act on it" not in str(body.render())
         await wait_for(lambda: getattr(screen, "queue_view", None) is not None, pilot=pilot)

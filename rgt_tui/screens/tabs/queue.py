@@ -40,6 +40,7 @@ from rgt_tui.domain.queue_state import (
     QueueView,
     queue_is,
 )
+from rgt_tui.domain.rank_control import rank_control_refusal
 from rgt_tui.domain.units import local_time
 from rgt_tui.screens.dialog import ConfirmScreen
 from rgt_tui.screens.queue_control import CellPickScreen, control_question
@@ -218,7 +219,7 @@ class QueueTab(DetailTab):
             group, index = rank
             note = (
                 f"{self.host.name} is rank {index} of group {group}: these are {group}'s "
-                f"cells — S and X act on {group}, from its Queue tab"
+                f"cells — S, X and R act on {group}, from its Queue tab"
             )
             lines = [Content.styled(note, MUTED), *lines]
         elif self.host is not None and not self.host.queue:
@@ -284,19 +285,11 @@ class QueueTab(DetailTab):
         if view is None or connections is None:
             self.app.notify("the queue has not been read yet", title=host.name, severity="warning")
             return
-        rank = self._group_rank(host)
-        if rank is not None and action in ("stop", "kill"):
-            # Its records are the group's cells: a kill here was offered, then refused by
-            # the box as "another host entry launched it … keep one entry per account"
-            # (hour s22b #4). The group stops or kills every rank at once.
-            group, index = rank
-            self.app.notify(
-                f"{host.name} is rank {index} of group {group}: its cells are {group}'s — "
-                f"{action} them from {group} (its Queue tab, or rgt-tui queue {action} "
-                f"{group}), which {action}s every rank",
-                title=host.name,
-                severity="warning",
-            )
+        fleet = getattr(self.app, "fleet", None)  # RgtApp's (none in a bare app)
+        refused = rank_control_refusal(fleet, host, action) if fleet is not None else None
+        if refused is not None:
+            message, fix = refused
+            self.app.notify(f"{message} — {fix}", title=host.name, severity="warning")
             return
         if action == "stop":
             self._ask_stop(host, view)
