@@ -68,9 +68,16 @@ def run_check(call: Call) -> int:
 
 
 def view_to_json(
-    view: QueueView, not_sent: NotSent | None = None, changed: str | None = None
+    view: QueueView,
+    not_sent: NotSent | None = None,
+    changed: str | None = None,
+    local: QueueSource | None = None,
 ) -> dict[str, Any]:
-    """The `queue show --json` object."""
+    """The `queue show --json` object. With nothing on the box yet, ``local``'s cells
+    are every one not sent (as the text says), each at the index it takes there."""
+    unsent = list(not_sent.cells) if not_sent is not None else []
+    if not view.cells and local is not None:
+        unsent = list(enumerate(local.parsed.cells))
     return {
         "host": view.host,
         "state": view.state,
@@ -91,8 +98,7 @@ def view_to_json(
         # the box runs): `queue show`'s note, in words ("" when they agree, or not compared).
         "sent_changed": changed or "",
         "not_sent": [
-            {"index": i, "name": c.name, "file": c.file, "line": c.line}
-            for i, c in (not_sent.cells if not_sent is not None else ())
+            {"index": i, "name": c.name, "file": c.file, "line": c.line} for i, c in unsent
         ],
     }
 
@@ -229,7 +235,7 @@ async def run_show(call: Call, transport: Transport) -> int:
         except (QueueError, TransportError) as exc:  # the view was read: show it anyway
             compared = AgainstBox(f"cannot compare the local queue file with the box's copy: {exc}")
     if call.args.json:
-        print(json.dumps(view_to_json(view, compared.not_sent, compared.changed), indent=2))
+        print(json.dumps(view_to_json(view, compared.not_sent, compared.changed, local), indent=2))
         return EXIT_OK
     if line := preempted_line(call):
         print(line)

@@ -109,6 +109,11 @@ async def test_launch_show_append_and_diagnose_from_the_command_line(make_queue_
     assert local.stdout.count("not deployed") == 1 and "0/0" not in local.stdout
     rows = local.stdout.splitlines()[1:]
     assert len(rows) == 3 and all(re.match(r"\s+\d+  \S+\s+not sent$", r) for r in rows), rows
+    # --json says the same (s35 docs audit #1: "not_sent": [] on a box sent nothing).
+    as_json = json.loads((await arun("queue", "show", "box2", "--json", "--hosts", hosts)).stdout)
+    assert [(c["index"], c["name"], c["line"]) for c in as_json["not_sent"]] == [
+        (0, "other", 1), (1, "more", 2), (2, "last", 3),
+    ]  # fmt: skip
     # A line that is not UTF-8: said with the fix, the other cells still listed (hour s33
     # CLI #4: the file vanished from the output, "box2: not deployed", exit 0).
     with qf.queue_file("box2").open("ab") as f:
