@@ -392,3 +392,8 @@ class Transport(Protocol):
     def host_key_fingerprint(self) -> str | None:
         """The SHA256 fingerprint (``SHA256:...``) of the host key the box presented on
         the last connection; None before one, and always for this machine."""
+
+    @property
+    def recorded_key_in(self) -> Path | None:
+        """The known_hosts file the last connection recorded the box's first key in
+        (``host_key = "accept-new"``, nothing recorded for it before); None otherwise."""

@@ -57,6 +57,11 @@ class LocalTransport(RangeReads):
         """None: this machine is reached without SSH, so it has no host key to show."""
         return None
 
+    @property
+    def recorded_key_in(self) -> Path | None:
+        """None: no host key, so none recorded."""
+        return None
+
     async def connect(self) -> None:
         return None
 

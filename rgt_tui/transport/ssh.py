@@ -115,6 +115,7 @@ class SshTransport(SftpSessions):
         self.identity_at = identity_at
         self._known_hosts = known_hosts
         self.accept_new = host_key == "accept-new"
+        self._recorded_in: Path | None = None  # recorded_key_in
         self.connect_timeout = connect_timeout
         self._conn: asyncssh.SSHClientConnection | None = None
         self._hops: list[asyncssh.SSHClientConnection] = []  # ProxyJump, nearest first
@@ -136,6 +137,11 @@ class SshTransport(SftpSessions):
         return conn is not None and not conn.is_closed()
 
     @property
+    def recorded_key_in(self) -> Path | None:
+        """Where accept-new recorded the box's first key on the last connection."""
+        return self._recorded_in
+
+    @property
     def host_key_fingerprint(self) -> str | None:
         """``SHA256:...`` of the host key the box presented on the last connection (the
         plain key of a host certificate); None before the first connection."""
@@ -154,6 +160,7 @@ class SshTransport(SftpSessions):
 
     async def _connect(self) -> None:
         await self._close_hops()
+        self._recorded_in = None
         plan = await asyncio.to_thread(
             connect_plan,
             self.host,
@@ -333,6 +340,7 @@ class SshTransport(SftpSessions):
         path = self.known_hosts
         try:
             await asyncio.to_thread(append_line, path, f"{name} {public_line(key)}")
+            self._recorded_in = path
         except OSError as exc:
             conn.close()
             raise TransportError(

@@ -354,6 +354,9 @@ async def test_cli_without_a_terminal_trusts_only_the_fingerprint_it_is_given(
     )  # fmt: skip
     assert opted.returncode == 0, opted.stderr
     assert load_fleet(tmp_path / "hosts.toml").host("b2").host_key == "accept-new"
+    # It says the key was recorded now, not "already trusted" (s35 docs audit #2).
+    assert f"recorded in {known} (host_key = accept-new" in opted.stdout, opted.stdout
+    assert "already trusted" not in opted.stdout
     assert other.boxes[0].known_hosts_line in known.read_text().splitlines()
 
 

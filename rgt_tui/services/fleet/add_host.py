@@ -285,11 +285,18 @@ async def check_host_key(new: NewHost) -> KeyCheck:
         async with open_transport(probe_config(new)) as transport:
             await transport.connect()
             seen = transport.host_key_fingerprint
+            recorded = transport.recorded_key_in
     except HostKeyError as exc:
         status: KeyStatus = "unknown" if exc.kind == "unknown" and exc.trust_line else "refused"
         return KeyCheck(status, where, exc.presented, exc.message, exc.fix, exc)
     except TransportError as exc:
         return KeyCheck("unreachable", where, None, exc.message, _login_fix(new, exc))
+    if recorded is not None:  # nothing held it: accept-new wrote it just now
+        return KeyCheck(
+            "trusted", where, seen,
+            f"host key {seen} recorded in {recorded} (host_key = accept-new: the first key "
+            "the box shows is kept, a changed one refused); the box answered",
+        )  # fmt: skip
     held = f" in {new.known_hosts}, the fleet's own known_hosts" if new.known_hosts else ""
     return KeyCheck(
         "trusted", where, seen, f"host key {seen} is already trusted{held}; the box answered"
