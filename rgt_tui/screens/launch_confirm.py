@@ -65,7 +65,8 @@ def plan_notes(plan: LaunchPlan) -> Content:
     lines = [
         Content.assemble(
             ("detach ", muted),
-            (plan.detach or "?", "bold"),
+            # "" when the box was not asked (a refused start, an unreachable box).
+            (plan.detach or "not asked", "bold"),
             # A nohup (or Slurm) queue has no tmux session to name: only tmux's does.
             *((("  session ", muted), shown(plan.session)) if plan.detach == "tmux" else ()),
             ("  workdir ", muted),
@@ -113,7 +114,10 @@ def preflight_notes(plan: LaunchPlan) -> Content:
     fix (an acknowledged one marked), the code identity each cell will record."""
     report = plan.preflight
     if report is None:
-        return Content.styled("preflight: not run (the box was not reached)", "$foreground-muted")
+        # Not run: refused before the box was asked (a start outside the queue, a Slurm
+        # host's refusal) says so, or it reads as a box down (s35 docs audit #3).
+        why = "the launch was refused first" if plan.problems else "the box was not reached"
+        return Content.styled(f"preflight: not run ({why})", "$foreground-muted")
     head = Content.styled("Preflight", "bold")
     waiting = plan.unacknowledged
     if waiting:

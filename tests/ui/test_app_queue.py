@@ -301,6 +301,10 @@ async def test_the_start_index_box_edits_like_an_input_and_a_refused_plan_runs_n
         notes_text = text_of(modal.query_one("#launch-notes", Static))
         assert "will run nothing" in notes_text and "will run 0 of" not in notes_text
         assert "outside the queue" in text_of(modal.query_one("#launch-refused", Static))
+        # Refused before the box was asked: said so, not "the box was not reached".
+        assert "detach not asked" in notes_text and "detach ?" not in notes_text
+        body = " ".join(text_of(w) for w in modal.query(Static))
+        assert "preflight: not run (the launch was refused first)" in body, body
         await pilot.press("backspace")  # "2": the last cell, a plan that runs it
         await wait_for(
             lambda: modal.plan is not None and modal.plan.start_index == 2 and modal.plan.ok,
