@@ -48,6 +48,15 @@ def test_queue_check_exit_codes_json_and_duplicates(tmp_path):
     (solo / "one.txt").write_text("x.yaml recon\n")  # "1 cells" read wrong
     one = rgt("queue", "check", "one.txt", cwd=solo)
     assert "1 cell in 1 queue file" in one.stdout, one.stdout + one.stderr
+    # A host's queue file missing: the message names the host's entry, whose path it is
+    # (s35 docs audit: the path is the fleet file folder's, not the working one's).
+    hosts.write_text(hosts.read_text().replace("queues/a.txt", "queues/gone.txt"))
+    gone = rgt("queue", "check", "--hosts", str(hosts), cwd=tmp_path)
+    assert gone.returncode == 1
+    assert (
+        "queues/gone.txt: queue file not found (the queue of host a, whose entry is at "
+        "hosts.toml:4) — create it or fix the queue path in that entry"
+    ) in gone.stderr, gone.stderr
     broken = tmp_path / "broken.toml"
     broken.write_text("[[hosts]\n")
     assert rgt("queue", "check", "--hosts", str(broken), cwd=tmp_path).returncode == 2

@@ -116,18 +116,22 @@ def _parse_undecodable(data: bytes, shown: str, default_epochs: int) -> ParsedQu
     return replace(parsed, problems=tuple(problems))
 
 
-def read_queue_file(path: Path, *, host: str | None, default_epochs: int) -> QueueSource:
-    """Read and parse one queue file; a missing or non-UTF-8 file becomes a problem."""
+def read_queue_file(
+    path: Path, *, host: str | None, default_epochs: int, entry: str = ""
+) -> QueueSource:
+    """Read and parse one queue file; a missing or non-UTF-8 file becomes a problem.
+    ``entry``: where the host's fleet-file entry is (``hosts.toml:12``), which a missing
+    file's message names (its ``queue`` path is read from the fleet file's folder)."""
     shown = display_path(path)
     try:
         # Bytes, not read_text: universal newlines would turn CRLF into LF and the
         # box's copy must be the file byte for byte.
         text = path.read_bytes().decode("utf-8")
     except FileNotFoundError:
-        whose = f" (the queue of host {host})" if host else ""
-        problem = QueueProblem(
-            shown, None, f"queue file not found{whose} — create it or fix the path"
-        )
+        whose = f" (the queue of host {host}" + (f", whose entry is at {entry}" if entry else "")
+        whose = f"{whose})" if host else ""
+        fix = "fix the queue path in that entry" if entry else "fix the path"
+        problem = QueueProblem(shown, None, f"queue file not found{whose} — create it or {fix}")
         return QueueSource(path, host, None, ParsedQueue(shown, (), (problem,)))
     except UnicodeDecodeError as exc:
         return QueueSource(path, host, None, _parse_undecodable(exc.object, shown, default_epochs))
@@ -162,7 +166,10 @@ def check_fleet_queues(fleet: Fleet, extra_files: Iterable[Path] = ()) -> FleetQ
         # the clash is said as that rather than as every cell's name used twice.
         path = host.queue.resolve()
         seen.add(path)
-        source = read_queue_file(host.queue, host=host.name, default_epochs=host.epochs)
+        entry = f"{display_path(fleet.path)}:{host.line}" if fleet.path and host.line else ""
+        source = read_queue_file(
+            host.queue, host=host.name, default_epochs=host.epochs, entry=entry
+        )
         if path in named_by:
             copies.add(id(source))
         named_by.setdefault(path, []).append(host)
