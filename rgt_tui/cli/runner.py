@@ -244,7 +244,10 @@ def _despite_mistakes(call: Call) -> None:
             left.setdefault(name, []).extend([line] if line else [])
         if exc.partial is None or host in left:
             raise
-        named = ", ".join(name + _lines_words(lines) for name, lines in left.items())
+        group_of = dict(exc.partial.ranks)
+        named = ", ".join(
+            name + _lines_words(lines, group_of.get(name)) for name, lines in left.items()
+        )
         call.err.print(
             Text.assemble(
                 (f"rgt-tui {call.name}: ", "bold yellow"),
@@ -258,17 +261,21 @@ def _despite_mistakes(call: Call) -> None:
             Text.assemble(("  fix: ", "bold"), f"correct the file; until then {going_on} go on "
             "without what it leaves out, and every other command refuses it")
         )  # fmt: skip
-        call.left_out = {name: _lines_words(lines) for name, lines in left.items()}
+        call.left_out = {
+            name: _lines_words(lines, group_of.get(name)) for name, lines in left.items()
+        }
         call.use_fleet(exc.partial.fleet)
 
 
-def _lines_words(lines: list[int]) -> str:
-    """`` (line 11)``, `` (lines 3 and 11)``, or nothing when no line is known."""
+def _lines_words(lines: list[int], group: str | None = None) -> str:
+    """`` (line 11)``, `` (lines 3 and 11)``, or nothing when no line is known; with
+    ``group``, `` (line 5, a rank of pair)``: a sound entry left out with its group."""
+    rank = f", a rank of {group}" if group else ""
     if not lines:
-        return ""
+        return f" (a rank of {group})" if group else ""
     if len(lines) == 1:
-        return f" (line {lines[0]})"
-    return f" (lines {', '.join(map(str, lines[:-1]))} and {lines[-1]})"
+        return f" (line {lines[0]}{rank})"
+    return f" (lines {', '.join(map(str, lines[:-1]))} and {lines[-1]}{rank})"
 
 
 def _json_unreachable(args: argparse.Namespace, exc: TransportError) -> None:

@@ -449,6 +449,9 @@ class PartialFleet:
 
     fleet: Fleet
     left_out: tuple[tuple[str, int | None], ...]
+    # (box, group): a box whose own entry is sound, left out as a rank of a broken group
+    # (its queue commands would not see the group's job there).
+    ranks: tuple[tuple[str, str], ...] = ()
 
 
 def make_fleet(

@@ -87,6 +87,7 @@ def _build(path: Path, index: LineIndex, data: dict[str, Any], profiles: Sequenc
             lines.append(line)
 
     entry_at: dict[str, int | None] = {}  # a host's or group's name → its entry's first line
+    with_group: dict[str, str] = {}  # a sound box left out as a rank of a broken group
     for number, raw in enumerate(raw_hosts):
         table = top.sub(f"hosts[{number}]", raw, index.line("", "hosts"))
         before = len(problems)
@@ -147,9 +148,13 @@ def _build(path: Path, index: LineIndex, data: dict[str, Any], profiles: Sequenc
             leave_out(_entry_name(raw, "groups", table), table.line())
             # Its ranks too: their own queue commands would not see the group's job that
             # runs there (review s25 #6).
+            group_name = _entry_name(raw, "groups", table)
             for rank in ranks:
                 if rank in entry_at and rank not in broken:  # a host of this file, not a typo
-                    leave_out(rank, table.line())
+                    # By its own entry's line, said as the group's rank: "box2 (line
+                    # 20)" read as box2's own mistake at the group's line (s35 Slurm #8).
+                    leave_out(rank, entry_at[rank])
+                    with_group[rank] = group_name
         elif any(r in broken for r in ranks):  # reached through an entry left out (#4)
             leave_out(_entry_name(raw, "groups", table), table.line())
     verify = str(verify_python) if verify_python is not None else None
@@ -178,7 +183,7 @@ def _build(path: Path, index: LineIndex, data: dict[str, Any], profiles: Sequenc
                     key=lambda entry: entry[1] or 0,
                 )
             )
-            error.partial = PartialFleet(fleet_of(sound), left_out)
+            error.partial = PartialFleet(fleet_of(sound), left_out, tuple(with_group.items()))
         raise error
     return fleet_of(hosts)
 

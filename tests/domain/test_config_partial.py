@@ -22,13 +22,15 @@ def test_a_broken_entry_is_left_out_and_the_rest_kept(tmp_path: Path) -> None:
     assert [h.name for h in error.partial.fleet.hosts] == ["box1"]
     assert error.partial.fleet.path == tmp_path / "hosts.toml"
     # Each left out by its name, else its place; the group, since box2 is not sound, and
-    # its other rank, whose own commands would not see the group's job (review s25 #6).
+    # its other rank, whose own commands would not see the group's job (review s25 #6):
+    # by its own entry's line, said as the group's rank (s35 Slurm hour #8).
     assert error.partial.left_out == (
         ("box2", 5),
         ("the [[hosts]] entry at line 10", 10),
+        ("box3", 13),
         ("pair", 17),
-        ("box3", 17),
     )
+    assert error.partial.ranks == (("box3", "pair"),)
 
 
 def test_a_name_used_twice_leaves_out_both_entries_and_their_group(tmp_path: Path) -> None:

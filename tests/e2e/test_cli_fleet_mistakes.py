@@ -146,3 +146,22 @@ async def test_an_entry_watch_starts_without_is_told_to_the_targets_once(tmp_pat
         again = await arun("watch", "--once", "--timeout", "20", "--hosts", hosts)
         assert again.returncode == 1, again.stdout + again.stderr
         assert len([b for b in hook.at("/phone") if "box7" in b["title"]]) == 1
+
+
+def test_a_sound_box_left_out_with_its_broken_group_is_said_as_its_rank(tmp_path):
+    # s35 Slurm hour #8: "going on without bad (line 20), cl (line 20), box2 (line 20)"
+    # read as box2's and cl's own mistakes at the group's line.
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(
+        '[[hosts]]\nname = "box1"\nssh = "local"\n\n'
+        '[[hosts]]\nname = "box2"\nssh = "root@127.0.0.1:1"\n\n'
+        '[[hosts]]\nname = "cl"\nssh = "root@127.0.0.1:2"\nscheduler = "slurm"\n\n'
+        '[[groups]]\nname = "bad"\nhosts = ["cl", "box2"]\nqueue = "q.txt"\nrun = "x {cfg}"\n'
+    )
+    done = rgt("status", "box1", "--hosts", hosts, cwd=tmp_path)
+    head = done.stderr.splitlines()[0]
+    assert head.startswith(
+        "rgt-tui status: going on without box2 (line 5, a rank of bad), cl (line 9, a rank "
+        "of bad), bad (line 14): "
+    ), head
+    assert "a Slurm login node runs its jobs on the cluster" in head
