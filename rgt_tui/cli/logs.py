@@ -141,6 +141,15 @@ async def _print_log(call: Call, transport: Transport, path: str, where: str) ->
         except FileNotFoundError:
             if args.cell and (unknown := await _not_a_cell(host, args.cell)):
                 return call.fail(unknown, code=EXIT_BAD_INPUT)
+            if host.is_login_node and not args.cell:
+                # A login node runs no queue runner: each task writes its cell's own log
+                # (s35 Slurm hour #5: "the queue has not been launched" after launches).
+                return call.fail(
+                    f"{where} is a Slurm login node: its queue has no queue log, each cell "
+                    "has its own",
+                    fix=f"rgt-tui logs {host.name} CELL (-f follows it; rgt-tui queue show "
+                    f"{host.name} lists the cells)",
+                )
             said = await _missing(transport, where, host.name, path, args.cell)
             return call.fail(said + await _pulled_copy(call, args.cell))
         except OSError as exc:  # permission denied, a directory, ...

@@ -151,6 +151,12 @@ async def test_pending_running_completed_and_oom_read_from_the_scheduler(
     # Logs follow a cell's own log, written by run_one.sh inside the task: a running one too.
     log = await arun("logs", "box1", "busy", "--hosts", hosts)
     assert log.returncode == 0 and "busy started" in log.stdout, log.stdout + log.stderr
+    # No cell named: a login node has no queue log, and says to name a cell (s35 Slurm
+    # hour #5: it read "the queue has not been launched on this host").
+    whole = await arun("logs", "box1", "--hosts", hosts)
+    said = " ".join(whole.stderr.split())
+    assert whole.returncode == 1 and "is a Slurm login node: its queue has no queue log" in said
+    assert "rgt-tui logs box1 CELL" in said and "not been launched" not in said
     gate.touch()  # "busy" ends, "wide" runs
     assert (q / "cells" / "hog.slurm.out").exists()
 
