@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from rgt_tui.domain.teardown_gate import (
     CELL_RUNS,
     GROUP_CELL,
+    GROUP_ROSTER,
     MOVE_NOT_ON_RECORD,
     NO_MANIFEST,
     NOT_ANSWERING,
@@ -102,6 +103,8 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
         # those cells left" was the only way on offered, and its ack threw away work never
         # done (hour s18a #10). Run it, pull what it left, or accept it as not wanted.
         launch = "the Queue tab's L to launch it" if tui else f"`rgt-tui launch {host}` to run it"
+        if condition.cause == GROUP_ROSTER:  # a rank runs none of its own
+            launch = "launch its group (the group line names it), which runs it on every rank"
         if tui:
             return (
                 f"a missing cell ({_cells(condition)}) that never ran: {launch}; one that "

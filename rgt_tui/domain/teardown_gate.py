@@ -359,6 +359,9 @@ MOVE_NOT_ON_RECORD = "move-not-on-record"
 # The cells running on this box are a group's job on every rank (issue 41): the box's own
 # kill and --ack-running refuse them, and the group line names the fix (hour s22b #5).
 GROUP_CELL = "group-cell"
+# The roster of a group's rank box with no queue of its own: its cells are the group's,
+# which a launch of the box itself refuses; the group runs them (s35 Slurm hour #9).
+GROUP_ROSTER = "group-roster"
 
 
 def conditions(state: GateState) -> tuple[Condition, ...]:

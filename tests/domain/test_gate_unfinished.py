@@ -7,6 +7,8 @@ with no record of a run count by their verified files, as before. Pure: recorded
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from support.gate import ATTEMPT, LOCAL, happy_events, listing
 
 from rgt_tui.domain import teardown_gate as g
@@ -236,3 +238,16 @@ def test_an_acknowledgement_holds_for_the_run_it_saw_not_for_a_retry():
     # An acknowledgement recorded before runs were (no run) holds only while none is known.
     legacy = _confirm_again(g.apply(state, g.UnfinishedAcknowledged("cellB")))
     assert not g.is_unlocked(legacy)
+
+
+def test_a_ranks_missing_cell_is_run_by_its_group_not_by_a_launch_of_the_box():
+    # s35 Slurm hour #9: a rank box's roster said "`rgt-tui launch box2` to run it", which
+    # is refused (box2 has no queue: its cells are the group's).
+    line = g.Condition("roster", False, "0/1 cells have results", ("hold",))
+    assert "`rgt-tui launch box2` to run it" in fix(line, "box2", tui=False)
+    rank = replace(line, cause=g.GROUP_ROSTER)
+    for tui in (False, True):
+        said = fix(rank, "box2", tui=tui)
+        assert "launch its group (the group line names it)" in said, said
+        assert "rgt-tui launch box2" not in said and "Queue tab's L" not in said
+    assert "`rgt-tui teardown box2 --ack-missing hold`" in fix(rank, "box2", tui=False)

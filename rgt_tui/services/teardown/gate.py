@@ -338,6 +338,12 @@ async def gather(
         # A job-gated host whose jobs were never read (a records-only check): not "none".
         jobs = g.Condition("jobs", False, "the cluster's queue was not read yet: check again")
         conditions = (*conditions[:-1], jobs, conditions[-1])
+    if not host.queue and fleet.rank_of(host.name) is not None:
+        # A rank's cells are its group's: the group runs a missing one, not the box.
+        conditions = tuple(
+            replace(c, cause=g.GROUP_ROSTER) if c.key == "roster" and c.settle else c
+            for c in conditions
+        )
     if now.groups:
         # Read now, never journaled: only the group's cell ending settles it.
         groups = tuple(g.group_condition(seen) for seen in now.groups)
