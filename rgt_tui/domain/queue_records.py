@@ -110,6 +110,9 @@ class CellAttempt:
     # written (made printable): the views say it as the box's text.
     killed_by: str = ""
     kill_then: str = ""
+    # On Slurm (slurm_task.sh): when the first TERM reached the cell (its ``signal``
+    # record: the walltime's warning, a scancel or a preemption); None when none did.
+    signalled_at: int | None = None
 
     @property
     def ended(self) -> bool:
@@ -221,6 +224,14 @@ def parse_cell_state(text: str, oom_text: str = "") -> tuple[CellAttempt, ...]:
             then = printable(fields[3], None) if len(fields) > 3 else ""
             by = printable(fields[2], None)
             attempts[-1] = replace(attempts[-1], killed_by=by, kill_then=then)
+        elif (
+            len(fields) == 3
+            and fields[0] == "signal"
+            and attempts
+            and not attempts[-1].ended
+            and attempts[-1].signalled_at is None
+        ):
+            attempts[-1] = replace(attempts[-1], signalled_at=_int(fields[1]))
     return _with_oom(attempts, oom_text)
 
 

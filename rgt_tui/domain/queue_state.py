@@ -119,6 +119,8 @@ class CellView:
     # A kill asked for its last attempt: who asked, as the record says (``user``, or
     # ``group``: stopped because another rank of its group failed); "" when none.
     killed_by: str = ""
+    # On Slurm: when the first TERM reached its last attempt (its ``signal`` record).
+    signalled_at: int | None = None
 
     @property
     def label(self) -> str:
@@ -477,14 +479,24 @@ def _cell_view(
             status = KILLED
             # Not "(rgt-tui queue kill)": the TUI's X kills too, and says so no differently.
             note = _killed_note(last.killed_by)
+        elif status == FAILED and last.signalled_at is not None and last.end_ts is not None:
+            # A TERM reached it and it ended (143 when its handler re-raised it): "failed
+            # (exit 143)" alone hid the walltime's warning it acted on (s35 Slurm #6).
+            before = fmt_duration(max(0, last.end_ts - last.signalled_at))
+            note = (
+                f"a SIGTERM reached it {before} before its end (the walltime's warning, a "
+                "scancel or a preemption)" + (f": {note}" if note else "")
+            )
         return CellView(
             cell.index, cell.name, status, last.exit_code, started_at=last.ts,
             ended_at=last.end_ts, attempts=len(attempts), note=note, code=last.code,
-            killed_by=last.killed_by if status == KILLED else "", **control,
+            killed_by=last.killed_by if status == KILLED else "",
+            signalled_at=last.signalled_at, **control,
         )  # fmt: skip
     base = {
         "started_at": last.ts, "attempts": len(attempts), "last_output_at": last_output_at,
-        "code": last.code, "killed_by": last.killed_by, **control,
+        "code": last.code, "killed_by": last.killed_by, "signalled_at": last.signalled_at,
+        **control,
     }  # fmt: skip
     if last.boot_id != boot_id:
         note = "the box rebooted after it started (boot id changed): it died with the boot"

@@ -27,6 +27,7 @@ from rgt_tui.domain.queue_state import (
     queue_is,
 )
 from rgt_tui.domain.slurm_jobs import SlurmCell
+from rgt_tui.domain.units import fmt_duration
 from rgt_tui.domain.vanished import HANGUP, MANUAL_KILL, NO, OOM, UNKNOWN, YES, Diagnosis, Evidence
 
 WALLTIME, PREEMPTION, NODE_FAILURE = "walltime", "preemption", "node failure"
@@ -103,10 +104,15 @@ def _next_step(cell: CellView, cause: str | None, limits: SlurmLimits) -> str:
             f"then retry the cell or {resume}"
         )
     if cause == WALLTIME:
+        # What its record says when it has one, else what was asked for (s35 Slurm #6:
+        # "~70s before the kill" of a cell whose record had the TERM 1m44s before it).
+        if cell.signalled_at is not None and cell.ended_at is not None:
+            got = f"{fmt_duration(max(0, cell.ended_at - cell.signalled_at))} before the kill"
+        else:
+            got = f"~{limits.signal_lead_s}s before the kill, as asked"
         return (
             f"raise time in hosts.toml (now {limits.time or 'the partition default'}), or let "
-            f"the cell resume from its checkpoint (it got SIGTERM ~{limits.signal_lead_s}s "
-            f"before the kill, SLURM2) and {resume}"
+            f"the cell resume from its checkpoint (it got SIGTERM {got}, SLURM2) and {resume}"
         )
     if cause in (PREEMPTION, NODE_FAILURE):
         return (

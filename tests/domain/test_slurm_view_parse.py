@@ -9,6 +9,7 @@ from rgt_tui.domain.queue_records import (
     CellMarks,
     DeployedCell,
     RunnerLaunch,
+    parse_cell_state,
     parse_runner_state,
 )
 from rgt_tui.domain.queue_state import (
@@ -199,6 +200,21 @@ def test_timeout_names_the_walltime_and_the_resume_index():
     assert d.cause == WALLTIME and "raise time in hosts.toml (now 00:01:00)" in d.next_step
     # The records-only reading would have called exit 143 a plain failure.
     assert _view(attempts).cells[0].status == FAILED
+    assert "SIGTERM ~30s before the kill, as asked" in d.next_step  # no signal record
+    # s35 Slurm hour #6: its record says when the TERM came; the diagnosis says that, not
+    # the lead asked for, and a cell that acted on it and exited 143 says it got one.
+    (signalled,) = parse_cell_state(
+        "start 1700000001 node-boot 41\nsignal 1700000019 TERM\nend 1700000061 143\n"
+    )
+    assert signalled.signalled_at == 1700000019
+    view = slurm_view(_view({"a": (signalled,)}), facts.cells, facts.cluster)
+    d = diagnose_slurm(view, SlurmLimits(time="00:01:00", signal_lead_s=30))
+    assert "it got SIGTERM 42s before the kill, SLURM2" in d.next_step, d.next_step
+    failed = _view({"a": (signalled,)}).cells[0]
+    assert failed.status == FAILED and failed.note.startswith(
+        "a SIGTERM reached it 42s before its end (the walltime's warning, a scancel or a "
+        "preemption)"
+    ), failed.note
 
 
 def test_a_vanished_task_and_a_failed_squeue():

@@ -197,6 +197,11 @@ async def test_a_durable_dir_on_node_local_storage_is_refused_before_anything_is
     [problem] = [p for p in plan.problems if "node-local" in p]
     rule = f"$TMPDIR ({node_tmp})" if where == "tmpdir" else "/tmp"
     assert f"durable_dir {durable} on box1 is under {rule}" in problem and "SLURM5" in problem
+    # Said once (preflight's durable check is the same rule), and acknowledging that
+    # check never lets it through: the launch's own refusal stays.
+    acked = await backend_for(host).plan_launch(qf.fleet, transport, acks=("durable",))
+    [still] = [p for p in acked.problems if "node-local" in p]
+    assert not acked.ok and f"durable_dir {durable} on box1 is under {rule}" in still
     with pytest.raises(QueueError):
         await backend_for(host).launch(plan, transport)
     await transport.close()

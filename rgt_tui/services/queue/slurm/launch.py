@@ -194,7 +194,9 @@ async def plan_slurm_launch(
     local = node_local_problem(
         host.name, durable, facts.durable_real, facts.tmpdir, _profile_not_under(host), home
     )
-    if local:
+    # Preflight's durable check says the same (one rule): said once. Acknowledging that
+    # check never lets a node-local durable dir through: this refusal stays.
+    if local and not any(local.split(" — ", 1)[0] in p for p in problems):
         problems.append(local)
     if not facts.sbatch:
         problems.append(
