@@ -14,15 +14,21 @@ import json
 import os
 import signal
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from support.fleet_files import set_host_key
 from support.gate_box import QUEUE, Setup, write_queue
+from support.pulls import fast
 
+from rgt_tui.domain.config import HostWatch
+from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.fleet.file import load_fleet
+from rgt_tui.services.runtime.locks import HostLocks
 from rgt_tui.services.teardown import BoxMismatch, confirmed_at, record_manual_teardown
 from rgt_tui.services.teardown.confirm import changed_since
+from rgt_tui.services.watch.drivers.periodic_pull import BUSY_RETRY_S, PullScheduler
 
 # --- without a command: recorded only after the name is typed again -------------------
 
@@ -316,3 +322,35 @@ async def test_a_confirmation_kept_before_its_groups_cells_were_is_not_voided_by
     cli = await ready.cli("teardown", "box1", "--destroyed", "box1")
     assert cli.returncode == 0, cli.stdout + cli.stderr
     assert ready.journal.load("box1").torn_down_at is not None
+
+
+async def test_periodic_pulls_wait_for_an_opened_gate_and_go_on_once_it_no_longer_holds(
+    ready: Setup,
+) -> None:
+    """s35 resume hour #1: a launch after the typed name voided the confirmation, yet the
+    periodic pulls stayed off for 15 minutes ("a teardown is running"), and the preempted
+    cell then had no verified checkpoint to resume from."""
+    set_host_key(ready.loopback.hosts_file, "teardown", None)
+    outcome = await ready.confirm()
+    assert confirmed_at(ready.journal.load("box1")) is not None, outcome.report.conditions
+    host = replace(ready.host, watch=HostWatch(pull_every_s=600.0))
+    fleet = replace(ready.fleet, hosts=(host,))
+    connections = FleetConnections(fleet.hosts)
+    scheduler = PullScheduler(
+        fleet, connections, emit=lambda e: None, journal=lambda: ready.journal,
+        options=fast(), poll_s=0.05, locks=HostLocks(),
+    )  # fmt: skip
+    manifest = fleet.results_dir / "box1" / ".rgt" / "manifest.json"
+    try:
+        taken = manifest.stat().st_mtime_ns
+        assert await scheduler.pull_once(host) == BUSY_RETRY_S  # the user destroys it now
+        assert "a teardown is running" in scheduler.last["box1"]
+        # The box worked on since (a file the next check finds unpulled): the confirmation
+        # no longer holds, no teardown goes on, and the pulls do.
+        (ready.box.root / "results" / "cellA" / "late.json").write_text('{"acc": 1}')
+        assert not (await ready.check()).ready_but_confirmation
+        assert await scheduler.pull_once(host) != BUSY_RETRY_S, scheduler.last
+        assert manifest.stat().st_mtime_ns != taken
+        assert (fleet.results_dir / "box1" / "cellA" / "late.json").exists()
+    finally:
+        await connections.close_all()

@@ -76,6 +76,7 @@ from rgt_tui.services.records import host_results_dir, manifest_path
 from rgt_tui.services.runtime.locks import HostLocks
 from rgt_tui.services.runtime.stopped import StoppedHosts, stopped_line
 from rgt_tui.services.teardown import TEARDOWN_TIMEOUT_S, confirmed_at
+from rgt_tui.services.teardown.confirm import changed_since
 from rgt_tui.services.verify.report import problem_count
 from rgt_tui.services.verify.run import news_problems, verify_host
 from rgt_tui.services.watch.drivers.pull_failing import (
@@ -154,9 +155,15 @@ def _pulled_words(new: int, changed: int) -> str:
     return " and ".join(parts) + " pulled" + kept
 
 
-def teardown_underway(jh: HostJournal, now: float) -> str | None:
+def teardown_underway(
+    jh: HostJournal, now: float, voided: Callable[[float], str] = lambda opened: ""
+) -> str | None:
     """Why the journal says no pull may start now (a teardown in progress, or the box
-    already torn down); None: nothing in the way."""
+    already torn down); None: nothing in the way. ``voided(opened)``: what since the
+    confirmation that opened the gate voids it ("" when nothing: ``changed_since``); a
+    voided one tears nothing down, so pulls go on (s35 resume hour #1: a launch after
+    the typed name stopped the periodic pulls for 15 minutes, and a preempted cell then
+    had no verified checkpoint to resume from)."""
     if jh.torn_down_at is not None:
         return "the box is torn down"
     typed = [(t, e) for t, e in jh.events if isinstance(e, ConfirmationTyped)]
@@ -172,9 +179,9 @@ def teardown_underway(jh: HostJournal, now: float) -> str | None:
     if not rescanned:
         return "a teardown was confirmed and its re-scan of the box is running"
     opened = confirmed_at(jh)
-    if opened is not None and opened >= at:
+    if opened is not None and opened >= at and not voided(opened):
         return "a teardown is running (the gate opened for it)"
-    return None  # the gate refused that confirmation: nothing is being torn down
+    return None  # the gate refused that confirmation, or it no longer holds
 
 
 class PullScheduler:
@@ -412,7 +419,13 @@ class PullScheduler:
         except JournalError as exc:  # reported by the gate; a pull changes nothing there
             log.warning("%s: journal unreadable (%s); pulling all the same", host.name, exc)
             return None
-        return teardown_underway(jh, time.time())  # the journal's clock, not the schedule's
+        directory, groups = self.journal().directory, self.fleet.groups_of(host.name)
+
+        def voided(opened: float) -> str:  # reads the launch records: in this thread
+            return changed_since(jh, host, directory, opened, groups)
+
+        # The journal's clock, not the schedule's.
+        return await asyncio.to_thread(teardown_underway, jh, time.time(), voided)
 
     async def _pull_and_verify(self, host: HostConfig) -> float | None:
         transport = self.connections.transport(host.name)  # shared: never closed here
