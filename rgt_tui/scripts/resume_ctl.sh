@@ -18,6 +18,10 @@
 #   commit DURABLE NAME TOKEN renames the staging folder to DURABLE/NAME (an empty folder
 #                             there is removed first; anything else refuses); "committed<TAB>PATH"
 #   drop DURABLE TOKEN        removes the staging folder (after a failed push)
+#   takeback DURABLE NAME TOKEN
+#                             renames DURABLE/NAME (committed by this move, before the cell
+#                             ran there) back to the staging folder and removes it: a move
+#                             refused after its push leaves nothing on the target
 #
 # A refusal prints "refused<TAB>CODE<TAB>DETAIL" and exits 3.
 
@@ -119,10 +123,28 @@ drop() {
     printf 'dropped\n'
 }
 
+takeback() {
+    local durable name token stage_dir out
+    durable=$(expand "$1")
+    name=$2
+    token=$3
+    name_ok "$name" || refuse usage "bad cell name"
+    token_ok "$token"
+    stage_dir="$durable/.rgt-resume.$token"
+    out="$durable/$name"
+    [ -d "$out" ] && [ ! -L "$out" ] || refuse missing "no folder $out to take back"
+    [ -e "$stage_dir" ] && refuse exists "$stage_dir is there already"
+    mv -T -- "$out" "$stage_dir" 2>/dev/null || mv -- "$out" "$stage_dir" ||
+        refuse io "cannot rename $out back to $stage_dir"
+    rm -rf -- "$stage_dir"
+    printf 'taken\t%s\n' "$out"
+}
+
 case "$verb" in
     target) target "$@" ;;
     stage) stage "$@" ;;
     commit) commit "$@" ;;
     drop) drop "$@" ;;
+    takeback) takeback "$@" ;;
     *) refuse usage "unknown verb '$verb'" ;;
 esac

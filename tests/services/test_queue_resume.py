@@ -10,6 +10,7 @@ import os
 import signal
 import time
 
+import pytest
 from support.cli import arun
 from support.machine import kill_processes_under
 from support.queues import GATE, SCRIPT_RUN, wait_view
@@ -17,6 +18,7 @@ from support.resume_cell import cell_log, pull_verify, run_until_held
 from support.waiting import wait_for
 
 from rgt_tui.domain.queue_state import DONE, FINISHED, RUNNING
+from rgt_tui.services.queue.move import MoveError
 from rgt_tui.services.queue.resume import (
     FROM_SCRATCH,
     plan_resume_move,
@@ -447,3 +449,52 @@ async def test_a_box_that_answers_and_ran_on_after_the_pull_is_to_be_pulled_firs
     await pull_verify(qf, "box1")  # pulled since it stopped: nothing newer on the box
     again = "\n".join(resume_lines(await plan(qf)))
     assert "ran on after the last pull" not in again, again
+
+
+async def test_a_move_refused_after_its_push_takes_the_pushed_copy_back(make_queue_fleet):
+    """s35 resume hour #2: a move refused after its push ("nothing was moved") left the
+    checkpoint on the target, and every later move of the cell there was refused ("holds
+    files already"). What the move stands on is checked before the push, and a refusal
+    after it takes the pushed copy back."""
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    await run_until_held(qf)
+    await pull_verify(qf, "box1")
+    await preempt(qf)
+    planned = await plan(qf)
+    assert planned.ok, planned.problems
+    out2 = qf.root("box2") / "results" / "ck"
+    source = qf.queue_file("box1")
+    sound = source.read_text()
+
+    # Changed before the move: refused before anything is pushed.
+    source.write_text(sound + "# a note\n")
+    with pytest.raises(MoveError) as early:
+        await move(qf, planned)
+    assert "changed since the move was planned — nothing was moved" in str(early.value)
+    assert "taken back" not in str(early.value) and not out2.exists()
+
+    # Changed while the files go (another terminal): refused after the push, taken back.
+    source.write_text(sound)
+    touched: list[int] = []
+
+    def change_once(n: int) -> None:
+        if not touched:
+            touched.append(n)
+            source.write_text(sound + "# another note\n")
+
+    t1, t2 = qf.transport("box1"), qf.transport("box2")
+    try:
+        with pytest.raises(MoveError) as late:
+            await resume_move(planned, qf.fleet, qf.host("box1"), t1, t2, on_bytes=change_once)
+    finally:
+        await t1.close()
+        await t2.close()
+    said = str(late.value)
+    assert touched and "changed since the move was planned" in said
+    assert f"the copy pushed to box2:{out2} was taken back" in said, said
+    assert not out2.exists() and not list(out2.parent.glob(".rgt-resume.*"))
+
+    # Nothing is in the way of the move itself now.
+    source.write_text(sound)
+    result = await move(qf, await plan(qf))
+    assert "launched from cell 0" in result.queued and (out2 / "checkpoint.bin").exists()

@@ -634,35 +634,12 @@ async def apply_move(
     Refused (MoveError) when the plan has problems or either file changed since it was
     made. A step that fails says what was done and how to finish.
     """
-    if not plan.ok:
-        raise MoveError("the move has problems:\n" + "\n".join(plan.problems))
-    assert plan.source_path is not None and plan.dest_path is not None
-    for path, text in ((plan.source_path, plan.source_text), (plan.dest_path, plan.dest_text)):
-        if await asyncio.to_thread(_read, path) != text:
-            raise MoveError(
-                f"{display_path(path)} changed since the move was planned — nothing was "
-                "moved; run the move again"
-            )
+    await still_as_planned(plan, source, transport)
     if not plan.source_answered:
         return await _write_files(plan, source, (), today)
-    # An append since the plan (another terminal) may have sent a line this move would
-    # delete as unsent: the box would then hold, and run, a line the file no longer has.
-    try:
-        await transport.connect()
-        box_text = await read_box_queue_text(transport, source.name)
-    except (QueueError, TransportError) as exc:
-        why = printable(exc, None)  # may quote the box
-        raise MoveError(f"cannot read {source.name}'s queue ({why}) — nothing was moved") from exc
-    if box_text != plan.box_text:
-        raise MoveError(
-            f"{source.name}'s queue on its box changed since the move was planned (cells were "
-            "appended or launched) — nothing was moved; run the move again"
-        )
     skipped: list[str] = []
     if plan.on_box:
         from rgt_tui.services.queue.backends import backend_for
-
-        await _still_as_planned(plan, source, transport)
 
         backend = backend_for(source)  # a scheduler cancels the cell's pending job first
         for cell in plan.on_box:
@@ -681,7 +658,39 @@ async def apply_move(
     return await asyncio.shield(_write_files(plan, source, tuple(skipped), today))
 
 
-async def _still_as_planned(plan: MovePlan, source: HostConfig, transport: Transport) -> None:
+async def still_as_planned(plan: MovePlan, source: HostConfig, transport: Transport) -> None:
+    """Everything the move stands on is as the plan saw it: MoveError ("nothing was
+    moved") otherwise. ``apply_move`` checks it first; a resume move checks it before its
+    push too, so a refusal never leaves pushed files on the target (s35 resume hour #2)."""
+    if not plan.ok:
+        raise MoveError("the move has problems:\n" + "\n".join(plan.problems))
+    assert plan.source_path is not None and plan.dest_path is not None
+    for path, text in ((plan.source_path, plan.source_text), (plan.dest_path, plan.dest_text)):
+        if await asyncio.to_thread(_read, path) != text:
+            raise MoveError(
+                f"{display_path(path)} changed since the move was planned — nothing was "
+                "moved; run the move again"
+            )
+    if not plan.source_answered:
+        return
+    # An append since the plan (another terminal) may have sent a line this move would
+    # delete as unsent: the box would then hold, and run, a line the file no longer has.
+    try:
+        await transport.connect()
+        box_text = await read_box_queue_text(transport, source.name)
+    except (QueueError, TransportError) as exc:
+        why = printable(exc, None)  # may quote the box
+        raise MoveError(f"cannot read {source.name}'s queue ({why}) — nothing was moved") from exc
+    if box_text != plan.box_text:
+        raise MoveError(
+            f"{source.name}'s queue on its box changed since the move was planned (cells were "
+            "appended or launched) — nothing was moved; run the move again"
+        )
+    if plan.on_box:
+        await _cells_as_planned(plan, source, transport)
+
+
+async def _cells_as_planned(plan: MovePlan, source: HostConfig, transport: Transport) -> None:
     """The cells the box holds are as the plan saw them: one that started, or even ran to
     its end, since (a queue goes on while the dialog is open) is not moved as pending,
     to run again on the other box. MoveError naming it; nothing is moved. (The box's

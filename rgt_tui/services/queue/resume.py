@@ -73,6 +73,7 @@ from rgt_tui.services.queue.move import (
     plan_move,
     refusals_first,
     run_moved_hint,
+    still_as_planned,
 )
 from rgt_tui.services.queue.resume_run import GENERAL_RULE, plan_words, run_on_target
 from rgt_tui.services.queue.retried import set_aside_since
@@ -617,6 +618,7 @@ async def _push(
     target: HostConfig,
     transport: Transport,
     on_bytes: Callable[[int], None] | None,
+    token: str,
 ) -> str:
     """Stage, put, hash, rename; the cell's {out} on the target. MoveError on failure
     (the staging folder is removed; nothing is left at {out})."""
@@ -624,7 +626,6 @@ async def _push(
     from rgt_tui.services.code_sync.types import SyncError
 
     ctl = after_queue_ctl("resume_ctl.sh")
-    token = secrets.token_hex(6)
     dirs = sorted({f.rel.rsplit("/", 1)[0] for f in plan.files if "/" in f.rel})
     where = f"{target.name}:{plan.target_out}"
 
@@ -683,6 +684,29 @@ async def _push(
     return out or plan.target_out
 
 
+async def _take_back(
+    exc: MoveError, plan: ResumePlan, target: HostConfig, transport: Transport, token: str
+) -> str:
+    """The refusal's text, once the copy this move pushed to the target is taken back
+    (the cell never ran there: nothing else is in it); if it cannot be, where it stays."""
+    where = f"{target.name}:{plan.target_out}"
+    try:
+        result = await run_box_script(
+            transport, after_queue_ctl("resume_ctl.sh"), "resume_ctl", "takeback",
+            target.durable_dir, plan.cell, token, timeout=CTL_TIMEOUT_S,
+        )  # fmt: skip
+        refused = box_refusal(result, f"{target.name}'s resume_ctl")
+    except TransportError as err:
+        refused = err
+    if refused is None:
+        return f"{exc}; the copy pushed to {where} was taken back"
+    why = printable(getattr(refused, "message", None) or str(refused), 300)
+    return (
+        f"{exc}; the copy pushed to {where} could not be taken back ({why}): move it aside "
+        "on the box before moving the cell there again"
+    )
+
+
 async def resume_move(
     plan: ResumePlan,
     fleet: Fleet,
@@ -702,9 +726,19 @@ async def resume_move(
         raise MoveError("the move has problems:\n" + "\n".join(plan.problems or plan.move.problems))
     target = fleet.host(plan.move.dest)
     out = plan.target_out
+    # What the move stands on, checked before the push too: a refusal after it left the
+    # pushed files on the target, which refused every later move there (s35 resume #2).
+    await still_as_planned(plan.move, source, source_transport)
+    token = secrets.token_hex(6)
     if plan.files:
-        out = await _push(plan, fleet, target, dest_transport, on_bytes)
-    moved = await apply_move(plan.move, source, source_transport, today=today)
+        out = await _push(plan, fleet, target, dest_transport, on_bytes, token)
+    try:
+        moved = await apply_move(plan.move, source, source_transport, today=today)
+    except MoveError as exc:
+        if plan.files:
+            raise MoveError(await _take_back(exc, plan, target, dest_transport, token)) from exc
+        raise
+
     if not plan.ran:  # a cell that never ran moves as `queue move` always moved cells
         return ResumeResult(plan, moved, out, run_moved_hint(target.name, 1))
     queued = await run_on_target(fleet, target, dest_transport, plan.cell, acks)
