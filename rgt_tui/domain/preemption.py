@@ -63,6 +63,9 @@ class Preemption:
     # The host the cell was moved to before the preemption was named (its queue file's
     # ``#moved-to``: the user moved it while the box was silent); None: not moved.
     moved_to: str | None = None
+    # No verified checkpoint, but one pulled and not verified since the last pull (its
+    # local path): a verify, which needs no box, lets a move resume from it ("" none).
+    unverified: str = ""
 
     @property
     def key(self) -> str:
@@ -119,6 +122,11 @@ def preemption_line(p: Preemption) -> str:
     ck = p.checkpoint
     if p.moved_to is not None:
         tail = f"it already moved to {p.moved_to} (its queue file's #moved-to)"
+    elif ck is None and p.unverified:
+        tail = (
+            f"its checkpoint {p.unverified} is pulled but not verified: verify {p.host} (it "
+            "needs no box), then a move resumes from it"
+        )
     elif ck is None:
         tail = "it has no pulled and verified checkpoint: a move starts it from scratch"
     elif p.step is not None:

@@ -13,11 +13,14 @@ import time
 import pytest
 from support.cli import arun
 from support.machine import kill_processes_under
+from support.pulls import fast
 from support.queues import GATE, SCRIPT_RUN, wait_view
 from support.resume_cell import cell_log, pull_verify, run_until_held
 from support.waiting import wait_for
 
+from rgt_tui.domain.preemption import LOST, Preemption, preemption_line
 from rgt_tui.domain.queue_state import DONE, FINISHED, RUNNING
+from rgt_tui.services.pull import pull_host
 from rgt_tui.services.queue.move import MoveError
 from rgt_tui.services.queue.resume import (
     FROM_SCRATCH,
@@ -25,6 +28,8 @@ from rgt_tui.services.queue.resume import (
     resume_lines,
     resume_move,
 )
+from rgt_tui.services.runtime.preemption import unverified_checkpoint, verified_checkpoint
+from rgt_tui.services.verify.run import verify_host
 
 
 async def preempt(qf, name: str = "box1") -> None:
@@ -498,3 +503,32 @@ async def test_a_move_refused_after_its_push_takes_the_pushed_copy_back(make_que
     source.write_text(sound)
     result = await move(qf, await plan(qf))
     assert "launched from cell 0" in result.queued and (out2 / "checkpoint.bin").exists()
+
+
+async def test_a_pulled_checkpoint_not_yet_verified_asks_for_a_verify_not_a_fresh_start(
+    make_queue_fleet,
+):
+    """s35 resume hour #5: pulled (p) but not verified, then preempted: the pane and the
+    notice said a move starts it from scratch; a verify, which needs no box, was the way."""
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    await run_until_held(qf)
+    t1 = qf.transport("box1")
+    try:
+        pulled = await pull_host(qf.host("box1"), qf.fleet.results_dir, t1, options=fast())
+    finally:
+        await t1.close()
+    assert pulled.ok, pulled.failed
+    await preempt(qf)
+    host = qf.host("box1")
+    assert verified_checkpoint(qf.fleet, host, "ck") is None
+    assert unverified_checkpoint(qf.fleet, host, "ck") == "ck/checkpoint.bin"
+    p = Preemption("box1", LOST, time.time(), "s", "ck", unverified="ck/checkpoint.bin")
+    line = preemption_line(p)
+    assert "its checkpoint ck/checkpoint.bin is pulled but not verified: verify box1" in line
+    assert "from scratch" not in line
+    # As said: a verify with the box down, and the move resumes from that checkpoint.
+    await verify_host(host, qf.fleet.results_dir)
+    assert unverified_checkpoint(qf.fleet, host, "ck") == ""
+    assert verified_checkpoint(qf.fleet, host, "ck") is not None
+    planned = await plan(qf)
+    assert planned.ok and planned.checkpoint is not None, planned.problems

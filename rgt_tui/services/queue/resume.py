@@ -171,6 +171,10 @@ class _Target:
     problems: list[str] = field(default_factory=list)
 
 
+# Why a pulled file the last verify did not cover is not pushed (how its reason starts).
+NOT_VERIFIED_YET = "not verified for the last pull"
+
+
 def cell_files(
     fleet: Fleet, source: HostConfig, name: str, now: float | None = None
 ) -> list[CellFile]:
@@ -207,7 +211,7 @@ def cell_files(
         elif set_aside:
             why = set_aside
         elif not same:
-            why = f"not verified for the last pull — run rgt-tui verify {source.name}"
+            why = f"{NOT_VERIFIED_YET} — run rgt-tui verify {source.name}"
         elif check is None:
             why = "not in the verify record"
         elif check.get("status") not in GOOD_STATUSES:

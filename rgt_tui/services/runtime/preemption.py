@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from rgt_tui.domain.checkpoints import (
+    is_checkpoint,
     left_out_words,
     newer_left_out,
     newest_checkpoint,
@@ -45,7 +46,7 @@ from rgt_tui.domain.preemption import (
 from rgt_tui.domain.snapshot import HostSnapshot
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.queue.moved_skips import moved_cells
-from rgt_tui.services.queue.resume import cell_files
+from rgt_tui.services.queue.resume import NOT_VERIFIED_YET, cell_files
 from rgt_tui.services.records import atomic_write_json, read_json
 from rgt_tui.services.runtime.monitors import GEN8_ALERT
 from rgt_tui.services.telemetry import HostUpdate
@@ -68,6 +69,17 @@ class Seen:
     # When ``cell`` was last seen running: a cell that ended within the platform's grace
     # before the box went (RunPod's TERM, then KILL ~5 s later) is the one interrupted.
     cell_at: float | None = None
+
+
+def unverified_checkpoint(fleet: Fleet, host: HostConfig, cell: str) -> str:
+    """The local path of ``cell``'s newest checkpoint that is pulled but not verified for
+    the last pull ("" when none): a verify, not a move from scratch, is then the way on
+    (s35 resume hour #5). Blocking: run in a thread."""
+    files = [
+        f for f in cell_files(fleet, host, cell, time.time())
+        if is_checkpoint(f.rel) and f.why.startswith(NOT_VERIFIED_YET)
+    ]  # fmt: skip
+    return max(files, key=lambda f: (f.mtime, f.rel)).local if files else ""
 
 
 def verified_checkpoint(fleet: Fleet, host: HostConfig, cell: str) -> Checkpoint | None:
@@ -204,7 +216,16 @@ class PreemptionWatch:
             moved = moved_cells(host).get(named.cell)
         except (OSError, ValueError):
             moved = None
-        full = replace(named, checkpoint=found, step=found.step if found else None, moved_to=moved)
+        unverified = ""
+        if found is None:
+            try:
+                unverified = unverified_checkpoint(self.fleet, host, named.cell)
+            except (OSError, ValueError):
+                unverified = ""
+        full = replace(
+            named, checkpoint=found, step=found.step if found else None, moved_to=moved,
+            unverified=unverified,
+        )  # fmt: skip
         if self.current.get(host.name) == named:
             self.current[host.name] = full
         self._save_named(host.name, full)

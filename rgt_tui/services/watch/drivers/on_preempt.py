@@ -151,6 +151,13 @@ class OnPreempt:
             self._tell(host, p, "not moved", f"{p.cell} finished on {host.name} before the "
                        "preemption: nothing to move")  # fmt: skip
             return
+        if p.checkpoint is None and p.unverified:
+            # Pulled, not yet verified: a verify (no box needed) lets the move resume from
+            # it; --from-scratch would throw the run away (s35 resume hour #5).
+            self._tell(host, p, "not moved", f"{p.cell}'s checkpoint {p.unverified} is pulled "
+                       f"but not verified: rgt-tui verify {host.name} (it needs no box), then "
+                       f"rgt-tui queue move {p.cell} --to HOST resumes from it")  # fmt: skip
+            return
         if p.checkpoint is None:
             self._tell(host, p, "not moved", f"{p.cell} has no pulled and verified checkpoint: "
                        f"not moved unattended (rgt-tui queue move {p.cell} --to HOST "
