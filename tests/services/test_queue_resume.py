@@ -532,3 +532,33 @@ async def test_a_pulled_checkpoint_not_yet_verified_asks_for_a_verify_not_a_fres
     assert verified_checkpoint(qf.fleet, host, "ck") is not None
     planned = await plan(qf)
     assert planned.ok and planned.checkpoint is not None, planned.problems
+
+
+async def test_a_copy_changed_here_during_the_push_is_said_as_such_not_as_the_transfer(
+    make_queue_fleet,
+):
+    """s35 resume hour #7: a local copy changed between the plan and the push read "did
+    not arrive whole on box2 … move again", which would push the changed copy."""
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    await run_until_held(qf)
+    await pull_verify(qf, "box1")
+    await preempt(qf)
+    planned = await plan(qf)
+    assert planned.ok and [f.rel for f in planned.files] == ["checkpoint.bin", "checkpoint.json"]
+    sidecar = qf.fleet.results_dir / "box1" / "ck" / "checkpoint.json"
+
+    def change_once(n: int) -> None:  # while checkpoint.bin goes: the sidecar is next
+        if b"edited" not in sidecar.read_bytes():
+            sidecar.write_bytes(sidecar.read_bytes() + b" edited")
+
+    t1, t2 = qf.transport("box1"), qf.transport("box2")
+    try:
+        with pytest.raises(MoveError) as refused:
+            await resume_move(planned, qf.fleet, qf.host("box1"), t1, t2, on_bytes=change_once)
+    finally:
+        await t1.close()
+        await t2.close()
+    said = str(refused.value)
+    assert "the copy here changed since the move was planned: checkpoint.json (" in said, said
+    assert "did not arrive whole" not in said and "plan the move again" in said
+    assert not (qf.root("box2") / "results" / "ck").exists()

@@ -665,6 +665,20 @@ async def _push(
         bad = [f.rel for f in plan.files if seen.files.get(f.rel) is None
                or seen.files[f.rel].sha256 != f.sha256]  # fmt: skip
         if bad:
+            # The copy here may have changed under the push (it is read as it goes): that
+            # is no transfer fault, and moving again would push it as it is now (s35
+            # resume hour #7 was told the files "did not arrive whole").
+            changed = [
+                f"{f.rel} ({why})"
+                for f in plan.files
+                if f.rel in bad
+                and (why := await asyncio.to_thread(_changed_here, folder, f.local, f.size, f.sha256))
+            ]  # fmt: skip
+            if changed:
+                raise MoveError(
+                    f"the copy here changed since the move was planned: {', '.join(changed[:3])}"
+                    " — nothing was moved; pull and verify it again, then plan the move again"
+                )
             raise MoveError(
                 f"{plural(len(bad), 'pushed file')} did not arrive whole on {target.name} "
                 f"({', '.join(bad[:3])}): SHA-256 differs — nothing was moved; move again"
