@@ -190,11 +190,14 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
             else f"`rgt-tui queue retry {host} CELL`"
         )
         shell = "s (a shell on the box)" if tui else f"`rgt-tui shell {host}`"
+        move = "the Queue tab's m" if tui else "`rgt-tui queue move CELL --to HOST`"
         return (
             "the box's own file is damaged: while its run still saves it, pull again once "
             f"it is saved; once the run ended, retry the cell ({retry}: its folder is set "
             f"aside and counts by its hash) or remove the file on the box ({shell}), then "
-            f"{_bare(pull)} and {_bare(verify)}"
+            f"{_bare(pull)} and {_bare(verify)}; a retry starts the cell over — to resume "
+            f"it from an earlier copy verify kept, move it instead ({move}: its plan names "
+            "the copy)"
         )
     if key == "loaded" and "a plain pickle" in condition.evidence:
         # A re-pull brings the same bytes (hour s20c #8): the file must change on the box.
@@ -280,7 +283,8 @@ def _unfinished_fix(condition: Condition, host: str, *, tui: bool) -> str:
         move = (
             "move it (Queue tab, m): it resumes elsewhere from that checkpoint"
             if condition.checkpoint
-            else "move it (Queue tab, m): it starts over elsewhere"
+            else "move it (Queue tab, m): from an earlier copy verify kept, when its plan "
+            "names one, else it starts over elsewhere"
         )
         return (
             f"{move} — or type {cell} under 'Acknowledge a cell by name' and press "
@@ -291,7 +295,8 @@ def _unfinished_fix(condition: Condition, host: str, *, tui: bool) -> str:
     else:
         # A cell whose run began and left nothing verified moves only with --from-scratch.
         move = (
-            f"`rgt-tui queue move {cell} --to HOST` starts it over elsewhere "
+            f"`rgt-tui queue move {cell} --to HOST` plans it: from an earlier copy verify "
+            "kept when there is one (its plan names it), else it starts it over elsewhere "
             "(`--from-scratch` once its run began: nothing verified to resume from)"
         )
     return (

@@ -16,9 +16,12 @@ LOADED = Condition(
 def test_the_command_line_names_the_retry_and_the_shell() -> None:
     said = fix(LOADED, "box4", tui=False)
     assert "`rgt-tui queue retry box4 CELL`: its folder is set aside and counts by its hash" in said
-    assert "`rgt-tui shell box4`" in said and said.endswith(
-        "then `rgt-tui pull box4` and `rgt-tui verify box4`"
-    ), said
+    # A retry starts it over: resuming from an earlier verified copy is a move (s35
+    # resume hour #4: the retry was the only way offered, and the copy was never pushed).
+    assert "a retry starts the cell over — to resume it from an earlier copy verify kept" in said
+    assert "move it instead (`rgt-tui queue move CELL --to HOST`: its plan names the copy)" in said
+    assert "`rgt-tui shell box4`" in said
+    assert "then `rgt-tui pull box4` and `rgt-tui verify box4`; a retry" in said, said
     assert "re-pull" not in said
 
 
