@@ -283,8 +283,7 @@ def _unfinished_fix(condition: Condition, host: str, *, tui: bool) -> str:
         move = (
             "move it (Queue tab, m): it resumes elsewhere from that checkpoint"
             if condition.checkpoint
-            else "move it (Queue tab, m): from an earlier copy verify kept, when its plan "
-            "names one, else it starts over elsewhere"
+            else "move it (Queue tab, m): it starts over elsewhere"
         )
         return (
             f"{move} — or type {cell} under 'Acknowledge a cell by name' and press "
