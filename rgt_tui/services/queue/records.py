@@ -81,15 +81,21 @@ def _runs_twice(view: QueueView, host: str, moved: Mapping[str, str]) -> QueueVi
 
 
 def _twice_note(host: str, cell: str, dest: str, status: str) -> str:
+    # Taking the line off the destination's file helps only while its box was not sent
+    # it: a resume move appends it there at once (s35 resume hour #6: a dead end).
+    off = (
+        f"take it off {dest}'s queue file if {dest}'s box was not sent it yet (rgt-tui queue "
+        f"show {dest} lists it as not sent), else kill it on {dest} when it starts there "
+        f"(rgt-tui queue kill {dest} {cell})"
+    )
     if status == RUNNING:
         return (
-            f"RUNS TWICE: moved to {dest} by the queue file, yet it runs here — kill it here "
-            f"(rgt-tui queue kill {host} {cell}) or take it off {dest}'s queue file"
+            f"RUNS TWICE: moved to {dest} by the queue file, yet it runs here — keep one run: "
+            f"kill it here (rgt-tui queue kill {host} {cell}), or, to keep this one, {off}"
         )
     return (
         f"DONE HERE, YET QUEUED ON {dest.upper()}: moved to {dest} by the queue file, it "
-        f"finished here — pull {host} and take it off {dest}'s queue file, or {dest} "
-        f"runs it again (rgt-tui queue kill {dest} {cell} if it runs there now)"
+        f"finished here — pull {host}; {dest} runs it again unless you {off}"
     )
 
 
