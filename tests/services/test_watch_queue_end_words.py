@@ -302,3 +302,18 @@ def test_a_relaunch_from_a_killed_cell_names_the_done_cells_it_runs_again() -> N
     body = event.body
     assert "L relaunches from it and resumes from its checkpoint, if it wrote one — " in body
     assert "cells 1, 2 are done and run again (rgt-tui launch box1 --start 0)" in body, body
+
+
+def test_the_body_never_contradicts_how_the_title_says_the_queue_ended() -> None:
+    """s35 docs audit: "cell alpha killed by you; the queue stopped" over a body that
+    began "finished · 0/2 done"."""
+    event = told(
+        "alpha beta",
+        "stop 1700000050 kill\ndone 1700000060 0 1\n",
+        {
+            "alpha": "start 1700000001 boot-box1 4300\nkill 1700000050 user stop\nend 1700000051 143\n"
+        },
+    )
+    assert event.title == "box1: cell alpha killed by you; the queue stopped", event.title
+    assert event.body.startswith("0/2 done"), event.body
+    assert "finished" not in event.body.split(".")[0]

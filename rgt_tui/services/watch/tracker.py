@@ -415,7 +415,9 @@ def queue_end_words(
     if cost_per_hour:
         # What waiting costs: the box idles and bills on (hour s24a #9).
         advice += f" It bills ${cost_per_hour:.2f}/h while it idles."
-    return title, f"{view.summary()}. {advice}"
+    # The title says how it ended: the body's summary without the state word, which a
+    # kill --then stop read as "the queue stopped — finished" (s35 docs audit).
+    return title, f"{view.summary(with_state=False)}. {advice}"
 
 
 def _silent(
