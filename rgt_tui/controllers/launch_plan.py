@@ -97,13 +97,7 @@ class LaunchControl:
             )
         except Exception as exc:  # QueueError / TransportError: said, the dialog stays
             return Outcome(error=error_text(exc))
-        message = (
-            f"launched {plural(result.cells, 'cell')} from index {result.start_index} "
-            f"({result.detach}, session {result.session}, pid {result.pid})"
-            + (f"\nprevious queue archived to {result.archived}" if result.archived else "")
-            + (f"\n{unrecorded}" if unrecorded else "")
-        )
-        return Outcome(message=message, result=result)
+        return Outcome(message=launched_words(result, unrecorded), result=result)
 
     async def plan_retry(
         self, cell: CellView, acks: tuple[str, ...], launch_acks: bool
@@ -156,3 +150,19 @@ class LaunchControl:
         if retried.unrecorded:
             message += f"\n{retried.unrecorded}"
         return Outcome(message=message)
+
+
+def launched_words(result: LaunchResult, unrecorded: str = "") -> str:
+    """The toast of a launch: what started, from where, and how it is reached; on a
+    Slurm host the array's job id, never a "pid" (s35 Slurm hour #10: "pid 9")."""
+    how = (
+        f"array job {result.pid}, {result.session}"
+        if result.detach == "slurm"
+        else f"{result.detach}, session {result.session}, pid {result.pid}"
+    )
+    return (
+        f"{'submitted' if result.detach == 'slurm' else 'launched'} "
+        f"{plural(result.cells, 'cell')} from index {result.start_index} ({how})"
+        + (f"\nprevious queue archived to {result.archived}" if result.archived else "")
+        + (f"\n{unrecorded}" if unrecorded else "")
+    )
