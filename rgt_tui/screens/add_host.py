@@ -335,6 +335,10 @@ class AddHostScreen(ReplanScreen[HostConfig | None]):
         if name.value in ("", self._suggested_name):  # not typed by the user: follow
             self._suggested_name = suggest_name(self.pasted.target)
             name.value = self._suggested_name
+            # The cursor at its end, as every field keeps it: a command typed (or sent) key
+            # by key left it where the first suggestion ended ("1" of "127-0-0-1-44195"),
+            # and the name typed next went into the middle ("1box2b27-0-0-1-44195").
+            name.cursor_position = len(name.value)
         select: Select[str] = self.query_one("#add-profile", Select)
         if select.value == self._guessed_profile:
             self._guessed_profile = guess_profile(self.pasted.target)

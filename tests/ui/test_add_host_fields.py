@@ -161,3 +161,22 @@ async def test_the_launch_field_with_the_cursor_is_marked(tmp_path, home):
             what="the mark on the queue row",
             pilot=pilot,
         )
+
+
+async def test_a_command_typed_key_by_key_leaves_the_suggested_name_cursor_at_its_end(
+    tmp_path, home
+):
+    # s35: typed key by key, the first suggestion ("1" of "root@1…") put the cursor at 1,
+    # and every later suggestion kept it there: the name typed after Tab went into the
+    # middle ("1box2b27-0-0-1-44195").
+    app = AddApp(tmp_path / "hosts.toml")
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, AddHostScreen)
+        await type_text(pilot, "ssh -p 44195 root@127.0.0.1")
+        name = screen.query_one("#add-name", Input)
+        await wait_for(lambda: name.value == "127-0-0-1-44195", what="the name", pilot=pilot)
+        await pilot.press("tab")
+        assert name.has_focus, app.focused
+        await type_text(pilot, "-b")
+        assert name.value == "127-0-0-1-44195-b", name.value
