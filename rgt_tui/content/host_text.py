@@ -157,7 +157,11 @@ def connection_lines(
         lines.append(Content.styled(ALIVE_NOTE, "$warning"))
     if conn.error:
         lines.append(Content.styled(shown(conn.error, lines=True), "$foreground-muted"))
-    if conn.fix:
+    # A box named preempted is gone, not mistyped: "check the port in the provider's SSH
+    # command" under its ⚡ line sent a user to the wrong place (s35 resume hour #8);
+    # its line and alert say what to do. A suspected one may still be either.
+    named = preempted is not None and preempted.kind != SUSPECTED
+    if conn.fix and not named:
         lines.append(Content.assemble(("fix: ", "bold $accent"), shown(conn.fix, lines=True)))
     return lines
 

@@ -37,6 +37,7 @@ from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.paths import journal_dir
 from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.runtime.preemption import PreemptionWatch, preempt_dir
+from rgt_tui.services.telemetry import ConnectionState
 from rgt_tui.services.watch.drivers.on_preempt import OnPreempt, Outcome
 from rgt_tui.services.watch.events import WatchEvent
 from rgt_tui.services.watch.watcher import Watcher
@@ -480,3 +481,23 @@ async def test_a_watch_once_pass_does_not_wait_on_a_claim_it_lost(tmp_path: Path
     await asyncio.wait_for(once.on_preempted(host, named), 5)
     stuck.cancel()
     assert [e.kind for e in told] == ["preempted"]  # no wait, no "not told" yet
+
+
+def test_a_box_named_preempted_is_not_sent_to_check_its_ssh_port() -> None:
+    """s35 resume hour #8: "fix: check the port in the provider's SSH command" stayed
+    under "⚡ preempted at …": the box is gone, not mistyped. A suspected one may be
+    either, so its fix stays."""
+    conn = ConnectionState(
+        "lost",
+        100.0,
+        error="connection refused",
+        fix="check the port in the provider's SSH command",
+    )
+
+    def text(kind: str) -> str:
+        p = Preemption("box1", kind, 100.0, "s", "eta_long")
+        return "\n".join(c.plain for c in connection_lines(conn, None, 500.0, p))
+
+    assert "fix: check the port" in text(SUSPECTED)
+    named = text(LOST)
+    assert named.startswith("⚡ preempted at ~") and "check the port" not in named, named
