@@ -71,6 +71,7 @@ def run_status(call: Call) -> int:
     stopped = stopped_hosts(call.fleet, [r for r in reports if not r.reachable])
     reports = [with_teardown(r, torn.get(r.host.name), time.time()) for r in reports]
     reports = [_quiet(r) if r.host.name in stopped else r for r in reports]
+    reports = [_preemption_fix(call.fleet, r) for r in reports]
     if call.args.json:
         objects = [
             {
@@ -87,6 +88,20 @@ def run_status(call: Call) -> int:
     # An entry left out for its mistakes was never asked: not "every host answered" (the
     # names and the mistakes are on stderr already; hour s31 CLI #1).
     return EXIT_PROBLEMS if call.left_out and call.host_config is None else code
+
+
+def _preemption_fix(fleet: Fleet, report: HostReport) -> HostReport:
+    """An unreachable box that may have been preempted: what to do about its cell first,
+    before the transport's "check the port" (the TUI's pane drops that one once the
+    preemption is named; s35 resume hour #8). Reads files."""
+    from rgt_tui.services.runtime.preemption import unreachable_fix
+
+    if report.reachable:
+        return report
+    fix = unreachable_fix(fleet, report.host)
+    if fix is None or (report.fix and fix in report.fix):
+        return report
+    return dataclasses.replace(report, fix=f"{fix}; or {report.fix}" if report.fix else fix)
 
 
 def stopped_hosts(fleet: Fleet, unreachable: list[HostReport]) -> dict[str, float]:

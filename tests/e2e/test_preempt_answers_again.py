@@ -128,6 +128,11 @@ async def test_a_preempted_box_that_answers_again_is_diagnosed_preempted(make_qu
             assert down.returncode == 1, down
             assert "box1 unreachable: connection refused" in down.stderr, down.stderr
             assert MOVE_FIX in " ".join(down.stderr.split()), down.stderr
+        # status too, before the transport's "check the port" (s35 resume hour #8).
+        down = await arun("status", "box1", "--hosts", hosts)
+        said = " ".join(down.stdout.split())
+        assert down.returncode == 1 and "UNREACHABLE" in said, down
+        assert f"fix: {MOVE_FIX}; or " in said, said
 
         # The box answers again from the same start, its processes gone.
         await box1.start()
