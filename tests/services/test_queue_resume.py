@@ -21,7 +21,7 @@ from support.waiting import wait_for
 from rgt_tui.domain.preemption import LOST, Preemption, preemption_line
 from rgt_tui.domain.queue_state import DONE, FINISHED, RUNNING
 from rgt_tui.services.pull import pull_host
-from rgt_tui.services.queue.move import MoveError
+from rgt_tui.services.queue.move import MoveError, plan_move
 from rgt_tui.services.queue.resume import (
     FROM_SCRATCH,
     plan_resume_move,
@@ -562,3 +562,29 @@ async def test_a_copy_changed_here_during_the_push_is_said_as_such_not_as_the_tr
     assert "the copy here changed since the move was planned: checkpoint.json (" in said, said
     assert "did not arrive whole" not in said and "plan the move again" in said
     assert not (qf.root("box2") / "results" / "ck").exists()
+
+
+async def test_a_several_cell_move_says_to_move_an_interrupted_verified_cell_alone(
+    make_queue_fleet,
+):
+    """s35 resume hour #7: in a move of several cells, an interrupted cell with verified
+    files was refused with "give the new run a config of another name", which starts it
+    over; moved alone, it resumes from them."""
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    await run_until_held(qf)
+    qf.append_queue(f"{qf.cell_script('later', GATE)} t 1\n", "box1")
+    qf.kill_session("box1")
+    await wait_view(qf, lambda v: v.cells[0].status == "interrupted", what="ck interrupted")
+    await pull_verify(qf, "box1")
+    t1 = qf.transport("box1")
+    try:
+        both = await plan_move(qf.fleet, qf.host("box1"), ["ck", "later"], "box2", t1)
+    finally:
+        await t1.close()
+    said = "\n".join(both.problems)
+    assert (
+        "it stopped before its end and has verified files — move it alone to resume from " in said
+    )
+    assert "(rgt-tui queue move ck --to box2)" in said and "another name" not in said, said
+    alone = await plan(qf)
+    assert alone.ok and alone.checkpoint is not None, alone.problems

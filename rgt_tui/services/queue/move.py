@@ -491,10 +491,21 @@ async def plan_move(
         # A running cell's pulled files are mid-run, not results the roster counts: its
         # one refusal is that it runs.
         if cell.name in verified and not running and not (resume and state in UNFINISHED):
-            problems.append(
-                f"{verified[cell.name]}: it ran and its results are kept — moving it would "
-                "run it again (leave it, or give the new run a config of another name)"
-            )
+            if state in UNFINISHED:
+                # Its verified files are a checkpoint to resume from: a resume move takes
+                # one cell at a time (s35 resume hour #7 was told to rename its config,
+                # which starts it over).
+                problems.append(
+                    f"{verified[cell.name]}: it stopped before its end and has verified "
+                    f"files — move it alone to resume from them (rgt-tui queue move "
+                    f"{cell.name} --to {dest})"
+                )
+            else:
+                problems.append(
+                    f"{verified[cell.name]}: it ran and its results are kept — moving it "
+                    "would run it again (leave it, or give the new run a config of another "
+                    "name)"
+                )
         if running:
             problems.append(
                 f"{cell.name} is running on {source.name} now — stop or kill it first "
