@@ -59,7 +59,8 @@ async def _retry_plan(pilot: Any, app: RgtApp, revoked: bool, acks: tuple[str, .
 async def _press(pilot: Any, button: Button) -> None:
     """Focus and Enter, not a click: a click at a button the last plan just moved can land
     where it was (a loaded run waited 30 s for a plan a missed click never asked for)."""
-    await pilot.pause()
+    # Textual's Button ignores Enter within its last press's animation (-active).
+    await wait_for(lambda: not button.disabled and not button.has_class("-active"), pilot=pilot)
     button.focus()
     await pilot.press("enter")
 

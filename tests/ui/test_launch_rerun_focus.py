@@ -45,8 +45,17 @@ async def test_a_start_before_done_cells_focuses_cancel_not_launch(
             acks = modal.plan.acks
             # Focus and Enter, not a click: a click at a button the last plan just moved
             # can land where it was (lost on a loaded CI machine, the test waited 30 s).
-            await wait_for(lambda: not modal.replanning, pilot=pilot)
-            modal.query_one("#launch-ack", DialogButton).focus()
+            ack = modal.query_one("#launch-ack", DialogButton)
+            # Textual's Button ignores Enter within its last press's animation (-active):
+            # the previous acknowledgement's, which a loaded machine keeps on past its
+            # re-plan (the last CI run lost an Enter there and waited 30 s).
+            await wait_for(
+                lambda b=ack: (
+                    not modal.replanning and not b.disabled and not b.has_class("-active")
+                ),
+                pilot=pilot,
+            )
+            ack.focus()
             await pilot.press("enter")
             await wait_for(
                 lambda a=acks: modal.plan is not None and modal.plan.acks != a, pilot=pilot
