@@ -139,8 +139,10 @@ CASE_TWIN = "differs only by case from"  # how a case-folding disk's refusal sta
 
 
 def _folded_key(rel: str) -> str:
-    """One file on a disk that folds case (and, as macOS does, Unicode forms)."""
-    return unicodedata.normalize("NFC", rel).casefold()
+    """One file on a disk that folds case (and, as macOS does, Unicode forms): simple
+    case mapping, as APFS, exFAT and NTFS use (``straße`` and ``strasse`` stay two names
+    there, which ``casefold`` would join; review s35)."""
+    return unicodedata.normalize("NFD", rel).lower()
 
 
 def _case_twins(manifest: Manifest) -> dict[tuple[str, str], str]:

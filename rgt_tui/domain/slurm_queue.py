@@ -193,8 +193,13 @@ def _stop_lifted(launch: RunnerLaunch, cells: tuple[CellView, ...], live: list[C
     if stop_at is None or any(c.slurm is not None and c.slurm.held for c in live):
         return False
     waiting = any(c.slurm is not None and c.slurm.state in PENDING_STATES for c in live)
+    # A held task that started at or after the stop (a start before it is an earlier
+    # run of its cell, kept by a resubmitted task: review s35).
     released = any(
-        c.slurm is not None and c.slurm.job_id in launch.stop_held and c.started_at is not None
+        c.slurm is not None
+        and c.slurm.job_id in launch.stop_held
+        and c.started_at is not None
+        and c.started_at >= stop_at
         for c in cells
     )
     return (

@@ -12,6 +12,7 @@ from rgt_tui.domain.manifest import Manifest, ManifestError
 from rgt_tui.domain.manifest_names import (
     SECRET_PATHS,
     SECRET_RULE,
+    refuse_unwritable,
     root_labels,
     secret_reason,
     unsafe_path_reason,
@@ -439,3 +440,24 @@ def test_a_size_that_is_not_json_refuses_that_file_by_name():
     # A line that names no file still fails the whole output, with the host named.
     with pytest.raises(ManifestError, match=r"box: manifest line is not JSON"):
         parse_manifest_lines("box", scan('{"type": "root", "index": \u00b2}'))
+
+
+def test_case_twins_follow_the_disks_simple_case_mapping():
+    """On a disk that folds case, Model.pt and model.pt are one file (the first in sorted
+    order is kept, the other refused by name); straße.pt and strasse.pt are two names
+    there, as APFS, exFAT and NTFS keep them (casefold joined them: review s35), and the
+    two Unicode forms of café.pt are one, as macOS makes them."""
+    m = parse_manifest_lines(
+        "box",
+        scan(
+            file("Model.pt"), file("model.pt"), file("straße.pt"), file("strasse.pt"),
+            file("caf\u00e9.pt"), file("cafe\u0301.pt"),
+        ),
+    )  # fmt: skip
+    folded = refuse_unwritable(m, 255, 4000, folds_case=True)
+    kept = sorted(e.path for e in folded.entries)
+    assert kept == sorted(["Model.pt", "straße.pt", "strasse.pt", "cafe\u0301.pt"]), kept
+    refused = {r.path: r.reason for r in folded.refused}
+    assert set(refused) == {"model.pt", "caf\u00e9.pt"}
+    assert refused["model.pt"].startswith("differs only by case from Model.pt")
+    assert refuse_unwritable(m, 255, 4000) == m  # a disk that tells case apart: all kept

@@ -359,3 +359,8 @@ def test_a_stop_released_within_its_own_second_reads_finished_once_its_tasks_ran
     assert state(f"stop {at} user") == USER_STOPPED
     # The tasks it held never ran (cancelled while held): stopped, whatever the second.
     assert state(f"stop {at} user 3_7") == USER_STOPPED
+    # A held task's cell whose start is an earlier run's (before the stop: a resubmitted
+    # task keeps it), its task cancelled while held: still stopped (review s35).
+    done["b"] = (CellAttempt(at - 30, "node-boot", 42, at - 20, 0),)
+    done["c"] = (CellAttempt(at - 19, "node-boot", 43, at - 10, 0),)
+    assert state(f"stop {at} user 3_1 3_2") == USER_STOPPED

@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import errno
 import os
+import secrets
 import stat
 import threading
 from collections import OrderedDict
@@ -298,7 +299,8 @@ def _folds_case(fd: int) -> bool:
     """Whether the folder's file system takes ``A`` and ``a`` as one name (macOS's
     default, exFAT, Windows): a probe file made, looked up by its other case, removed.
     False where it cannot be made (a read-only folder: the pull fails there anyway)."""
-    probe = f".rgt-case-Probe-{os.getpid()}-{threading.get_ident()}"
+    # A random name: one a crash left behind (or any file there) never answers for it.
+    probe = f".rgt-case-Probe-{secrets.token_hex(8)}"
     try:
         os.close(
             os.open(probe, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_CLOEXEC, 0o600, dir_fd=fd)

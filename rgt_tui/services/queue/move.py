@@ -84,6 +84,12 @@ class MoveError(Exception):
     """A move that could not be done, or done only in part; ``str()`` says what to do."""
 
 
+class PartlyMoved(MoveError):
+    """A move stopped once the destination's queue file holds the cell (the source's
+    could not be written): what it pushed stays, for the move is to be finished by hand
+    as ``str()`` says, not run again (review s35: a take-back lost the resume)."""
+
+
 class MovedNotRun(MoveError):
     """The cell was moved (its line, its checkpoint) but the target did not start it (its
     launch was refused, its append failed): ``str()`` says why and the command that runs
@@ -741,7 +747,7 @@ async def _write_files(
     try:
         await asyncio.to_thread(atomic_write, plan.source_path, new_source)
     except OSError as exc:
-        raise MoveError(
+        raise PartlyMoved(
             f"{display_path(plan.dest_path)} has the moved lines, but {display_path(plan.source_path)} "
             f"could not be written ({exc}) — make it writable and, in it, "
             + "; ".join(

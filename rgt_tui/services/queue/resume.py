@@ -68,6 +68,7 @@ from rgt_tui.services.queue.move import (
     MoveError,
     MovePlan,
     MoveResult,
+    PartlyMoved,
     apply_move,
     plan_lines,
     plan_move,
@@ -752,6 +753,12 @@ async def resume_move(
         out = await _push(plan, fleet, target, dest_transport, on_bytes, token)
     try:
         moved = await apply_move(plan.move, source, source_transport, today=today)
+    except PartlyMoved as exc:
+        if plan.files:  # the move is to be finished: its checkpoint stays for the run
+            raise PartlyMoved(
+                f"{exc}; the copy pushed to {target.name}:{out} stays there for the cell"
+            ) from exc
+        raise
     except MoveError as exc:
         if plan.files:
             raise MoveError(await _take_back(exc, plan, target, dest_transport, token)) from exc
