@@ -21,7 +21,10 @@
 #   takeback DURABLE NAME TOKEN
 #                             renames DURABLE/NAME (committed by this move, before the cell
 #                             ran there) back to the staging folder and removes it: a move
-#                             refused after its push leaves nothing on the target
+#                             refused after its push leaves nothing on the target. The
+#                             pushed files' relative paths come on stdin (NUL-separated):
+#                             a folder holding any other file (a run started in it) is
+#                             refused, never removed
 #
 # A refusal prints "refused<TAB>CODE<TAB>DETAIL" and exits 3.
 
@@ -134,6 +137,18 @@ takeback() {
     out="$durable/$name"
     [ -d "$out" ] && [ ! -L "$out" ] || refuse missing "no folder $out to take back"
     [ -e "$stage_dir" ] && refuse exists "$stage_dir is there already"
+    local pushed found rel
+    pushed=$(mktemp) || refuse io "cannot create a temp file (disk full?)"
+    while IFS= read -r -d '' rel; do
+        rel_ok "$rel" || { rm -f "$pushed"; refuse usage "unsafe name in the pushed list"; }
+        printf '%s\n' "$rel" >>"$pushed"
+    done
+    # Every file under it must be one this move pushed (a name with a newline is no
+    # pushed name: it counts as another file).
+    found=$(cd "$out" && find . -mindepth 1 ! -type d -print 2>/dev/null | sed 's|^\./||' |
+        grep -vxF -f "$pushed" | head -n 1)
+    rm -f "$pushed"
+    [ -z "$found" ] || refuse exists "$out holds a file this move did not push ($found): left as it is"
     mv -T -- "$out" "$stage_dir" 2>/dev/null || mv -- "$out" "$stage_dir" ||
         refuse io "cannot rename $out back to $stage_dir"
     rm -rf -- "$stage_dir"

@@ -20,6 +20,7 @@ from support.waiting import wait_for
 
 from rgt_tui.domain.preemption import LOST, Preemption, preemption_line
 from rgt_tui.domain.queue_state import DONE, FINISHED, RUNNING
+from rgt_tui.services.box_script import after_queue_ctl, box_refusal, run_box_script
 from rgt_tui.services.pull import pull_host
 from rgt_tui.services.queue.move import MoveError, plan_move
 from rgt_tui.services.queue.resume import (
@@ -588,3 +589,33 @@ async def test_a_several_cell_move_says_to_move_an_interrupted_verified_cell_alo
     assert "(rgt-tui queue move ck --to box2)" in said and "another name" not in said, said
     alone = await plan(qf)
     assert alone.ok and alone.checkpoint is not None, alone.problems
+
+
+async def test_a_take_back_never_removes_a_file_the_move_did_not_push(make_queue_fleet):
+    """Review s35: the take-back removes the cell's {out} on the target only when every
+    file in it is one the move pushed; a run started there meanwhile keeps its files."""
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    out = qf.root("box1") / "results" / "ck"
+    (out / "sub").mkdir(parents=True)
+    (out / "checkpoint.bin").write_bytes(b"pushed")
+    (out / "sub" / "metrics.json").write_text("{}")
+    durable = str(qf.root("box1") / "results")
+    t = qf.transport("box1")
+    try:
+        await t.connect()
+        ctl = after_queue_ctl("resume_ctl.sh")
+        pushed = "checkpoint.bin\0"  # sub/metrics.json was not this move's
+        kept = await run_box_script(
+            t, ctl, "resume_ctl", "takeback", durable, "ck", "ab12", input=pushed, timeout=30
+        )
+        refused = box_refusal(kept, "box1's resume_ctl")
+        assert refused is not None and "holds a file this move did not push" in refused.message
+        assert (out / "checkpoint.bin").exists() and (out / "sub" / "metrics.json").exists()
+        both = "checkpoint.bin\0sub/metrics.json\0"
+        taken = await run_box_script(
+            t, ctl, "resume_ctl", "takeback", durable, "ck", "ab12", input=both, timeout=30
+        )
+        assert box_refusal(taken, "box1") is None and f"taken\t{out}" in taken.stdout
+        assert not out.exists() and not list(out.parent.glob(".rgt-resume.*"))
+    finally:
+        await t.close()

@@ -713,6 +713,7 @@ async def _take_back(
         result = await run_box_script(
             transport, after_queue_ctl("resume_ctl.sh"), "resume_ctl", "takeback",
             target.durable_dir, plan.cell, token, timeout=CTL_TIMEOUT_S,
+            input="".join(f.rel + "\0" for f in plan.files),
         )  # fmt: skip
         refused = box_refusal(result, f"{target.name}'s resume_ctl")
     except TransportError as err:
