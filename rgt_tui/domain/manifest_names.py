@@ -32,7 +32,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import PurePosixPath
 
 # Never pulled, wherever they appear in a pulled path (compared per component, ASCII
@@ -145,14 +145,18 @@ def _folded_key(rel: str) -> str:
     return unicodedata.normalize("NFD", rel).lower()
 
 
-def _case_twins(manifest: Manifest) -> dict[tuple[str, str], str]:
+def _case_twins(
+    manifest: Manifest, prefer: Collection[str] = frozenset()
+) -> dict[tuple[str, str], str]:
     """(root, path) of each entry or link that a case-folding disk would write over an
-    earlier one (sorted by local path: the same one is kept every pull) -> that one's
-    local path. A file and a folder of one folded name collide too (``Model`` and
-    ``model/x``); two folders of one folded name merge, losing nothing, and are left."""
+    earlier one -> that one's local path. The one kept is the one in ``prefer`` (already
+    here under that very name: review s35 found a verified ``model.pt`` refused for a new
+    ``Model.pt``), else the first in sorted order (the same one every pull). A file and a
+    folder of one folded name collide too (``Model`` and ``model/x``); two folders of one
+    folded name merge, losing nothing, and are left."""
     items = sorted(
         ((manifest.local_relpath(i.root, i.path), i) for i in (*manifest.entries, *manifest.links)),
-        key=lambda pair: pair[0],
+        key=lambda pair: (pair[0] not in prefer, pair[0]),
     )
     files: dict[str, str] = {}  # folded path -> the local path kept
     folders: dict[str, str] = {}  # folded folder -> a local path below it
@@ -172,14 +176,26 @@ def _case_twins(manifest: Manifest) -> dict[tuple[str, str], str]:
     return twins
 
 
+def case_twin_names(manifest: Manifest) -> list[str]:
+    """The local paths of every entry or link a case-folding disk would make one with
+    another (both sides): the names ``refuse_unwritable``'s ``prefer`` may be asked of."""
+    twins = _case_twins(manifest)
+    return sorted({*twins.values(), *(manifest.local_relpath(r, p) for r, p in twins)})
+
+
 def refuse_unwritable(
-    manifest: Manifest, name_max: int, path_room: int, *, folds_case: bool = False
+    manifest: Manifest,
+    name_max: int,
+    path_room: int,
+    *,
+    folds_case: bool = False,
+    prefer: Collection[str] = frozenset(),
 ) -> Manifest:
     """``manifest`` with each entry and link that cannot be written here
     (``local_name_reason``; with ``folds_case``, a case twin of another) moved to its
     refusals; the same manifest when none is."""
     refused = []
-    twins = _case_twins(manifest) if folds_case else {}
+    twins = _case_twins(manifest, prefer) if folds_case else {}
 
     def writable(item: ManifestEntry | ManifestLink) -> bool:
         why = local_name_reason(manifest.local_relpath(item.root, item.path), name_max, path_room)
@@ -231,6 +247,6 @@ def folded(name: str) -> str:
 
 
 __all__ = [
-    "CASE_TWIN", "NAME_TOO_LONG", "SECRET_PATHS", "SECRET_RULE", "folded", "local_name_reason",
+    "CASE_TWIN", "NAME_TOO_LONG", "SECRET_PATHS", "case_twin_names", "SECRET_RULE", "folded", "local_name_reason",
     "refuse_unwritable", "root_labels", "secret_reason", "unsafe_path_reason",
 ]  # fmt: skip

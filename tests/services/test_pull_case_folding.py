@@ -8,6 +8,8 @@ Real components: a loopback box and a real exFAT disk (``support.case_disk``).""
 
 from __future__ import annotations
 
+import os
+
 from support.case_disk import case_folding_disk
 from support.pulls import box_results, fast, host_of, pull, random_file, sha
 
@@ -56,3 +58,24 @@ def test_only_a_disk_that_folds_case_is_taken_for_one(tmp_path):
         there = HostTree(disk / "there")
         assert there.folds_case and not any((disk / "there").iterdir())
         there.close()
+
+
+async def test_the_twin_already_pulled_is_the_one_kept(make_loopback_fleet, tmp_path):
+    """Review s35: model.pt pulled and verified, then the box also has Model.pt. Sorted
+    order kept Model.pt, whose plan met the local model.pt as "a different local file is in
+    the way" and refused model.pt: the one already here is kept, the new twin refused."""
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    lower = random_file(res / "model.pt", 3000)
+    with case_folding_disk(tmp_path) as disk:
+        results = disk / "results"
+        first = await pull(host_of(fleet), results, options=fast())
+        assert first.ok and not first.manifest.refused
+        random_file(res / "Model.pt", 4000)
+        again = await pull(host_of(fleet), results, options=fast())
+        refused = {r.path: r.reason for r in again.manifest.refused}
+        assert set(refused) == {"Model.pt"}, refused
+        assert refused["Model.pt"].startswith("differs only by case from model.pt")
+        assert not again.conflicts and not again.failed, again.conflicts
+        assert sorted(os.listdir(results / "box1")) == [".rgt", "model.pt"]
+        assert sha(results / "box1" / "model.pt") == lower

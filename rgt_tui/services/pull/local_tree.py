@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from rgt_tui.domain.manifest import Manifest
-from rgt_tui.domain.manifest_names import refuse_unwritable
+from rgt_tui.domain.manifest_names import case_twin_names, refuse_unwritable
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _HELD = 64  # folders kept open by a HostTree
@@ -102,9 +102,31 @@ class HostTree:
         """``manifest`` with what cannot be written here refused by name (a name longer
         than this file system allows, a path past PATH_MAX, a case twin on a disk that
         folds case): named, never a stopped pull."""
+        if not self.folds_case:
+            return refuse_unwritable(manifest, self.name_max, self.path_room)
+        here = self._names_here(case_twin_names(manifest))
         return refuse_unwritable(
-            manifest, self.name_max, self.path_room, folds_case=self.folds_case
+            manifest, self.name_max, self.path_room, folds_case=True, prefer=here
         )
+
+    def _names_here(self, rels: list[str]) -> set[str]:
+        """Which of ``rels`` are here under that very name (a case-folding disk answers
+        for any case: the folder's own listing says which one it holds)."""
+        here = set()
+        for rel in rels:
+            parent, _, name = rel.rpartition("/")
+            try:
+                fd = self.folder(parent, create=False)
+            except OSError:
+                continue
+            try:
+                if name in os.listdir(fd):
+                    here.add(rel)
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+        return here
 
     def close(self) -> None:
         with self._lock:
