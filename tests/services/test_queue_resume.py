@@ -5,14 +5,17 @@ verified step; a damaged local copy is never pushed and asks for --from-scratch.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
+import subprocess
 import time
 
 import pytest
 from support.cli import arun
-from support.machine import kill_processes_under
+from support.fleet_files import set_host_key
+from support.machine import kill_processes_under, tmpfs
 from support.pulls import fast
 from support.queues import GATE, SCRIPT_RUN, wait_view
 from support.resume_cell import cell_log, pull_verify, run_until_held
@@ -22,7 +25,7 @@ from rgt_tui.domain.preemption import LOST, Preemption, preemption_line
 from rgt_tui.domain.queue_state import DONE, FINISHED, RUNNING
 from rgt_tui.services.box_script import after_queue_ctl, box_refusal, run_box_script
 from rgt_tui.services.pull import pull_host
-from rgt_tui.services.queue.move import MoveError, plan_move
+from rgt_tui.services.queue.move import MoveError, PartlyMoved, plan_move
 from rgt_tui.services.queue.resume import (
     FROM_SCRATCH,
     plan_resume_move,
@@ -619,3 +622,31 @@ async def test_a_take_back_never_removes_a_file_the_move_did_not_push(make_queue
         assert not out.exists() and not list(out.parent.glob(".rgt-resume.*"))
     finally:
         await t.close()
+
+
+async def test_a_move_whose_source_file_cannot_be_written_keeps_its_pushed_copy(
+    make_queue_fleet, tmp_path
+):
+    """Review s35: box2's queue file got the cell, box1's could not be written; the take-
+    back then removed the pushed checkpoint, and the cell, once run on box2 as the message
+    said, started over. A move stopped half way keeps what it pushed."""
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    await run_until_held(qf)
+    await pull_verify(qf, "box1")
+    await preempt(qf)
+    text = qf.queue_file("box1").read_bytes()
+    with tmpfs(tmp_path / "ro") as folder:
+        (folder / "box1.txt").write_bytes(text)
+        ro = ["mount", "-o", "remount,ro", str(folder)]  # root writes through a chmod
+        await asyncio.to_thread(subprocess.run, ro, check=True)
+        set_host_key(qf.loopback.hosts_file, "queue", str(folder / "box1.txt"))
+        qf._fleet = None
+        planned = await plan(qf)
+        assert planned.ok, planned.problems
+        with pytest.raises(PartlyMoved) as half:
+            await move(qf, planned)
+    said = str(half.value)
+    assert "has the moved lines, but" in said and "could not be written" in said, said
+    out2 = qf.root("box2") / "results" / "ck"
+    assert f"the copy pushed to box2:{out2} stays there for the cell" in said
+    assert (out2 / "checkpoint.bin").exists() and "taken back" not in said
