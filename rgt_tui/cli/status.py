@@ -193,6 +193,8 @@ def format_status_table(
                     f"SM {fmt_pct(g.sm_clock_fraction)} of max  mem {fmt_bytes(g.mem_used)}/{fmt_bytes(g.mem_total)}  "
                     f"{g.temp_c if g.temp_c is not None else '?'}°C"
                 )
+        elif r.host.is_login_node:  # by design: its cells' GPUs are the cluster's
+            lines.append(f"{'':<14} no GPU on the login node: its cells' GPUs are the cluster's")
         else:
             lines.append(f"{'':<14} no GPU: {s.gpu_unavailable_reason or 'none found'}")
         for d in s.disks:

@@ -108,14 +108,27 @@ def pane_shape(update: HostUpdate) -> tuple[object, ...]:
     )
 
 
+# A Slurm login node has no GPU by design: its cells' GPUs are sampled inside their
+# allocations and shown on the cluster line (s35 Slurm hour #10 read "no GPU: no NVIDIA
+# driver tools" there as a fault).
+LOGIN_NODE_GPU = "on the login node: the cells' GPUs show on the cluster line, from their jobs"
+
+
 def figure_lines(
-    snap: HostSnapshot, oom_baseline: int | None, th: Thresholds, width: int
+    snap: HostSnapshot,
+    oom_baseline: int | None,
+    th: Thresholds,
+    width: int,
+    *,
+    login_node: bool = False,
 ) -> list[Content]:
     """GPUs (or why there are none), every watched mount's bytes AND inodes, the cgroup."""
     lines: list[Content] = []
     if snap.gpus:
         for gpu in snap.gpus:
             lines += [util_line(gpu, th).truncate(width, ellipsis=True), vram_line(gpu, width)]
+    elif login_node:
+        lines.append(Content.assemble(("no GPU ", "bold"), (LOGIN_NODE_GPU, "$foreground-muted")))
     else:
         why = snap.gpu_unavailable_reason or "none found"
         lines.append(Content.assemble(("no GPU: ", "bold"), (shown(why), "$foreground-muted")))
@@ -399,7 +412,10 @@ class HostPane(Widget, can_focus=True):
             # 632W" still read as a box at work (a user's hour). The detail screen
             # keeps its history.
             if snap is not None and self.torn_down_at is None:
-                figures = figure_lines(snap, update.health.oom_baseline, self.thresholds, width)
+                figures = figure_lines(
+                    snap, update.health.oom_baseline, self.thresholds, width,
+                    login_node=self.host.is_login_node,
+                )  # fmt: skip
             # A torn-down box's last alerts ask nothing now; a box never sampled has no
             # known alerts ("✓ no alerts" under "never connected" read as healthy).
             if self.torn_down_at is None and (snap is not None or update.alerts):
