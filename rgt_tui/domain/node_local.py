@@ -19,7 +19,7 @@ NODE_LOCAL_FIX = (
 )
 
 
-def node_local_problem(
+def node_local_reason(
     host: str,
     durable: str,
     durable_real: str,
@@ -29,7 +29,7 @@ def node_local_problem(
 ) -> str | None:
     """Why ``durable`` (as configured, HOME expanded; and its real path on the login
     node) is node-local storage a cell must never checkpoint to (SLURM5), or None; its
-    fix, ``NODE_LOCAL_FIX``, ends it after " — ".
+    fix is ``NODE_LOCAL_FIX`` (the launch says it after " — ", preflight on its own line).
 
     ``tmpdir``: the login node's ``$TMPDIR``; ``extra``: the profile's
     ``durable_not_under``; both always refuse. The fixed roots (/tmp, /local, …) do not
@@ -56,7 +56,7 @@ def node_local_problem(
     return (
         f"durable_dir {durable} on {host} is under {where}: node-local storage, wiped when "
         "the job ends and not seen by a task on another node, so a requeued or resumed cell "
-        f"would find no checkpoint (SLURM5) — {NODE_LOCAL_FIX}"
+        "would find no checkpoint (SLURM5)"
     )
 
 

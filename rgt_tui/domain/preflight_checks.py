@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from rgt_tui.domain.config import PREFLIGHT_CHECKS, HostConfig
 from rgt_tui.domain.cuda_versions import CUDA_MIN_DRIVER, driver_cuda, torch_index, version, vs
-from rgt_tui.domain.node_local import NODE_LOCAL_FIX, node_local_problem
+from rgt_tui.domain.node_local import NODE_LOCAL_FIX, node_local_reason
 from rgt_tui.domain.preflight import TORCH_FIRST, BoxFacts, Check, CheckContext, clip
 from rgt_tui.domain.preflight_arch import check_arch
 from rgt_tui.domain.preflight_storage import OVERLAY_FS, PSEUDO_FS, check_storage
@@ -464,11 +464,11 @@ def check_durable(facts: BoxFacts, ctx: CheckContext) -> Check:
         # ready for a durable dir the launch refuses ("$TMPDIR/x" included, which the
         # login shell reads as a folder of that name under the home).
         configured = expand_home(ctx.durable_dir, facts.home) if facts.home else ctx.durable_dir
-        local = node_local_problem(
+        local = node_local_reason(
             ctx.host, configured, facts.durable_real, facts.tmpdir, p.durable_not_under, facts.home
         )
         if local:
-            return Check("durable", False, local.split(" — ", 1)[0], NODE_LOCAL_FIX)
+            return Check("durable", False, local, NODE_LOCAL_FIX)
     unusable = durable_unusable(facts, ctx, where)
     if unusable is not None:
         return unusable

@@ -8,7 +8,7 @@ import shlex
 import pytest
 
 from rgt_tui.domain.config import SlurmConfig
-from rgt_tui.domain.node_local import node_local_problem
+from rgt_tui.domain.node_local import NODE_LOCAL_FIX, node_local_reason
 from rgt_tui.services.queue.launch import LaunchPlan, QueueError, launch
 from rgt_tui.services.queue.slurm.launch import parse_slurm_probe
 from rgt_tui.services.queue.slurm.sbatch import (
@@ -94,10 +94,10 @@ def test_the_array_names_exactly_the_indices(indices, limit, spec):
     ],
 )
 def test_a_durable_dir_on_node_local_storage_is_refused(durable, real, tmpdir, rule):
-    problem = node_local_problem("a100", durable, real, tmpdir, ("/nvme",), HOME)
+    problem = node_local_reason("a100", durable, real, tmpdir, ("/nvme",), HOME)
     assert problem is not None
     assert problem.startswith(f"durable_dir {durable} on a100 is under {rule}: node-local")
-    assert "SLURM5" in problem and "/scratch/$USER" in problem
+    assert "SLURM5" in problem and "/scratch/$USER" in NODE_LOCAL_FIX
 
 
 @pytest.mark.parametrize(
@@ -111,11 +111,11 @@ def test_a_durable_dir_on_node_local_storage_is_refused(durable, real, tmpdir, r
     ],
 )
 def test_a_durable_dir_on_the_shared_filesystem_is_not(durable, home):
-    assert node_local_problem("a100", durable, durable, "/jobtmp/1", (), home) is None
+    assert node_local_reason("a100", durable, durable, "/jobtmp/1", (), home) is None
 
 
 def test_tmpdir_refuses_even_inside_the_home():
-    problem = node_local_problem("a100", f"{HOME}/t/x", f"{HOME}/t/x", f"{HOME}/t", (), HOME)
+    problem = node_local_reason("a100", f"{HOME}/t/x", f"{HOME}/t/x", f"{HOME}/t", (), HOME)
     assert problem is not None and f"$TMPDIR ({HOME}/t)" in problem
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
-from rgt_tui.domain.node_local import node_local_problem
+from rgt_tui.domain.node_local import NODE_LOCAL_FIX, node_local_reason
 from rgt_tui.domain.preflight import PreflightReport
 from rgt_tui.domain.queue_file import expand_home
 from rgt_tui.domain.queue_records import tmux_session_name
@@ -191,13 +191,13 @@ async def plan_slurm_launch(
         warnings += preflight_warnings(report, acked, host.ready.preflight_ack)
         # Every credential the launch sends, read now (as a box's plan does): all named.
         problems += await unreadable_credentials(host)
-    local = node_local_problem(
+    local = node_local_reason(
         host.name, durable, facts.durable_real, facts.tmpdir, _profile_not_under(host), home
     )
     # Preflight's durable check says the same (one rule): said once. Acknowledging that
     # check never lets a node-local durable dir through: this refusal stays.
-    if local and not any(local.split(" — ", 1)[0] in p for p in problems):
-        problems.append(local)
+    if local and not any(local in p for p in problems):
+        problems.append(f"{local} — {NODE_LOCAL_FIX}")
     if not facts.sbatch:
         problems.append(
             f"sbatch is not on the PATH of {host.name}'s login node — load Slurm's module in "
