@@ -14,8 +14,8 @@ manifest to its refusals, so each is named with its fix and the rest of the pull
 The limits are the caller's (the local folder's ``pathconf``). On a file system that does
 not tell names apart by case (macOS's default, exFAT, Windows: the caller probes it), two
 names the box tells apart only by case or Unicode form (``Model.pt``, ``model.pt``) would
-be one file here: the first in sorted order is pulled and the others are refused
-(``CASE_TWIN``), never written over it.
+be one file here: the one already here (the caller says which), else the first in sorted
+order, is pulled and the others are refused (``CASE_TWIN``), never written over it.
 
 Local sub-folders (``root_labels``): with one pull root, none; with several, the root's
 base name (``/workspace/runs`` → ``runs``), ``root<N>`` when the base name says nothing
@@ -247,6 +247,7 @@ def folded(name: str) -> str:
 
 
 __all__ = [
-    "CASE_TWIN", "NAME_TOO_LONG", "SECRET_PATHS", "case_twin_names", "SECRET_RULE", "folded", "local_name_reason",
-    "refuse_unwritable", "root_labels", "secret_reason", "unsafe_path_reason",
+    "CASE_TWIN", "NAME_TOO_LONG", "SECRET_PATHS", "SECRET_RULE", "case_twin_names", "folded",
+    "local_name_reason", "refuse_unwritable", "root_labels", "secret_reason",
+    "unsafe_path_reason",
 ]  # fmt: skip

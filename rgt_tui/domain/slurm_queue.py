@@ -186,24 +186,19 @@ def slurm_view(
 
 def _stop_lifted(launch: RunnerLaunch, cells: tuple[CellView, ...], live: list[CellView]) -> bool:
     """A stop on Slurm holds the pending tasks; it no longer applies once none of them is
-    held and a task waits unheld, a task it held started, or a cell started after it
-    (``scontrol release``, a retry or an append went on). The held tasks are the stop
-    record's: a release within the stop's own second leaves no later start to see."""
+    held and a task waits unheld, or a cell started after it (``scontrol release``, a
+    retry or an append went on). A start in the stop's own second counts only for a task
+    the stop's record names as held: whole seconds cannot tell it from the cell that ran
+    as the stop came."""
     stop_at = launch.stop_requested_at
     if stop_at is None or any(c.slurm is not None and c.slurm.held for c in live):
         return False
+
+    def started_after(c: CellView) -> bool:
+        if c.started_at is None or c.started_at < stop_at:
+            return False
+        held = c.slurm is not None and c.slurm.job_id in launch.stop_held
+        return c.started_at > stop_at or held
+
     waiting = any(c.slurm is not None and c.slurm.state in PENDING_STATES for c in live)
-    # A held task that started at or after the stop (a start before it is an earlier
-    # run of its cell, kept by a resubmitted task: review s35).
-    released = any(
-        c.slurm is not None
-        and c.slurm.job_id in launch.stop_held
-        and c.started_at is not None
-        and c.started_at >= stop_at
-        for c in cells
-    )
-    return (
-        waiting
-        or released
-        or any(c.started_at is not None and c.started_at > stop_at for c in cells)
-    )
+    return waiting or any(started_after(c) for c in cells)

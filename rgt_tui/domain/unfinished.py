@@ -75,17 +75,12 @@ def queue_cells_seen(
     """The gate's fact about ``view``: its unfinished cells (those of ``moved``, name →
     host, left out: they are that host's now), the moved ones, and where each unfinished
     cell's outputs land in the pulled copy (``outputs(name)``: local folders)."""
-    unfinished = tuple(
-        (c.name, c.status, _what(c, view.now))
-        for c in view.cells
-        if is_unfinished(c, view) and c.name not in moved
-    )
-    named = {name for name, _, _ in unfinished}
+    cells = [c for c in view.cells if is_unfinished(c, view) and c.name not in moved]
     return QueueCellsSeen(
-        unfinished=unfinished,
+        unfinished=tuple((c.name, c.status, _what(c, view.now)) for c in cells),
         moved=tuple(sorted(moved.items())),
-        outputs=tuple((name, pre) for name, _, _ in unfinished for pre in outputs(name)),
-        runs=tuple((c.name, run_key(c)) for c in view.cells if c.name in named),
+        outputs=tuple((c.name, pre) for c in cells for pre in outputs(c.name)),
+        runs=tuple((c.name, run_key(c)) for c in cells),
     )
 
 

@@ -102,12 +102,13 @@ class HostTree:
         """``manifest`` with what cannot be written here refused by name (a name longer
         than this file system allows, a path past PATH_MAX, a case twin on a disk that
         folds case): named, never a stopped pull."""
-        if not self.folds_case:
+        twins = case_twin_names(manifest) if self.folds_case else []
+        if not twins:  # most pulls, on any disk: one pass
             return refuse_unwritable(manifest, self.name_max, self.path_room)
-        here = self._names_here(case_twin_names(manifest))
         return refuse_unwritable(
-            manifest, self.name_max, self.path_room, folds_case=True, prefer=here
-        )
+            manifest, self.name_max, self.path_room, folds_case=True,
+            prefer=self._names_here(twins),
+        )  # fmt: skip
 
     def _names_here(self, rels: list[str]) -> set[str]:
         """Which of ``rels`` are here under that very name (a case-folding disk answers
