@@ -94,15 +94,19 @@ stage() {
     printf 'staged\t%s\n' "$stage_dir"
 }
 
-commit() {
-    local durable name token stage_dir out
+# DURABLE NAME TOKEN -> stage_dir and out, the caller's locals (bash scoping), checked.
+cell_paths() {
+    local durable
     durable=$(expand "$1")
-    name=$2
-    token=$3
-    name_ok "$name" || refuse usage "bad cell name"
-    token_ok "$token"
-    stage_dir="$durable/.rgt-resume.$token"
-    out="$durable/$name"
+    name_ok "$2" || refuse usage "bad cell name"
+    token_ok "$3"
+    stage_dir="$durable/.rgt-resume.$3"
+    out="$durable/$2"
+}
+
+commit() {
+    local stage_dir out
+    cell_paths "$@"
     [ -d "$stage_dir" ] && [ ! -L "$stage_dir" ] || refuse missing "no staging folder $stage_dir"
     if [ -L "$out" ]; then
         refuse exists "$out is a link: the cell's output folder must be its own"
@@ -127,17 +131,10 @@ drop() {
 }
 
 takeback() {
-    local durable name token stage_dir out
-    durable=$(expand "$1")
-    name=$2
-    token=$3
-    name_ok "$name" || refuse usage "bad cell name"
-    token_ok "$token"
-    stage_dir="$durable/.rgt-resume.$token"
-    out="$durable/$name"
+    local stage_dir out pushed found rel
+    cell_paths "$@"
     [ -d "$out" ] && [ ! -L "$out" ] || refuse missing "no folder $out to take back"
     [ -e "$stage_dir" ] && refuse exists "$stage_dir is there already"
-    local pushed found rel
     pushed=$(mktemp) || refuse io "cannot create a temp file (disk full?)"
     while IFS= read -r -d '' rel; do
         rel_ok "$rel" || { rm -f "$pushed"; refuse usage "unsafe name in the pushed list"; }

@@ -20,7 +20,7 @@ from support.resume_cell import pull_verify
 
 from rgt_tui.domain.preemption import LOST, Preemption, hhmm, preemption_line
 from rgt_tui.services.connections import FleetConnections
-from rgt_tui.services.runtime.preemption import verified_checkpoint
+from rgt_tui.services.runtime.preemption import cell_checkpoints
 from rgt_tui.services.watch.drivers.on_preempt import OnPreempt
 from rgt_tui.services.watch.events import WatchEvent
 
@@ -61,7 +61,7 @@ async def test_the_line_and_the_move_name_the_verified_step_and_the_newer_one_le
     await qf.loopback.box("box1").stop()  # preempted: the box stops answering
     kill_processes_under(qf.root("box1"))
 
-    ck = verified_checkpoint(qf.fleet, qf.host("box1"), "solo1")
+    ck, _ = cell_checkpoints(qf.fleet, qf.host("box1"), "solo1")
     assert ck is not None and ck.path == "step-21.pt" and ck.step == 21
     named = Preemption("box1", LOST, now - 5, "boot/1", "solo1", ck, ck.step)
     assert preemption_line(named) == (

@@ -32,7 +32,7 @@ from rgt_tui.services.queue.resume import (
     resume_lines,
     resume_move,
 )
-from rgt_tui.services.runtime.preemption import unverified_checkpoint, verified_checkpoint
+from rgt_tui.services.runtime.preemption import cell_checkpoints
 from rgt_tui.services.verify.run import verify_host
 
 
@@ -51,11 +51,11 @@ async def plan(qf, **kw):
         await t2.close()
 
 
-async def move(qf, planned):
+async def move(qf, planned, **kw):
     """Do the planned resume move from box1 to box2 over fresh connections."""
     t1, t2 = qf.transport("box1"), qf.transport("box2")
     try:
-        return await resume_move(planned, qf.fleet, qf.host("box1"), t1, t2)
+        return await resume_move(planned, qf.fleet, qf.host("box1"), t1, t2, **kw)
     finally:
         await t1.close()
         await t2.close()
@@ -491,13 +491,8 @@ async def test_a_move_refused_after_its_push_takes_the_pushed_copy_back(make_que
             touched.append(n)
             source.write_text(sound + "# another note\n")
 
-    t1, t2 = qf.transport("box1"), qf.transport("box2")
-    try:
-        with pytest.raises(MoveError) as late:
-            await resume_move(planned, qf.fleet, qf.host("box1"), t1, t2, on_bytes=change_once)
-    finally:
-        await t1.close()
-        await t2.close()
+    with pytest.raises(MoveError) as late:
+        await move(qf, planned, on_bytes=change_once)
     said = str(late.value)
     assert touched and "changed since the move was planned" in said
     assert f"the copy pushed to box2:{out2} was taken back" in said, said
@@ -524,16 +519,15 @@ async def test_a_pulled_checkpoint_not_yet_verified_asks_for_a_verify_not_a_fres
     assert pulled.ok, pulled.failed
     await preempt(qf)
     host = qf.host("box1")
-    assert verified_checkpoint(qf.fleet, host, "ck") is None
-    assert unverified_checkpoint(qf.fleet, host, "ck") == "ck/checkpoint.bin"
+    assert cell_checkpoints(qf.fleet, host, "ck") == (None, "ck/checkpoint.bin")
     p = Preemption("box1", LOST, time.time(), "s", "ck", unverified="ck/checkpoint.bin")
     line = preemption_line(p)
     assert "its checkpoint ck/checkpoint.bin is pulled but not verified: verify box1" in line
     assert "from scratch" not in line
     # As said: a verify with the box down, and the move resumes from that checkpoint.
     await verify_host(host, qf.fleet.results_dir)
-    assert unverified_checkpoint(qf.fleet, host, "ck") == ""
-    assert verified_checkpoint(qf.fleet, host, "ck") is not None
+    verified, unverified = cell_checkpoints(qf.fleet, host, "ck")
+    assert unverified == "" and verified is not None
     planned = await plan(qf)
     assert planned.ok and planned.checkpoint is not None, planned.problems
 
@@ -555,13 +549,8 @@ async def test_a_copy_changed_here_during_the_push_is_said_as_such_not_as_the_tr
         if b"edited" not in sidecar.read_bytes():
             sidecar.write_bytes(sidecar.read_bytes() + b" edited")
 
-    t1, t2 = qf.transport("box1"), qf.transport("box2")
-    try:
-        with pytest.raises(MoveError) as refused:
-            await resume_move(planned, qf.fleet, qf.host("box1"), t1, t2, on_bytes=change_once)
-    finally:
-        await t1.close()
-        await t2.close()
+    with pytest.raises(MoveError) as refused:
+        await move(qf, planned, on_bytes=change_once)
     said = str(refused.value)
     assert "the copy here changed since the move was planned: checkpoint.json (" in said, said
     assert "did not arrive whole" not in said and "plan the move again" in said

@@ -71,27 +71,20 @@ class Seen:
     cell_at: float | None = None
 
 
-def unverified_checkpoint(fleet: Fleet, host: HostConfig, cell: str) -> str:
-    """The local path of ``cell``'s newest checkpoint that is pulled but not verified for
-    the last pull ("" when none): a verify, not a move from scratch, is then the way on
-    (s35 resume hour #5). Blocking: run in a thread."""
-    files = [
-        f for f in cell_files(fleet, host, cell, time.time())
-        if is_checkpoint(f.rel) and f.why.startswith(NOT_VERIFIED_YET)
-    ]  # fmt: skip
-    return max(files, key=lambda f: (f.mtime, f.rel)).local if files else ""
-
-
-def verified_checkpoint(fleet: Fleet, host: HostConfig, cell: str) -> Checkpoint | None:
+def cell_checkpoints(fleet: Fleet, host: HostConfig, cell: str) -> tuple[Checkpoint | None, str]:
     """``cell``'s newest checkpoint that is pulled, verified and still whole here (the
     resume move's own choice: ``services.queue.resume.cell_files``), with its step where
-    its name says it; None when there is none. Blocking (it re-hashes): run in a thread."""
+    its name says it; and, when there is none, the local path of its newest checkpoint
+    that is pulled but not verified for the last pull ("" when none: s35 resume hour #5,
+    a verify, not a move from scratch, is then the way on). One pass over the cell's files
+    (they are re-hashed). Blocking: run it in a thread."""
     files = cell_files(fleet, host, cell, time.time())
     best = newest_checkpoint(files)
-    if best is None:
-        return None
-    left = tuple(left_out_words(f) for f in newer_left_out(files, best))
-    return Checkpoint(best.rel, best.mtime, best.size, step_in_name(best.rel), left)
+    if best is not None:
+        left = tuple(left_out_words(f) for f in newer_left_out(files, best))
+        return Checkpoint(best.rel, best.mtime, best.size, step_in_name(best.rel), left), ""
+    waiting = [f for f in files if is_checkpoint(f.rel) and f.why.startswith(NOT_VERIFIED_YET)]
+    return None, max(waiting, key=lambda f: (f.mtime, f.rel)).local if waiting else ""
 
 
 class PreemptionWatch:
@@ -111,7 +104,13 @@ class PreemptionWatch:
         self.memory_dir = memory_dir
         self.blip_s = blip_s
         self._grace = grace_s or profile_grace
-        self._checkpoint = checkpoint or (lambda h, c: verified_checkpoint(self.fleet, h, c))
+        # The verified checkpoint and, without one, an unverified one (one pass); one a
+        # caller gives has no unverified one to say.
+        self._checkpoints: Callable[[HostConfig, str], tuple[Checkpoint | None, str]] = (
+            (lambda h, c: (checkpoint(h, c), ""))
+            if checkpoint is not None
+            else (lambda h, c: cell_checkpoints(self.fleet, h, c))
+        )
         self.hosts_by_name: dict[str, HostConfig] = {}
         self.current: dict[str, Preemption] = {}  # what each host's pane shows now
         self._seen: dict[str, Seen | None] = {}
@@ -209,19 +208,13 @@ class PreemptionWatch:
         if named.cell is None:
             return named
         try:
-            found = self._checkpoint(host, named.cell)
+            found, unverified = self._checkpoints(host, named.cell)
         except (OSError, ValueError):
-            found = None  # unreadable records: never taken as verified
+            found, unverified = None, ""  # unreadable records: never taken as verified
         try:  # moved while the box was silent (ux-e #14): the notice says so
             moved = moved_cells(host).get(named.cell)
         except (OSError, ValueError):
             moved = None
-        unverified = ""
-        if found is None:
-            try:
-                unverified = unverified_checkpoint(self.fleet, host, named.cell)
-            except (OSError, ValueError):
-                unverified = ""
         full = replace(
             named, checkpoint=found, step=found.step if found else None, moved_to=moved,
             unverified=unverified,
