@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from rgt_tui.cli.exit_codes import EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.cli.runner import Call
 from rgt_tui.domain.config import Fleet
-from rgt_tui.domain.queue_state import DONE, CellView, QueueView, code_brief
+from rgt_tui.domain.queue_state import DONE, CellView, QueueView, cell_span, code_brief
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import plural
 from rgt_tui.domain.vanished import Diagnosis, with_preemption
@@ -152,10 +152,9 @@ def resume_line(host: str, index: int, cells: Sequence[CellView]) -> str:
     done = [c.index for c in cells if c.index > index and c.status == DONE]
     if not done:
         return line
-    listed = ", ".join(map(str, done[:6])) + (", …" if len(done) > 6 else "")
     name = next((c.name for c in cells if c.index == index), str(index))
     return (
-        f"{line} (runs done {'cell' if len(done) == 1 else 'cells'} {listed} again too), "
+        f"{line} (runs done {cell_span(done, 'again', 'again')} too), "
         f"or rgt-tui queue retry {host} {shlex.quote(name)} (that cell alone, started over)"
     )
 
