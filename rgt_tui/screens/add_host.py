@@ -18,6 +18,10 @@ first launch needs (workdir, code, queue, run, durable_dir, pull) is
 ends while the user types in a field never moves the focus to a button (a typed Enter
 or ``t`` must not add or trust).
 
+Over 450 lines on purpose: one screen whose focus rules (what Enter does in each field,
+where the focus goes after a check or a trust) are read against each other; its steps
+are ``services.fleet.add_host``'s and its launch fields ``add_host_keys``'.
+
 The fields and the check's lines scroll in a ``DialogBody`` between the title and the
 buttons, so the title, the buttons and the key line stay on screen at 80x24 too; its
 fit and its keys (↑↓, PgUp/PgDn) are ``ReplanScreen``'s, as for the disk audit (the add

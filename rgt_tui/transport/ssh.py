@@ -11,6 +11,9 @@ connection.
 Here: connecting (hops, the host-key refusal, accept-new) and commands. What an attempt
 reads first and the options it sets are in ``ssh_plan``; SFTP sessions and file reads in
 ``ssh_sftp``; channel plumbing in ``ssh_stream``.
+
+Over 450 lines on purpose: connecting is one sequence (plan, hops, the key verdict,
+accept-new's record, the refusals' words) that a review of the trust rules reads whole.
 """
 
 from __future__ import annotations

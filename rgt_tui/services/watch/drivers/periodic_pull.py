@@ -32,6 +32,10 @@ Outcomes become ``WatchEvent``s for the notifier: ``pull`` when files arrived (c
 bytes, how they verified) and ``pull_failed`` once per run of failures (the reason and
 the fix; the key is the time the failures began). Every pull shares the process's one
 bandwidth budget (``pull.budget.shared_budget``: ``[fleet] pull_rate_mbit``).
+
+Over 450 lines on purpose: the reasons a due pull does not start (held back, one cadence
+per host, a claim, a teardown) are the scheduler's one decision, read together; the
+failures' memory is ``pull_failing``.
 """
 
 from __future__ import annotations
