@@ -424,7 +424,11 @@ class RgtApp(ThemedApp):
             self.push_screen(DiagnosisScreen(host, self.connections))
         elif action == "move":
             view = self.runtime.queues.views.get(host.name)
-            self.push_screen(QueueMoveScreen(self.fleet, host, self.connections, view))
+            latest = self.runtime.latest.get(host.name)
+            answering = latest is None or latest.connection.status == "connected"
+            self.push_screen(
+                QueueMoveScreen(self.fleet, host, self.connections, view, answering=answering)
+            )
         elif action == "logs":
             self.open_host(host.name)
             self.call_after_refresh(self._show_logs_tab, host.name)

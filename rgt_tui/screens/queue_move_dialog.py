@@ -28,11 +28,12 @@ from textual.message import Message
 from textual.widgets import Button, Input, Static
 
 from rgt_tui.content.box_text import shown
+from rgt_tui.content.host_text import clock_hhmm
 from rgt_tui.content.ready_text import preflight_lines
 from rgt_tui.controllers.move import MoveControl, Moved
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import Fleet, HostConfig
-from rgt_tui.domain.queue_state import QueueView
+from rgt_tui.domain.queue_state import RUNNING, CellView, QueueView
 from rgt_tui.domain.units import plural
 from rgt_tui.screens.dialog import DialogBody, DialogButton, KeyHint, ReplanScreen, enter_does
 from rgt_tui.screens.launch_confirm import show_ack_button
@@ -72,12 +73,17 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
         host: HostConfig,
         connections: FleetConnections,
         view: QueueView | None = None,
+        *,
+        answering: bool = True,
     ) -> None:
         super().__init__()
         self.fleet = fleet
         self.host = host
         self.connections = connections
         self.view = view  # the queue's latest view: its cells are listed to choose from
+        # False: the box is silent and ``view`` its last read: a cell it read running is
+        # said as such, not "(running)" (a preempted box's cell: s35 resume hour #8).
+        self.answering = answering
         self.control = MoveControl(fleet, host, connections)  # the plan and the move
         self.plan: MovePlan | ResumeDialogPlan | None = None
         # For what is typed now: From scratch pressed, the target's checks acknowledged.
@@ -134,7 +140,7 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
                                 "there.",
                                 "$foreground-muted",
                             ),
-                            *_cells_line(self.view),
+                            *_cells_line(self.view, answering=self.answering),
                         ]
                     ),
                     id="move-notes",
@@ -375,15 +381,26 @@ MOVE_CONTROLS = ("#move-cells", "#move-to", "#move-plan", "#move-scratch", "#mov
 CELLS_LISTED = 24  # a long queue's first cells; the rest are counted
 
 
-def _cells_line(view: QueueView | None) -> list[Content]:
+def _cells_line(view: QueueView | None, *, answering: bool = True) -> list[Content]:
     """``Its cells: warmup (done), train (interrupted), …`` from the queue's latest view
-    (moved ones left out); none before the queue was read. Names are the box's text."""
+    (moved ones left out); none before the queue was read. Names are the box's text.
+    ``answering`` False: the box is silent, so the list is its last read, said with when,
+    and a cell read running then is not said to run now."""
     cells = [c for c in view.cells if c.label != "moved"] if view is not None else []
-    if not cells:
+    if view is None or not cells:
         return []
-    named = ", ".join(f"{c.name} ({c.label})" for c in cells[:CELLS_LISTED])
+
+    def label(cell: CellView) -> str:
+        return "running when last read" if not answering and cell.status == RUNNING else cell.label
+
+    named = ", ".join(f"{c.name} ({label(c)})" for c in cells[:CELLS_LISTED])
     more = f", and {len(cells) - CELLS_LISTED} more" if len(cells) > CELLS_LISTED else ""
-    return [Content(shown(f"Its cells: {named}{more}"))]
+    head = (
+        "Its cells"
+        if answering
+        else f"Its cells as last read at {clock_hhmm(view.now)} (the box does not answer)"
+    )
+    return [Content(shown(f"{head}: {named}{more}"))]
 
 
 def _lines(lines: list[str]) -> Content:

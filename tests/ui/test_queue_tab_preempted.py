@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support.pilot import make_app, screen_text, wait_for
+from support.pilot import make_app, screen_text, text_of, wait_for
 from support.samples import FROZEN, agent_sample, make_update, write_fleet
 from textual.widgets import Static
 
@@ -57,3 +57,37 @@ async def test_the_queue_tab_of_a_preempted_box_says_it_is_gone(tmp_path: Path) 
         said = f"preempted at ~{hhmm(FROZEN - 600)}: the box is gone, so nothing here runs now"
         await wait_for(lambda: said in body(), what="the preemption on the tab", pilot=pilot)
         assert "m moves the interrupted cell" in screen_text(app)
+
+
+async def test_the_move_dialog_of_a_silent_box_lists_its_cell_as_last_read(
+    tmp_path: Path,
+) -> None:
+    """m on a box that no longer answers listed its cell as ``eta_long (running)``, from the
+    last read, beside the tab's "nothing here runs now" (s35 resume hour #8): the list says
+    it is the last read, and when."""
+    from rgt_tui.content.host_text import clock_hhmm
+    from rgt_tui.screens.queue_move_dialog import QueueMoveScreen
+
+    fleet = write_fleet(tmp_path, FLEET)
+    app = make_app(tmp_path, fleet=fleet)
+    cells = (CellView(0, "eta_long", RUNNING, started_at=int(FROZEN - 900)),)
+    view = QueueView(HOST, "running", cells, None, "boot", int(FROZEN - 600), None, True)
+    async with app.run_test(size=(110, 40)) as pilot:
+        await pilot.pause()
+        app.runtime.queues.views[HOST] = view
+        sample = agent_sample(HOST, t=FROZEN - 600, cell="eta_long", container_start=1000)
+        app.post_message(HostUpdated(make_update(HOST, sample, ConnectionState("lost", FROZEN))))
+        await wait_for(
+            lambda: app.runtime.latest.get(HOST) is not None, what="the update", pilot=pilot
+        )
+        app._open_queue_screen("move", fleet.hosts[0])
+        screen = await wait_for(
+            lambda: app.screen if isinstance(app.screen, QueueMoveScreen) else None, pilot=pilot
+        )
+        found = await wait_for(
+            lambda: list(screen.query("#move-notes").results(Static)), what="notes", pilot=pilot
+        )
+        notes = text_of(found[0])
+        assert "(running)" not in notes, notes
+        said = f"Its cells as last read at {clock_hhmm(FROZEN - 600)} (the box does not answer)"
+        assert said in notes and "eta_long (running when last read)" in notes, notes
