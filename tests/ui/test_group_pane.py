@@ -252,7 +252,10 @@ async def test_a_groups_sample_adds_nothing_to_the_headers_counts(tmp_path: Path
 
 async def test_the_kill_dialog_names_the_other_cells_running(tmp_path: Path) -> None:
     """A Slurm array runs several cells at once: X offered only the first, and nothing
-    said how to kill another (a user's hour)."""
+    said how to kill another (a user's hour); then only the command line could (s35 Slurm
+    hour #10). X asks which, as R does, and the question names the ones left running."""
+    from rgt_tui.screens.queue_control import CellPickScreen
+
     extra = (
         '\n[[hosts]]\nname = "array"\nssh = "u@10.0.0.9"\nqueue = "q.txt"\nrun = "echo {name}"\n'
     )
@@ -271,15 +274,24 @@ async def test_the_kill_dialog_names_the_other_cells_running(tmp_path: Path) -> 
         )
         await wait_for(lambda: getattr(screen, "queue_view", None) is not None, pilot=pilot)
         await pilot.press("X")
+        pick = await wait_for(
+            lambda: app.screen if isinstance(app.screen, CellPickScreen) else None, pilot=pilot
+        )
+        assert [name for name, _ in pick.cells] == ["a", "b", "c"]
+        assert pick.title_text == "Kill which cell on array? (3 run now)"
+        await pilot.press("escape")  # nothing chosen: no question follows
+        await wait_for(lambda: not isinstance(app.screen, CellPickScreen), pilot=pilot)
+        assert not isinstance(app.screen, ConfirmScreen)
+
+        await pilot.press("X")
+        await wait_for(lambda: isinstance(app.screen, CellPickScreen), pilot=pilot)
+        await pilot.press("down", "enter")
         confirm = await wait_for(
             lambda: app.screen if isinstance(app.screen, ConfirmScreen) else None, pilot=pilot
         )
         said = " ".join(str(confirm.query_one("#confirm-body", Static).render()).split())
-        assert "Kill cell a on array now?" in said
-        assert (
-            "Also running: cell 1 (b), 2 (c) — to kill one of them: rgt-tui queue kill array CELL"
-            in said
-        )
+        assert "Kill cell b on array now?" in said
+        assert "Also running, and left to run: cell 0 (a), 2 (c)" in said
         await pilot.press("escape")
 
 

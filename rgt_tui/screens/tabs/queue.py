@@ -355,6 +355,27 @@ class QueueTab(DetailTab):
         if cur is None:
             self.app.notify("no cell is running: nothing to kill", title=host.name)
             return
+        running = [c for c in view.cells if c.status == RUNNING]
+        if len(running) > 1:
+            # A Slurm array runs several at once: X killed the first, and the one the user
+            # meant could be named only on the command line (s35 Slurm hour #10). Which
+            # one first, as R asks which cell to retry.
+            self.app.push_screen(
+                CellPickScreen(
+                    f"Kill which cell on {host.name}? ({len(running)} run now)",
+                    [(c.name, cell_line(c, view.now)) for c in running],
+                    first=cur.name,
+                ),
+                lambda name: self._confirm_kill(host, view, name) if name else None,
+            )
+            return
+        self._confirm_kill(host, view, cur.name)
+
+    def _confirm_kill(self, host: HostConfig, view: QueueView, name: str) -> None:
+        """The kill's question for running cell ``name``: what then, or cancel."""
+        cur = next((c for c in view.cells if c.name == name), None)
+        if cur is None:
+            return
         from rgt_tui.services.queue.backends import backend_for
         from rgt_tui.services.queue.scheduler import Killable
 
@@ -365,16 +386,10 @@ class QueueTab(DetailTab):
             Content.styled(how, MUTED),
         ]
         others = [c for c in view.cells if c.status == RUNNING and c.name != cur.name]
-        if others:  # a Slurm array runs several: X kills the first (a user's hour)
+        if others:  # a Slurm array runs several: the kill takes this one alone
             named = ", ".join(f"{c.index} ({shown(c.name)})" for c in others[:3])
             more = f" and {len(others) - 3} more" if len(others) > 3 else ""
-            body.append(
-                Content.styled(
-                    f"Also running: cell {named}{more} — to kill one of them: rgt-tui queue "
-                    f"kill {host.name} CELL",
-                    MUTED,
-                )
-            )
+            body.append(Content.styled(f"Also running, and left to run: cell {named}{more}", MUTED))
         following = view.next_cell
         # With a stop asked for, or no cell after it, the queue ends after the kill either
         # way: one button, "Kill" (a user's hour read "Kill, go on" beside "Enter: kill it;
