@@ -130,12 +130,13 @@ class FleetScreen(FleetView, Screen[None]):
             select_on_focus=False,  # the keys typed after / are in it by then (hour s22c #2)
         )
         self._grid = PaneGrid(id="grid")
-        self._summary = FleetSummary(hosts=len(fleet.hosts), shown=len(fleet.hosts))
+        boxes = sum(1 for h in fleet.hosts if h.group is None)
+        self._summary = FleetSummary(hosts=boxes, shown=boxes, groups=len(fleet.hosts) - boxes)
         # The header's figures, per host: a sample updates its host's share only. What
         # changes seldom (the filter, teardowns, stopped telemetry) is counted afresh.
         self._tally = FleetTally()
         self._tallied_stopped: frozenset[str] | None = None  # None: nothing counted yet
-        self._shown = len(fleet.hosts)
+        self._shown = boxes
         self._cost_per_hour = 0.0
         self._spent = 0.0  # the fleet's spend, summed once a second (``_refresh_summary``)
         self.notices = NoticeLine()  # shown in the header, above the grid (never over it)
@@ -317,7 +318,7 @@ class FleetScreen(FleetView, Screen[None]):
         self._tally = tally
         self._spent = tally.spent(self.clock())
         self._tallied_stopped = frozenset(stopped)
-        self._shown = sum(1 for p in self.panes.values() if p.display)
+        self._shown = sum(1 for p in self.panes.values() if p.display and p.host.group is None)
         # What bills now: not a torn-down box, nor one watch's autostop stopped (the
         # header counted its rate on while its pane and /metrics said 0: hour s18a #6).
         self._cost_per_hour = sum(
@@ -327,9 +328,11 @@ class FleetScreen(FleetView, Screen[None]):
 
     def _publish_summary(self) -> None:
         connected, down, critical, warnings = self._tally.totals
+        groups = sum(1 for p in self.panes.values() if p.host.group is not None)
         summary = FleetSummary(
-            hosts=len(self.panes),
+            hosts=len(self.panes) - groups,
             shown=self._shown,
+            groups=groups,
             connected=connected,
             down=down,
             critical=critical,

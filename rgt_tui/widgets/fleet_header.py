@@ -36,8 +36,9 @@ def default_fleet_hint(path: Path | None) -> str:
 class FleetSummary:
     """The counts the header shows; the fleet screen computes them."""
 
-    hosts: int = 0
-    shown: int = 0  # after the name filter
+    hosts: int = 0  # boxes: a [[groups]] entry is its boxes' job, counted apart
+    shown: int = 0  # boxes after the name filter
+    groups: int = 0
     connected: int = 0
     down: int = 0  # reconnecting, lost or never reached
     critical: int = 0
@@ -137,6 +138,8 @@ class FleetHeader(Widget):
         hosts = f"{s.hosts} host{'s' if s.hosts != 1 else ''}"
         if s.filter:
             hosts = f"{s.shown} of {hosts} match /{s.filter}"
+        elif s.groups:  # "3 hosts ● 2 up" read as a box missing (s35 Slurm hour #10)
+            hosts += f" + {s.groups} group{'s' if s.groups != 1 else ''}"
         parts += [hosts, ("  ●", "$success"), f" {s.connected} up"]
         if s.down:
             parts += [("  ✖", "$error"), (f" {s.down} down", "$error")]

@@ -250,6 +250,22 @@ async def test_a_groups_sample_adds_nothing_to_the_headers_counts(tmp_path: Path
         assert header.summary.connected == 1
 
 
+async def test_the_header_counts_boxes_and_names_groups_apart(tmp_path: Path) -> None:
+    """A group was counted as a host: three boxes and a group read "4 hosts ● 3 up" beside
+    no host down, as if a box were missing (s35 Slurm hour #10)."""
+    fleet = write_fleet(tmp_path, FLEET_TOML + GROUP)
+    app = make_app(tmp_path, fleet=fleet)
+    async with app.run_test(size=(160, 60)) as pilot:
+        header = app.fleet_screen._header
+        for name in ("a100-train", "h100-eval", "spot-4090"):
+            app.post_message(HostUpdated(make_update(name, agent_sample(name))))
+        await wait_for(lambda: header.summary.connected == 3, pilot=pilot)
+        app.fleet_screen._refresh_summary()
+        said = str(header.render().plain)
+        assert "3 hosts + 1 group  ● 3 up" in said, said
+        assert "✖" not in said, said
+
+
 async def test_the_kill_dialog_names_the_other_cells_running(tmp_path: Path) -> None:
     """A Slurm array runs several cells at once: X offered only the first, and nothing
     said how to kill another (a user's hour); then only the command line could (s35 Slurm
