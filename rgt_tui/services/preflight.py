@@ -143,11 +143,15 @@ async def preflight(
     if host.ready.code is not None and "code" in scope.checks:
         check, code = await _code_check(host, transport, withheld)
         checks.append(check)
-    elif "code" in scope.checks and "python" not in scope.checks and not facts.workdir_ok:
-        # A login node (no python check, which says this on a box): where every task
-        # starts is not there. With a code key, the code check says it.
+    elif "code" in scope.checks and "python" not in scope.checks:
+        # A login node (no python check, which says this on a box): whether every task's
+        # workdir is there. With a code key, the code check says it. Said when it passes
+        # too: the note names ``code`` among the checks run, and no line said it (s35
+        # Slurm hour #10).
         checks.append(
-            Check(
+            Check("code", True, f"the workdir {host.workdir} is there (no code key to compare)")
+            if facts.workdir_ok
+            else Check(
                 "code",
                 False,
                 f"the workdir {host.workdir} does not exist on {host.name}, so no task can "

@@ -344,4 +344,10 @@ async def test_a_login_node_without_the_workdir_fails_preflight(make_queue_fleet
         f"the workdir {qf.root() / 'nope'} does not exist on box1, so no task can start there"
     )
     there = dataclasses.replace(login, workdir=str(qf.root()))
-    assert "code" not in by_name(await run_preflight(qf, there))  # no code key: not checked
+    # No code key: the workdir is still checked, and said (the note names ``code`` among
+    # the checks run, and no line said it: s35 Slurm hour #10).
+    report = await run_preflight(qf, there)
+    assert "code" in (report.note or "")
+    code = by_name(report)["code"]
+    assert code.ok and code.ran
+    assert code.detail == f"the workdir {qf.root()} is there (no code key to compare)"
