@@ -88,6 +88,16 @@ async def test_a_preempted_cell_resumes_on_another_box_from_its_verified_step(ma
     assert not planned.move.source_answered  # box1 is gone: its box skips nothing
     assert planned.checkpoint is not None and planned.checkpoint.rel == "checkpoint.bin"
     assert planned.step == verified_step and planned.step_from == "its sidecar checkpoint.json"
+    # --from-scratch with a verified checkpoint here: nothing pushed, and the plan does not
+    # say there is no checkpoint (s35 resume hour #7).
+    scratch = await plan(qf, from_scratch=True)
+    assert scratch.ok and scratch.files == ()
+    said = "\n".join(resume_lines(scratch))
+    assert "no verified checkpoint" not in said, said
+    assert (
+        "from scratch, as asked: the verified checkpoint checkpoint.bin stays here and is not "
+        "pushed — the run starts over"
+    ) in said
     assert sorted(f.rel for f in planned.files) == ["checkpoint.bin", "checkpoint.json"]
     words = "\n".join(resume_lines(planned))
     assert (

@@ -582,7 +582,12 @@ def resume_lines(plan: ResumePlan, scratch: str = SCRATCH_CLI) -> list[str]:
     this front end asks for a move from scratch (the dialog: ``SCRATCH_TUI``)."""
     lines: list[str] = []
     ck = plan.checkpoint
-    if plan.from_scratch:
+    if plan.from_scratch and ck is not None:  # asked for with one here (the CLI's flag)
+        lines.append(
+            f"from scratch, as asked: the verified checkpoint {ck.rel} stays here and is not "
+            "pushed — the run starts over"
+        )
+    elif plan.from_scratch:
         lines.append(FROM_SCRATCH)
     elif ck is not None:
         step = (
