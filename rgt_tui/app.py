@@ -460,7 +460,10 @@ class RgtApp(ThemedApp):
         elif view.state == FINISHED and launch is not None and launch.done is not None:
             # Its done record, as watch tells it: a box whose queue ended idles and bills
             # on, and nothing in the TUI said so (hour s24b #5).
-            title, body = queue_end_words(host.name, view, launch, host.cost_per_hour)
+            title, body = queue_end_words(
+                host.name, view, launch, host.cost_per_hour,
+                interruptible=host.watch.interruptible,
+            )  # fmt: skip
             severity = "warning" if launch.done.n_failed else "information"
             self.notify(body, title=title, severity=severity, timeout=15)
 

@@ -116,6 +116,27 @@ def test_an_interrupted_cell_says_interrupted_and_advises_running_it_again() -> 
     assert "L relaunches from it" in event.body and "launch box1 --start 0" in event.body
 
 
+def test_an_interrupted_cell_on_an_interruptible_box_leads_with_saving_its_checkpoint() -> None:
+    """A RunPod-style TERM interrupts the cell before the box goes: this notice came first,
+    and its "R starts it over" was read before any preemption was named (s35 resume hour
+    #8). On an interruptible box it leads with pulling while the box answers."""
+    records = ("alpha", "done 1700000060 0 1\n", {"alpha": "start 1700000001 boot-box1 4300\n"})
+    event = told(*records, interruptible=True)
+    assert event.body.index("pull and verify now while it answers (p, then v)") < (
+        event.body.index("R on the queue tab starts it over")
+    ), event.body
+    assert "m moves the cell to another box, resuming from that checkpoint" in event.body
+    assert "preemption" not in told(*records).body  # a box that is not interruptible
+    killed = (
+        "alpha",
+        "stop 1700000050 kill\ndone 1700000060 0 1\n",
+        {
+            "alpha": "start 1700000001 boot-box1 4300\nkill 1700000050 user stop\nend 1700000055 143\n"
+        },
+    )
+    assert "preemption" not in told(*killed, interruptible=True).body  # the user's own kill
+
+
 def test_several_cells_cut_short_offer_a_retry_of_each_and_a_relaunch_from_the_first() -> None:
     event = told(
         "alpha beta gamma",

@@ -298,7 +298,9 @@ def _queue_done(
         return replace(memory, done_launch=launch.ts)
     if launch.done is None:
         return memory
-    title, body = queue_end_words(host, view, launch, state.cost_per_hour)
+    title, body = queue_end_words(
+        host, view, launch, state.cost_per_hour, interruptible=state.interruptible
+    )
     severity = "warning" if launch.done.n_failed else "info"
     events.append(
         WatchEvent("queue_done", host, f"queue_done:{host}:{launch.ts}", title, body, severity)
@@ -343,13 +345,20 @@ def queue_gone_words(host: str, view: QueueView, *, interruptible: bool = False)
 
 
 def queue_end_words(
-    host: str, view: QueueView, launch: RunnerLaunch, cost_per_hour: float | None = None
+    host: str,
+    view: QueueView,
+    launch: RunnerLaunch,
+    cost_per_hour: float | None = None,
+    *,
+    interruptible: bool = False,
 ) -> tuple[str, str]:
     """The end of a launch as a person reads it: (title, body). A cell the user killed or
     one that was interrupted is named with what happened to it and to the queue after;
     the advice is to run again what did not finish, and the teardown only once nothing
     is left to run (a kill's "0 ok, 1 failed ... tear the box down" read as the end):
-    retry (R) to start a cell over, or relaunch from it (L) to resume its checkpoint."""
+    retry (R) to start a cell over, or relaunch from it (L) to resume its checkpoint. On
+    an ``interruptible`` box an interrupted cell may be a preemption's TERM, told before
+    the box is gone: the advice then leads with pulling its checkpoint while it answers."""
     # Only this launch's own: a cell killed in an earlier launch (kill --then stop, then
     # a relaunch by hand) is not this launch's story; it is still offered to run again.
     cut = [
@@ -407,6 +416,15 @@ def queue_end_words(
             # after every cell had failed).
             + (" Pull what finished with p meanwhile." if view.count(DONE) else "")
         )
+        if interruptible and any(c.status == INTERRUPTED for c in cut):
+            # A RunPod-style TERM comes before the box goes: this notice was the first, and
+            # its "R starts it over" was read before any preemption was named (s35 resume
+            # hour #8). While the box answers, its newest checkpoint can still be saved.
+            advice = (
+                "This box is interruptible, so this may be a preemption's warning: pull and "
+                "verify now while it answers (p, then v); if it goes, m moves the cell to "
+                f"another box, resuming from that checkpoint. {advice}"
+            )
     elif view.resume_index is not None:
         n = view.resume_index
         advice = f"Keep the box: resume from cell {n} with L (rgt-tui launch {host} --start {n})."
