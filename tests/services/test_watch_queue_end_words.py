@@ -122,9 +122,9 @@ def test_an_interrupted_cell_on_an_interruptible_box_leads_with_saving_its_check
     #8). On an interruptible box it leads with pulling while the box answers."""
     records = ("alpha", "done 1700000060 0 1\n", {"alpha": "start 1700000001 boot-box1 4300\n"})
     event = told(*records, interruptible=True)
-    assert event.body.index("pull and verify now while it answers (p, then v)") < (
-        event.body.index("R on the queue tab starts it over")
-    ), event.body
+    assert event.body.index(
+        "verify now while it answers (p, then v; or rgt-tui pull box1, then"
+    ) < (event.body.index("R on the queue tab starts it over")), event.body
     assert "m moves the cell to another box, resuming from that checkpoint" in event.body
     assert "preemption" not in told(*records).body  # a box that is not interruptible
     killed = (

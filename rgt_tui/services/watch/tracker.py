@@ -422,8 +422,9 @@ def queue_end_words(
             # hour #8). While the box answers, its newest checkpoint can still be saved.
             advice = (
                 "This box is interruptible, so this may be a preemption's warning: pull and "
-                "verify now while it answers (p, then v); if it goes, m moves the cell to "
-                f"another box, resuming from that checkpoint. {advice}"
+                f"verify now while it answers (p, then v; or rgt-tui pull {host}, then "
+                f"rgt-tui verify {host}); if it goes, m moves the cell to another box, "
+                f"resuming from that checkpoint. {advice}"
             )
     elif view.resume_index is not None:
         n = view.resume_index
