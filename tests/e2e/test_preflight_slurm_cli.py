@@ -42,9 +42,10 @@ def test_a_login_node_gets_the_launch_plans_checks_and_a_job_durable_line(login_
     out = done.stdout
     assert done.returncode == 0, out + done.stderr
     checks = [line.split()[1] for line in out.splitlines()[1:] if line.startswith("  ok")]
-    assert checks == ["disk", "durable", "crlf", "syntax", "signal-lead", "partition"], (
-        out
-    )  # no code key: no code check
+    # No code key: the code check says the workdir every task starts in is there (the
+    # note names it among the checks run: s35 Slurm hour #10).
+    assert checks == ["disk", "durable", "code", "crlf", "syntax", "signal-lead", "partition"], out
+    assert f"the workdir {server.workdir} is there (no code key to compare)" in out, out
     for other in ("gpu", "driver", "torch", "python", "tmux", "gpu-busy"):
         assert f"  {other} " not in out, out
     assert "Slurm login node" in out and "compute nodes" in out
@@ -61,6 +62,7 @@ def test_a_login_node_gets_the_launch_plans_checks_and_a_job_durable_line(login_
     assert [c["name"] for c in report["checks"]] == [
         "disk",
         "durable",
+        "code",
         "crlf",
         "syntax",
         "signal-lead",
