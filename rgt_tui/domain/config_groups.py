@@ -28,7 +28,7 @@ from rgt_tui.domain.config import (
     HostConfig,
     Readiness,
 )
-from rgt_tui.domain.config_hosts import NAME_RE, _pull_refused, _run, local_path
+from rgt_tui.domain.config_hosts import NAME_RE, _pull_refused, _run, box_dir, box_dirs, local_path
 from rgt_tui.domain.config_ready import readiness
 from rgt_tui.domain.config_toml import Table
 
@@ -69,11 +69,17 @@ def group_host(
     if len(t.problems) > before or not members:
         return None
     rank0 = members[0]
-    workdir = c(lambda: t.text("workdir", rank0.workdir, example="/workspace"), rank0.workdir)
+    workdir = c(
+        lambda: box_dir(t, "workdir", t.text("workdir", rank0.workdir, example="/workspace")),
+        rank0.workdir,
+    )
     # Like a host's: durable_dir defaults to the workdir; with neither given, rank 0's.
     durable_default = workdir if "workdir" in t.data else rank0.durable_dir
     durable = c(
-        lambda: t.text("durable_dir", durable_default, example="/workspace/runs"), durable_default
+        lambda: box_dir(
+            t, "durable_dir", t.text("durable_dir", durable_default, example="/workspace/runs")
+        ),
+        durable_default,
     )
     run = c(lambda: _run(t, (*RUN_FIELDS, *GROUP_FIELDS)), None)
     group = GroupConfig(
@@ -110,7 +116,7 @@ def group_host(
         mounts_given=rank0.mounts_given,
         queue=local_path(base, c(lambda: t.maybe("queue", example="queues/pair.txt"), None)),
         run=run,
-        pull=c(lambda: t.text_list("pull", [durable]), ()),
+        pull=c(lambda: box_dirs(t, "pull", t.text_list("pull", [durable])), ()),
         teardown=None,  # a group is torn down box by box, each behind its own gate
         epochs=c(lambda: t.integer("epochs", rank0.epochs), rank0.epochs),
         line=t.line(),

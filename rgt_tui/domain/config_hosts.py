@@ -67,8 +67,11 @@ def host_config(
     c = t.checked
     name = c(lambda: _host_name(t), "")
     pasted = c(lambda: _ssh(t, name), None)
-    workdir = c(lambda: t.text("workdir", "~", example="/workspace"), "~")
-    durable = c(lambda: t.text("durable_dir", workdir, example="/workspace"), workdir)
+    workdir = c(lambda: box_dir(t, "workdir", t.text("workdir", "~", example="/workspace")), "~")
+    durable = c(
+        lambda: box_dir(t, "durable_dir", t.text("durable_dir", workdir, example="/workspace")),
+        workdir,
+    )
     # A Slurm host with nodes = N runs each cell as one torchrun job (issue 41): its
     # template may use the group placeholders, filled in the job (config_slurm).
     fields = (*RUN_FIELDS, *GROUP_FIELDS) if "nodes" in t.data else RUN_FIELDS
@@ -107,7 +110,7 @@ def host_config(
         mounts_given="mounts" in t.data,
         queue=local_path(base, c(lambda: t.maybe("queue", example="queues/a100.txt"), None)),
         run=run,
-        pull=c(lambda: t.text_list("pull", [durable]), ()),
+        pull=c(lambda: box_dirs(t, "pull", t.text_list("pull", [durable])), ()),
         teardown=c(lambda: t.maybe("teardown", example="vastai destroy instance 123"), None),
         epochs=c(lambda: t.integer("epochs", default_epochs), default_epochs),
         line=t.line(),
@@ -161,6 +164,26 @@ def _run(t: Table, fields: Sequence[str] = RUN_FIELDS) -> str | None:
     if run is not None:
         _check_template(t, run, fields)
     return run
+
+
+def box_dir(t: Table, key: str, value: str) -> str:
+    """``value``, a folder on the box, when it starts at the root, the home or a variable
+    (``/``, ``~``, ``$HOME``); a relative one is refused: a cell's run reads it from the
+    workdir it runs in, while ssh (pull, preflight, disk) reads it from the home, so one
+    text named two folders — preflight passed one, the cells wrote to another and the
+    pull looked in a third (s36 acts hour #1)."""
+    if value.startswith(("/", "~", "$")):
+        return value
+    raise t.error(
+        key,
+        f'"{value}" is relative: a run reads it from its workdir, ssh from the home, '
+        f'so it names two folders — write it from the root or the home, e.g. "~/{value}"',
+    )
+
+
+def box_dirs(t: Table, key: str, values: tuple[str, ...]) -> tuple[str, ...]:
+    """Each of ``values`` checked by ``box_dir``."""
+    return tuple(box_dir(t, key, v) for v in values)
 
 
 def _pull_refused(t: Table, name: str, durable: str) -> str | None:

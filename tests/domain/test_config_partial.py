@@ -71,3 +71,25 @@ def test_a_mistake_of_the_whole_file_keeps_nothing(tmp_path: Path) -> None:
         '[[hosts]]\nname = "box1"\nssh = 3\n',  # no entry sound
     ):
         assert load_error(tmp_path, text).partial is None, text
+
+
+def test_a_relative_box_folder_is_refused_by_its_line_with_the_fix(tmp_path: Path) -> None:
+    """``durable_dir = "relative/results"``: preflight checked /relative/results, the cells
+    wrote <workdir>/relative/results and the pull looked in ~/relative/results (s36 acts
+    hour #1). A folder on the box starts at the root, the home or a variable."""
+    error = load_error(
+        tmp_path,
+        GOOD + '[[hosts]]\nname = "box2"\nssh = "local"\ndurable_dir = "relative/results"\n\n'
+        '[[hosts]]\nname = "box3"\nssh = "local"\nworkdir = "proj"\npull = ["~/r", "out"]\n\n'
+        '[[hosts]]\nname = "box4"\nssh = "local"\nworkdir = "$HOME/w"\ndurable_dir = "~/r"\n',
+    )
+    assert error.partial is not None
+    assert [h.name for h in error.partial.fleet.hosts] == ["box1", "box4"]
+    said = [str(p) for p in error.problems]
+    assert said[0] == (
+        f'{tmp_path / "hosts.toml"}:8: durable_dir: "relative/results" is relative: a run '
+        "reads it from its workdir, ssh from the home, so it names two folders — write it "
+        'from the root or the home, e.g. "~/relative/results"'
+    ), said
+    assert any(':13: workdir: "proj" is relative' in s for s in said), said
+    assert any(':14: pull: "out" is relative' in s for s in said), said
