@@ -58,7 +58,8 @@ class CheckContext:
     the interpreter the run uses, and what the durable dir must outlive
     (``PreflightScope.outlives``); ``cells``: how many cells the launch will still run
     (None: not known, as for ``rgt-tui preflight`` alone: one is budgeted, U6);
-    ``data_dir``: the host's, where the run reads its data (U8)."""
+    ``data_dir``: the host's, where the run reads its data (U8); ``interruptible``: the
+    host's own key."""
 
     host: str
     profile: Profile
@@ -69,6 +70,9 @@ class CheckContext:
     outlives: str = ""
     cells: int | None = None
     data_dir: str | None = None
+    # The host may be preempted (``interruptible``): a durable dir in memory is then lost
+    # with the cell it was to resume.
+    interruptible: bool = False
 
 
 @dataclass(frozen=True)

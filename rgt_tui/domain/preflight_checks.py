@@ -19,7 +19,7 @@ from rgt_tui.domain.cuda_versions import CUDA_MIN_DRIVER, driver_cuda, torch_ind
 from rgt_tui.domain.node_local import NODE_LOCAL_FIX, node_local_reason
 from rgt_tui.domain.preflight import TORCH_FIRST, BoxFacts, Check, CheckContext, clip
 from rgt_tui.domain.preflight_arch import check_arch
-from rgt_tui.domain.preflight_storage import OVERLAY_FS, PSEUDO_FS, check_storage
+from rgt_tui.domain.preflight_storage import MEMORY_FS, OVERLAY_FS, PSEUDO_FS, check_storage
 from rgt_tui.domain.queue_file import expand_home
 from rgt_tui.domain.units import fmt_bytes, fmt_count, plural
 
@@ -472,6 +472,19 @@ def check_durable(facts: BoxFacts, ctx: CheckContext) -> Check:
     unusable = durable_unusable(facts, ctx, where)
     if unusable is not None:
         return unusable
+    # In memory (tmpfs, /dev/shm): a reboot, a container restart or a preemption empties
+    # it. Passed on profiles with no path rule, where a pull keeps the results; on a box
+    # that may be preempted the resume needs what is written there (s36 acts hour #2).
+    in_memory = facts.fstype in MEMORY_FS and not ctx.outlives
+    if in_memory and ctx.interruptible:
+        return Check(
+            "durable",
+            False,
+            f"{where} is in memory: the preemption this interruptible box may get empties "
+            "it, with every checkpoint not yet pulled, so the cell cannot resume from it",
+            f"set durable_dir for {ctx.host} to a folder on the box's disk",
+        )
+    memory = "; in memory: a reboot empties it, so pull often" if in_memory else ""
     if ctx.outlives:  # a scheduler's job, not a box: nothing is torn down
         survives = f"results must outlive {ctx.outlives}; kept by {p.title}: {p.stop_survives}"
     else:
@@ -526,9 +539,9 @@ def check_durable(facts: BoxFacts, ctx: CheckContext) -> Check:
             True,
             f"{where}{exists}; {p.title} ({p.name}) has no path rule to check: its teardown "
             f"({p.teardown_verb}) keeps {p.meter_stop_survives}, so results are safe once "
-            "pulled (the teardown gate waits for that)",
+            f"pulled (the teardown gate waits for that){memory}",
         )
-    return Check("durable", True, f"{where}{exists}, {p.name}: {survives}")
+    return Check("durable", True, f"{where}{exists}, {p.name}: {survives}{memory}")
 
 
 def check_tmux(facts: BoxFacts, ctx: CheckContext) -> Check:

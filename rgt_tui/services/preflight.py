@@ -134,6 +134,7 @@ async def preflight(
         workdir=host.workdir,
         durable_dir=host.durable_dir,
         outlives=scope.outlives,
+        interruptible=host.watch.interruptible,
         cells=cells,
         data_dir=host.data_dir,
     )

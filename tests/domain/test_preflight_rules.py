@@ -180,3 +180,19 @@ def test_report_acknowledgements_and_json():
     data = report.to_json()
     assert data["ok"] is False and data["code"] is None
     assert data["checks"][0]["name"] == "python" and data["checks"][0]["fix"]
+
+
+def test_a_durable_dir_in_memory_fails_on_an_interruptible_box_and_is_said_elsewhere():
+    """``durable_dir = "/dev/shm/results"`` passed as "results are safe once pulled" on an
+    interruptible vast.ai box, whose preemption empties it with the checkpoint a resume
+    needs (s36 acts hour #2)."""
+    shm = _facts("/dev/shm/results", "/dev/shm", fstype="tmpfs")
+    spot = replace(_ctx("vastai"), interruptible=True)
+    bad = check_durable(shm, spot)
+    assert not bad.ok
+    assert "/dev/shm/results (mount /dev/shm, tmpfs) is in memory" in bad.detail, bad.detail
+    assert bad.fix == "set durable_dir for h to a folder on the box's disk"
+    # A box that is not preempted: passed, and said to be in memory.
+    kept = check_durable(shm, _ctx("vastai"))
+    assert kept.ok and kept.detail.endswith("; in memory: a reboot empties it, so pull often")
+    assert check_durable(_facts("/root/r", "/", fstype="ext4"), spot).ok  # a disk
