@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 
 from rgt_tui.domain.gpu_faults import CudaOom, cuda_oom, dead_gpu_signs
 from rgt_tui.domain.health import spare_move
+from rgt_tui.domain.out_disk import OutDisk, disk_full_words
 from rgt_tui.domain.preemption import Preemption, preemption_line
 from rgt_tui.domain.queue_records import CellAttempt, RunnerLaunch
 from rgt_tui.domain.queue_state import (
@@ -46,7 +47,8 @@ from rgt_tui.domain.units import fmt_duration
 REBOOT, OOM, HANGUP, MANUAL_KILL = "reboot", "OOM kill", "hang-up", "manual kill"
 DEAD_GPU, CUDA_OOM = "dead GPU", "CUDA out of memory"
 PREEMPTED = "preempted"
-CAUSES = (DEAD_GPU, REBOOT, OOM, HANGUP, MANUAL_KILL, CUDA_OOM, PREEMPTED)
+DISK_FULL = "disk full"
+CAUSES = (DEAD_GPU, REBOOT, OOM, HANGUP, MANUAL_KILL, CUDA_OOM, PREEMPTED, DISK_FULL)
 YES, NO, UNKNOWN, LIKELY = "yes", "no", "unknown", "likely"
 SIGNALS = {129: "SIGHUP", 130: "SIGINT", 137: "SIGKILL", 143: "SIGTERM"}
 
@@ -72,6 +74,9 @@ class BoxFacts:
     # torchrun cells whose worker a signal killed (torchrun's summary, issue 41), by cell:
     # torchrun itself exits 1, so the signal is weighed as the cell's own.
     worker_signals: Mapping[str, int] = field(default_factory=dict)
+    # Failed cells' disks (U6): a log's ENOSPC line, and the disk under each one's {out}.
+    nospace: Mapping[str, str] = field(default_factory=dict)
+    out_disks: Mapping[str, OutDisk] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -368,6 +373,21 @@ def diagnose(
                 f"{subject} exited {cell.exit_code}: {found.cause}",
                 (found,),
                 _next_step(found.cause, host, cell.index, cell.name, facts.spare, oom),
+                cell.index,
+            )
+        full = disk_full_words(facts.out_disks.get(cell.name), facts.nospace.get(cell.name, ""))
+        if full is not None:  # "exited 1 by itself — fix the cause" hid a full disk (U6)
+            disk = facts.out_disks.get(cell.name)
+            where = disk.mount if disk is not None else "the disk under its {out}"
+            return Diagnosis(
+                host,
+                subject,
+                DISK_FULL,
+                f"{subject} exited {cell.exit_code}: {full}",
+                (Evidence(DISK_FULL, YES, full),),
+                f"free space on {where} (pulled and verified results can go with rgt-tui disk "
+                f"{host}), then relaunch from cell {cell.index}"
+                + _skipped_before(view, cell.index),
                 cell.index,
             )
         return Diagnosis(

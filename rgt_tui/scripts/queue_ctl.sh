@@ -251,7 +251,7 @@ out_newest() {  # NAME DIR
 
 probe() {  # SESSION WORKDIR DURABLE [diag]
     local session=$1 workdir=$2 durable=$3 diag=${4:-} boot info d b p idx name cmd f line last
-    local kind sboot spid why mt live
+    local kind sboot spid why mt live at
     boot=$(boot_id)
     printf 'home\t%s\nboot\t%s\nnow\t%s\n' "$HOME" "$boot" "$(date +%s)"
     read -r line _ 2>/dev/null </proc/uptime && printf 'uptime\t%s\n' "$line"
@@ -331,6 +331,18 @@ probe() {  # SESSION WORKDIR DURABLE [diag]
             [ "$diag" = diag ] && why=$(tail -c 65536 "$q/cells/$name.log" 2>/dev/null |
                 tr '\r' '\n' | grep -a 'CUDA out of memory' | tail -n 1 | cut -c 1-600) &&
                 [ -n "$why" ] && printf 'cuda_oom\t%s\t%s\n' "$name" "$why"
+            # diagnose: a full disk under its {out} (U6). The log may say so (ENOSPC), or
+            # not (torch's save: "unexpected pos 6144 vs 6038"): the disk's df says it.
+            if [ "$diag" = diag ]; then
+                why=$(tail -c 65536 "$q/cells/$name.log" 2>/dev/null | tr '\r' '\n' |
+                    grep -a -E 'No space left on device|Errno 28|ENOSPC|Disk quota exceeded' |
+                    tail -n 1 | cut -c 1-600)
+                [ -n "$why" ] && printf 'nospace\t%s\t%s\n' "$name" "$why"
+                at="$durable/$name"
+                [ -e "$at" ] || at="$durable"
+                why=$(df -Pk "$at" 2>/dev/null | tail -n 1 | awk '{ print $2, $4, $6 }')
+                [ -n "$why" ] && printf 'outdf\t%s\t%s\n' "$name" "$why"
+            fi
         fi
     done <"$q/cells.tsv"
     if [ "$diag" = diag ]; then

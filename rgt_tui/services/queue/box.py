@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from rgt_tui.domain.errors import TransportError
+from rgt_tui.domain.out_disk import OutDisk, parse_out_disk
 from rgt_tui.domain.queue_records import (
     CellAttempt,
     CellMarks,
@@ -67,6 +68,9 @@ class BoxQueueFacts:
     xid_lines: tuple[str, ...] = ()
     gpu_lines: tuple[str, ...] = ()
     cuda_oom: dict[str, str] = field(default_factory=dict)
+    # diagnose (U6): failed cells' ENOSPC log lines, and the disk under each one's {out}.
+    nospace: dict[str, str] = field(default_factory=dict)
+    out_disks: dict[str, OutDisk] = field(default_factory=dict)
     # Failed torchrun cells: the root cause torchrun's summary names (issue 41), by cell.
     torchrun: dict[str, TorchrunCause] = field(default_factory=dict)
     # Files in ~/.rgt/sync-kept: the box's own copies syncs replaced (not results).
@@ -88,6 +92,8 @@ def parse_probe(text: str) -> BoxQueueFacts:
     dmesg_lines: list[str] = []
     lists: dict[str, list[str]] = {"xid_line": [], "gpu_line": []}
     cuda_oom: dict[str, str] = {}
+    nospace: dict[str, str] = {}
+    out_disks: dict[str, OutDisk] = {}
     torchrun: dict[str, TorchrunCause] = {}
     for line in text.splitlines():
         key, _, rest = line.partition("\t")
@@ -119,6 +125,14 @@ def parse_probe(text: str) -> BoxQueueFacts:
         elif key == "cuda_oom":
             name, _, oom_line = rest.partition("\t")
             cuda_oom[name] = printable(oom_line, 600)
+        elif key == "nospace":
+            name, _, said = rest.partition("\t")
+            nospace[name] = printable(said, 600)
+        elif key == "outdf":
+            name, _, row = rest.partition("\t")
+            disk = parse_out_disk(row)
+            if disk is not None:
+                out_disks[name] = disk
         elif key == "torchrun":
             name, _, record = rest.partition("\t")
             cause = parse_cause(record)
@@ -175,6 +189,8 @@ def parse_probe(text: str) -> BoxQueueFacts:
         xid_lines=tuple(lists["xid_line"][:5]),
         gpu_lines=tuple(lists["gpu_line"][:16]),
         cuda_oom=cuda_oom,
+        nospace=nospace,
+        out_disks=out_disks,
         torchrun=torchrun,
         sync_kept=min(max(0, number("synckept")), 10000),  # the box's count: bounded
     )

@@ -54,6 +54,8 @@ class BoxRunner:
             xid_lines=facts.xid_lines,
             gpu_lines=facts.gpu_lines,
             cuda_oom=facts.cuda_oom,
+            nospace=facts.nospace,
+            out_disks=facts.out_disks,
             spare=self.host.watch.spare,  # a dead GPU's next step names a spare (U22)
             worker_signals={
                 name: cause.signal_number
