@@ -499,6 +499,34 @@ async def test_a_retry_left_waiting_by_a_stop_runs_alone_and_the_stop_says_so(ma
     await transport.close()
 
 
+async def test_a_retry_after_a_stop_is_refused_until_the_queue_has_stopped(make_queue_fleet):
+    """A stop, then a retry: the retry said "the running queue runs it before its next
+    cell" and set the outputs aside, and the runner, reading the stop first, never ran it
+    (s36 acts hour #4). Refused while the stop is pending; once stopped, it runs alone."""
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    a = qf.cell_script("a", 'mkdir -p "$2"; echo out > "$2/f"; exit 3')
+    b = qf.cell_script("b", gate("go_b"))
+    c = qf.cell_script("c", "echo c ran")
+    transport, _ = await launched(qf, f"{a} t\n{b} t\n{c} t\n")
+    host = qf.host()
+    await wait_view(qf, lambda v: v.cells[1].status == RUNNING, what="cell b to run")
+    await stop_queue(host, transport)
+    plan = await plan_retry(qf.fleet, host, transport, ["a"])
+    assert not plan.ok
+    assert plan.problems == (
+        "a stop was asked: box1's queue ends after its current cell, before any retry — "
+        "retry once it has stopped (then it runs alone); nothing was set aside",
+    ), plan.problems
+    assert (qf.root() / "results" / "a" / "f").exists()  # nothing set aside
+    (qf.root() / "go_b").touch()
+    await wait_view(qf, lambda v: v.state == USER_STOPPED, what="the queue to stop")
+    again = await plan_retry(qf.fleet, host, transport, ["a"])
+    assert again.ok, again.problems
+    result = await retry_cells(again, transport)
+    assert result.launched is not None
+    await transport.close()
+
+
 async def test_of_two_launches_at_once_one_runs_and_the_other_says_why(make_queue_fleet):
     """Two launches planned together: the box's lock starts one runner; the other said
     only the box's "runner pid N is alive" (hour s20b #13)."""

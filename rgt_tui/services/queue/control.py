@@ -482,6 +482,14 @@ async def plan_retry(
             warnings.append(
                 f"{name} finished with exit 0: its outputs are set aside and made again"
             )
+    if with_launch and view.runner_alive and view.stop_requested and cells:
+        # The runner reads the stop before a retry: the outputs were set aside at once and
+        # the cell then never ran, while the retry said "the running queue runs it" (s36
+        # acts hour #4). Once the queue has stopped, a retry launches for it alone.
+        problems.append(
+            f"a stop was asked: {host.name}'s queue ends after its current cell, before any "
+            "retry — retry once it has stopped (then it runs alone); nothing was set aside"
+        )
     launch_plan = None
     if not with_launch:
         return RetryPlan(
