@@ -19,6 +19,9 @@ from rgt_tui.services.connect import Transport
 from rgt_tui.services.credentials import plan_line
 
 if TYPE_CHECKING:  # the services load lazily, so `rgt-tui status` does not pay for them
+    from collections.abc import Iterable
+
+    from rgt_tui.domain.preflight import PreflightReport
     from rgt_tui.services.queue.launch import LaunchPlan, LaunchResult
 
 
@@ -105,7 +108,15 @@ def preflight_lines(plan: LaunchPlan, *, refusing_only: bool = False) -> list[st
     report = plan.preflight
     if report is None:
         return ["  preflight: not run"] if plan.detach and not refusing_only else []
-    acked = {*plan.acks, *plan.host_acks}
+    return report_lines(report, (*plan.acks, *plan.host_acks), refusing_only=refusing_only)
+
+
+def report_lines(
+    report: PreflightReport, acks: Iterable[str], *, refusing_only: bool = False
+) -> list[str]:
+    """A preflight report's lines with ``acks`` acknowledged, as ``preflight_lines`` says
+    (a resume move's target prints its own: ``queue move``)."""
+    acked = set(acks)
     if refusing_only and not any(not c.ok and c.name not in acked for c in report.checks):
         return []
     lines = [f"  preflight on {report.host}:"]

@@ -125,24 +125,43 @@ def run_move(call: Call) -> int:
 def _run_resume(call: Call) -> int:
     """One cell: a resume move when it ran (its verified files go with it), else the
     plain move of a line."""
+    from rgt_tui.cli.launch import report_lines
     from rgt_tui.services.connect import host_connection
     from rgt_tui.services.queue.move import MoveError
-    from rgt_tui.services.queue.resume import plan_resume_move, resume_move
+    from rgt_tui.services.queue.resume import resume_move
+    from rgt_tui.services.queue.resume_preflight import ResumeDialogPlan, plan_resume_with_preflight
 
     args, host = call.args, call.host
     target = call.fleet.host(args.to)
     name = args.cells[0]
 
-    async def plan(t: Transport) -> ResumePlan:
+    async def plan(t: Transport) -> ResumeDialogPlan:
         async with host_connection(target) as t2:
-            return await plan_resume_move(
-                call.fleet, host, name, args.to, t, t2, from_scratch=args.from_scratch
-            )
+            return await plan_resume_with_preflight(
+                call.fleet, host, name, args.to, t, t2, from_scratch=args.from_scratch,
+                acks=args.ack,
+            )  # fmt: skip
 
-    planned = call.on_host(plan)
+    checked = call.on_host(plan)
+    planned, pf = checked.plan, checked.preflight
     print(format_resume(planned))
     if not planned.ok:
         return EXIT_PROBLEMS
+    # The target's launch preflight, before anything moves (the TUI's dialog shows it with
+    # its plan): found only after the move, a failed check left the cell moved and not
+    # running on an idle, billing box (s36 acts hour #5).
+    if pf is not None and pf.error:
+        print(f"  {pf.error}")
+    elif pf is not None and pf.report is not None:
+        print("\n".join(report_lines(pf.report, pf.acknowledged)))
+    if not checked.ok and pf is not None:
+        waiting = pf.unacknowledged
+        acks = " ".join(f"--ack {c}" for c in waiting)
+        return call.fail(
+            f"{args.to}'s launch would refuse {name}: preflight check "
+            f"{', '.join(waiting)} failed — fix it on {args.to}, or move anyway with {acks}; "
+            "nothing was moved"
+        )
     if planned.ran or planned.move.on_box:
         if planned.ran:
             what = (

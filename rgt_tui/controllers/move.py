@@ -54,7 +54,7 @@ class MoveControl:
         """One cell to a host of the fleet: the resume plan (``from_scratch``: its
         checkpoint left behind); else the plain move; or why none."""
         from rgt_tui.services.queue.move import plan_move
-        from rgt_tui.services.queue.resume_preflight import plan_resume_for_dialog
+        from rgt_tui.services.queue.resume_preflight import plan_resume_with_preflight
 
         fleet, host = self.fleet, self.host
         try:
@@ -63,7 +63,7 @@ class MoveControl:
                 # gone) still has a resume plan, which says so.
                 src = self.connections.transport(host.name)
                 dst = self.connections.transport(dest)
-                plan: MovePlan | ResumeDialogPlan = await plan_resume_for_dialog(
+                plan: MovePlan | ResumeDialogPlan = await plan_resume_with_preflight(
                     fleet, host, cells[0], dest, src, dst, from_scratch=from_scratch, acks=acks
                 )
             else:

@@ -4,12 +4,8 @@ so (s36 acts hour #3, U6). A real loopback box whose durable dir is a real 1 MiB
 
 from __future__ import annotations
 
-import contextlib
-import subprocess
-from collections.abc import Iterator
-from pathlib import Path
-
 from support.cli import arun
+from support.machine import tmpfs
 from support.queues import SCRIPT_RUN, wait_view
 
 from rgt_tui.domain.out_disk import OutDisk, disk_full_words, parse_out_disk
@@ -22,22 +18,11 @@ TORCH_SAVE = (
 )
 
 
-@contextlib.contextmanager
-def small_disk(where: Path) -> Iterator[Path]:
-    """A 1 MiB tmpfs mounted at ``where`` (root, as the exFAT disk test is)."""
-    where.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(where)], check=True)
-    try:
-        yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)], check=True)
-
-
 async def test_diagnose_names_the_full_disk_a_save_failed_on(make_queue_fleet) -> None:
     qf = await make_queue_fleet(1, run=SCRIPT_RUN)
     hosts = str(qf.loopback.hosts_file)
     qf.write_queue(f"{qf.cell_script('saves', TORCH_SAVE)} t\n")
-    with small_disk(qf.root() / "results") as disk:
+    with tmpfs(qf.root() / "results", "1m") as disk:
         # Preflight's disk check refuses 1 MiB for a checkpoint: acknowledged, as a user
         # who knows the run writes little would.
         launched = await arun("launch", "box1", "--hosts", hosts, "--yes", "--ack", "disk")

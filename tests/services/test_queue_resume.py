@@ -649,3 +649,40 @@ async def test_a_move_whose_source_file_cannot_be_written_keeps_its_pushed_copy(
     out2 = qf.root("box2") / "results" / "ck"
     assert f"the copy pushed to box2:{out2} stays there for the cell" in said
     assert (out2 / "checkpoint.bin").exists() and "taken back" not in said
+
+
+async def test_the_cli_move_runs_the_targets_preflight_before_moving_anything(make_queue_fleet):
+    """`queue move --yes` moved the cell, then box2's launch refused a failed preflight
+    check: the cell sat "not sent" on an idle, billing box (s36 acts hour #5). The TUI's
+    dialog showed that preflight with its plan; the CLI now does too, and refuses first."""
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    qf.write_queue(f"{qf.cell_script('ck', 'exit 3')} t 1\n")
+    qf.cell_script("ck", "echo ran on box2", "box2")  # the code is there too
+    qf.write_queue("", "box2")
+    hosts = qf.loopback.hosts_file
+    launched = await arun("launch", "box1", "--yes", "--hosts", hosts)
+    assert launched.returncode == 0, launched.stdout + launched.stderr
+    await wait_view(qf, lambda v: v.state == FINISHED, what="ck to fail")
+    qf.set_preflight_ack((), "box2")  # box2's launch then fails its GPU checks (none here)
+    before = qf.queue_file("box1").read_text()
+
+    cli = await arun(
+        "queue", "move", "ck", "--to", "box2", "--from-scratch", "--yes", "--hosts", hosts
+    )
+    said = cli.stdout + cli.stderr
+    assert cli.returncode == 1, said
+    assert "preflight on box2:" in said and "FAILED" in said, said
+    refusal = next(line for line in said.splitlines() if "box2's launch would refuse ck" in line)
+    assert refusal.endswith("; nothing was moved"), refusal
+    assert "--ack gpu" in refusal, refusal
+    assert qf.queue_file("box1").read_text() == before  # nothing moved
+    assert "ck" not in qf.queue_file("box2").read_text()
+
+    acks = [a for word in refusal.split("--ack ")[1:] for a in ["--ack", word.split()[0]]]
+    acks = [a.rstrip(";") for a in acks]
+    moved = await arun(
+        "queue", "move", "ck", "--to", "box2", "--from-scratch", "--yes", *acks, "--hosts", hosts
+    )
+    assert moved.returncode == 0, moved.stdout + moved.stderr
+    assert "ACKNOWLEDGED" in moved.stdout, moved.stdout
+    assert "#moved-to box2" in qf.queue_file("box1").read_text()

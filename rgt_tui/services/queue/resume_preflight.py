@@ -1,11 +1,13 @@
-"""The target's preflight before a resume move is confirmed (the Move dialog, key ``m``).
+"""The target's preflight before a resume move is confirmed (the Move dialog, key ``m``,
+and ``queue move``).
 
 A resume move ends by launching the cell on the target (``services.queue.resume``), and
 that launch runs preflight: a failed check refuses it unless acknowledged by name
 (``--ack`` on the CLI). Found only then, the refusal would come after the files were
-pushed and the line moved. The dialog asks for the target's preflight with the plan, so
-the plan shows each failed check and its Acknowledge button before anything moves; the
-acknowledged names then go to ``resume_move(acks=…)``, as the launch dialog's do.
+pushed and the line moved. The dialog (and the CLI) asks for the target's preflight with
+the plan, so the plan shows each failed check and its Acknowledge button (``--ack``)
+before anything moves; the acknowledged names then go to ``resume_move(acks=…)``, as the
+launch dialog's do.
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ class ResumeDialogPlan:
         return p.ran and p.checkpoint is None and not p.from_scratch and bool(p.move.cells)
 
 
-async def plan_resume_for_dialog(
+async def plan_resume_with_preflight(
     fleet: Fleet,
     source: HostConfig,
     name: str,
