@@ -274,3 +274,37 @@ async def test_this_machine_is_synced_by_a_plain_copy(tmp_path, home):
     assert (result.method, result.files_sent) == ("copy", 4)
     assert (workdir / "run.sh").read_text() == "#!/bin/sh\necho run\n"
     assert _mode(workdir / "run.sh") == 0o755 and not (workdir / "data").exists()
+
+
+@pytest.mark.parametrize("method", ["sftp", "rsync"])
+async def test_a_file_the_tree_turned_into_a_folder_and_back_syncs(
+    make_loopback_fleet, tmp_path, method
+):
+    """``thing`` synced as a file, then made a folder here: the sync refused "a file where
+    the tree has a directory: move it aside", although the box's copy was the one the sync
+    put there, unchanged, and --check said only that it would be removed (s36 acts hour
+    #6). It goes first, by the prune's rule; and back again, a folder to a file."""
+    code = tmp_path / "proj"
+    git_tree(code)
+    write(code, "thing", "a file\n")
+    host, root = await _box1(make_loopback_fleet, code)
+    t = transport_for(host)
+    try:
+        await sync_code(host, t, method=method)
+        assert (root / "thing").read_text() == "a file\n"
+        (code / "thing").unlink()
+        write(code, "thing/x.py", "X = 1\n")
+        to_folder = await sync_code(host, t, method=method)
+        assert (root / "thing" / "x.py").read_text() == "X = 1\n"
+        assert "thing" in to_folder.removed and to_folder.kept_in == ""
+        (code / "thing" / "x.py").unlink()
+        (code / "thing").rmdir()
+        write(code, "thing", "a file again\n")
+        to_file = await sync_code(host, t, method=method)
+        assert (root / "thing").read_text() == "a file again\n"
+        assert "thing/x.py" in to_file.removed
+        status = await code_status(host, t)
+    finally:
+        await t.close()
+    assert status is not None and status.in_sync
+    assert not staging_left(root)

@@ -158,6 +158,22 @@ async def sync_code(
             'code_exclude = ["data/"] in the host\'s block',
         )
     chosen, total, note, switched = "none", 0, "", Switched(0)
+    # A stale file where the tree now has a folder (or stale files in a folder where it
+    # now has a file) goes first, by the prune's own rule (still what a sync put there):
+    # left for after the switch, it refused the whole sync as "a file where the tree has
+    # a directory", while --check said it would just remove it (s36 acts hour #6).
+    sent = {f.path for f in send}
+    dirs = {d for f in send for d in _parents(f.path)}
+    blocking = [f for f in stale if f.path in dirs or sent & set(_parents(f.path))]
+    if blocking:
+        gone = {f.path for f in blocking}
+        early, kept_early = await prune_on_box(
+            transport, host.name, host.workdir, session, blocking,
+            [h for path, h in before.record.items() if path not in gone],
+        )  # fmt: skip
+        stale = [f for f in stale if f.path not in gone]
+    else:
+        early, kept_early = [], []
     if send:
         chosen, total, note, switched = await _send(
             host, transport, tree, send, session, method, on_progress, before.record
@@ -191,8 +207,8 @@ async def sync_code(
         method=chosen,
         files_sent=len(send),
         bytes_sent=total,
-        removed=tuple(removed),
-        left=_left(after, changed, kept),
+        removed=(*early, *removed),
+        left=_left(after, changed, [*kept_early, *kept]),
         overwritten=switched.edited,
         replaced_found=switched.found,
         kept_in=switched.kept_in,
@@ -276,6 +292,12 @@ async def _send(
         await drop_on_box(transport, host.workdir, token)
         raise
     return chosen, total, note, switched
+
+
+def _parents(path: str) -> list[str]:
+    """``a/b/c.py`` → ``["a", "a/b"]``: the folders a file of the tree needs."""
+    parts = path.split("/")[:-1]
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
 async def _choose(
