@@ -148,6 +148,10 @@ def _print_status(label: str, status: CodeStatus) -> bool:
     """``--check``'s lines for one box; True when it holds the local tree."""
     box = status.box.short() if status.box is not None else "no workdir"
     print(f"{label}: local {status.local.short()}; box {box}")
+    if status.skipped:  # "in sync" says nothing of what no sync sends
+        from rgt_tui.services.code_sync import skipped_note
+
+        print(f"{label}: {skipped_note(status.skipped)}")
     problem = status.problem()
     if problem is None:
         print(f"{label}: in sync ({status.files} files)")
@@ -207,8 +211,9 @@ def _print_result(call: Call, label: str, box: str, name: str, result: SyncResul
     if result.note:
         call.err.print(Text(f"{label}: {result.note}"))
     if result.skipped:
-        shown = ", ".join(result.skipped[:3]) + (", …" if len(result.skipped) > 3 else "")
-        call.err.print(Text(f"{label}: left out {len(result.skipped)}: {shown}"))
+        from rgt_tui.services.code_sync import skipped_note
+
+        print(f"{label}: {skipped_note(result.skipped)}")
 
 
 class SyncProgressView(LiveView):

@@ -17,7 +17,7 @@ from textual.content import Content
 from rgt_tui.content.box_text import shown
 from rgt_tui.content.key_words import in_keys
 from rgt_tui.domain.units import fmt_bytes, plural
-from rgt_tui.services.code_sync.types import secrets_note, withheld_note
+from rgt_tui.services.code_sync.types import secrets_note, skipped_note, withheld_note
 
 if TYPE_CHECKING:
     from rgt_tui.controllers.jobs import HostJobs
@@ -175,6 +175,10 @@ def sync_result_lines(result: SyncResult, host: str, *, now: float | None = None
                 (f"  left on {host}, not in the tree (remove by hand, or code_exclude): ", MUTED),
                 shown(_some(result.left)),
             )
+        )
+    if result.skipped:
+        lines.append(
+            Content.assemble(("  ", MUTED), (shown(skipped_note(result.skipped)), "$warning"))
         )
     if result.withheld:
         lines.append(Content.assemble(("  ", MUTED), shown(withheld_note(result.withheld))))

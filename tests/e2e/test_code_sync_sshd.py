@@ -7,7 +7,15 @@ import stat
 import subprocess
 
 from support.cli import rgt
-from support.code_trees import add_code, box_files, git_tree, path_without, staging_left, write
+from support.code_trees import (
+    add_code,
+    box_files,
+    git,
+    git_tree,
+    path_without,
+    staging_left,
+    write,
+)
 
 from rgt_tui.services.code_sync import code_status, sync_code
 from rgt_tui.services.fleet.file import load_fleet
@@ -108,3 +116,24 @@ def test_the_sync_command_reports_checks_and_exits_as_pull_does(openssh_server, 
     assert "rgt-tui sync real1" in changed.stdout
     assert again.returncode == 0 and "sent 1 of 4 files" in again.stdout
     assert same.returncode == 0 and "real1: in sync (4 files)" in same.stdout
+
+
+def test_a_symlink_left_out_of_the_tree_is_said_by_the_sync_and_its_check(openssh_server, tmp_path):
+    """A symlinked file in the tree was named only once, on stderr among the progress
+    lines; the summary, ``--check`` ("in sync") and the TUI said nothing, so a run that
+    read it failed on the box (s36 acts hour #7)."""
+    server = openssh_server
+    code = tmp_path / "proj"
+    git_tree(code)
+    (code / "link.py").symlink_to(code / "src" / "train.py")
+    git(code, "add", "link.py")
+    git(code, "commit", "-q", "-m", "a link")
+    _host(server, code)
+    hosts = server.hosts_file
+    synced = rgt("sync", "real1", "--hosts", hosts)
+    check = rgt("sync", "real1", "--check", "--hosts", hosts)
+    said = "real1: not sent, so not on the box: link.py (a symlink: not followed) — a run"
+    assert synced.returncode == 0 and said in synced.stdout, synced.stdout + synced.stderr
+    assert check.returncode == 0 and said in check.stdout, check.stdout
+    assert "real1: in sync" in check.stdout  # left out by rule: not a difference
+    assert not (server.workdir / "link.py").exists()

@@ -17,6 +17,7 @@ from rgt_tui.services.code_sync.types import (
     SyncError,
     SyncResult,
     secrets_note,
+    skipped_note,
     withheld_note,
 )
 
@@ -29,5 +30,6 @@ __all__ = [
     "fleet_files",
     "sync_code",
     "secrets_note",
+    "skipped_note",
     "withheld_note",
 ]

@@ -45,6 +45,7 @@ async def code_status(
         box_found=tuple(
             p for p in differs[:MAX_DIFFERS] if p in box.hashes.files and p not in box.record
         ),
+        skipped=tree.skipped[:MAX_DIFFERS],
     )
 
 
