@@ -81,9 +81,18 @@ def format_report(
         )
         lines += [f"  {problem}" for problem in queue]
     if blocking:
+        # The queue file's problems are no check: no acknowledgement passes them, and
+        # "until each is fixed or acknowledged" read as if one would (s36 acts hour #8).
+        also = (
+            f"; and the {plural(len(queue), 'problem')} of the queue file and credentials "
+            "above, which only a fix passes"
+            if queue
+            else ""
+        )
         lines.append(
             f"{plural(len(blocking), 'check')} failed: {', '.join(blocking)} — a launch is refused "
             "until each is fixed or acknowledged (--ack CHECK, or preflight_ack for the host)"
+            + also
         )
     elif queue:
         lines.append(

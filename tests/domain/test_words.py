@@ -48,3 +48,12 @@ def test_preflight_says_how_many_checks_failed_in_words_that_agree():
     assert "\n3 checks failed: tmux, gpu, disk — " in report("tmux", "gpu", "disk")
     queue = format_report(PreflightReport("box1", ()), (), ["one problem"])
     assert "a launch refuses the 1 problem above" in queue
+    # A failed check beside the queue file's problems: the last line names both, and that
+    # no acknowledgement passes the queue file's (s36 acts hour #8).
+    both = format_report(
+        PreflightReport("box1", (Check("code", False, "seen", "fix it"),)), (), ["a", "b"]
+    ).splitlines()[-1]
+    assert both.startswith("1 check failed: code — a launch is refused until each is fixed"), both
+    assert both.endswith(
+        "; and the 2 problems of the queue file and credentials above, which only a fix passes"
+    ), both
