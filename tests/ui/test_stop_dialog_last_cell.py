@@ -112,6 +112,10 @@ async def test_the_kill_dialog_names_what_runs_after_it_and_a_second_stop_asks_n
             go_on = buttons.get("confirm-next") or buttons["confirm-stop"]
             label = str(go_on.label).strip(" ▶◀")
             said = f"{label}: {go_on.does}" if len(buttons) == 1 else go_on.does
+            # Said in the body too, not only by the button once focused (s36 acts #9).
+            body = " ".join(str(confirm.query_one("#confirm-body", Static).render()).split())
+            if len(buttons) == 2:
+                assert "Next in the queue: cell 1 (last) — Kill, go on runs it" in body, body
             await pilot.press("escape")  # cancel: nothing killed
             await wait_for(lambda: app.screen is screen, what="the dialog to close", pilot=pilot)
             return said

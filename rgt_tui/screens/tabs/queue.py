@@ -400,6 +400,15 @@ class QueueTab(DetailTab):
             choices = [("stop", "Kill", "kill it; nothing else runs in this launch", "error")]
         else:
             go_on = f"kill it, then run cell {following.index} ({shown(following.name)})"
+            # In the body too: the button's own words show only once it has the focus,
+            # which starts on Cancel (s36 acts hour #9).
+            body.append(
+                Content.styled(
+                    f"Next in the queue: cell {following.index} ({shown(following.name)}) — "
+                    "Kill, go on runs it; Kill and stop leaves it pending",
+                    MUTED,
+                )
+            )
             choices = [
                 ("next", "Kill, go on", go_on, "error"),
                 ("stop", "Kill and stop", "kill it and stop the queue", "error"),
