@@ -35,3 +35,21 @@ def test_add_in_a_git_tree_warns_and_names_the_gitignore_lines_until_they_are_th
     assert second.returncode == 0, second.stderr
     assert "inside the code tree" not in second.stdout  # (the same-account warning stays)
     assert git(code, "status", "--porcelain") == "M .gitignore"
+
+
+def test_a_code_tree_below_the_repositorys_top_still_warns_of_the_fleet_file(tmp_path, home):
+    """``code = ".../proj/code"`` with hosts.toml at the repository's top: the warning
+    looked only inside the code tree, so `git add .` would have published every box's
+    address without a word (s36 acts hour #10)."""
+    proj = tmp_path / "proj"
+    git_tree(proj)
+    code = proj / "code"
+    write(code, "train.py", "print('train')\n")
+    at = ("--hosts", str(proj / "hosts.toml"), "--code", str(code))
+    added = rgt("add", "local", "--name", "box1", *at, cwd=proj)
+    assert added.returncode == 0, added.stderr
+    assert (
+        f"warning: hosts.toml and queues/box1.txt and results (the pulled results) are inside "
+        f"the git work tree {proj}, and git there lists them"
+    ) in added.stdout, added.stdout
+    assert f"these lines in {proj / '.gitignore'}: /hosts.toml queues/ /results/" in added.stdout

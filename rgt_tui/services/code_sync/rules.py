@@ -123,6 +123,23 @@ def held_under(rel: str, held: frozenset[str]) -> str | None:
     return None
 
 
+def git_top(folder: Path) -> Path | None:
+    """The top of the git work tree ``folder`` lies in; None when it lies in none (or git
+    cannot say)."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(folder), "rev-parse", "--show-toplevel"],
+            capture_output=True,
+            text=True,
+            timeout=_GIT_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    top = done.stdout.strip()
+    return Path(top) if done.returncode == 0 and top else None
+
+
 def git_would_list(root: Path, rels: Iterable[str]) -> list[str]:
     """Those of ``rels`` (relative to ``root``) that git does not ignore in ``root``'s
     work tree, so ``git status`` shows them; [] when ``root`` is not in one."""

@@ -33,7 +33,7 @@ from rgt_tui.domain.profiles import DEFAULT_PROFILE
 from rgt_tui.domain.shared_account import sharing_account
 from rgt_tui.domain.ssh_target import is_ssh_command, parse_ssh_command
 from rgt_tui.profiles import KNOWN_PROFILES
-from rgt_tui.services.code_sync.rules import git_would_list, held_back
+from rgt_tui.services.code_sync.rules import git_top, git_would_list, held_back
 from rgt_tui.services.fleet.append import (
     AddRefused,
     FleetFile,
@@ -356,13 +356,18 @@ def fleet_in_code(
     base = fleet_path.absolute().parent
     code = Path(keys.code).expanduser()
     code = code if code.is_absolute() else base / code
+    # The git work tree the fleet file lies in, when it lies in one (the code tree may be
+    # a folder of it: `code = "./src"` from the project's top left hosts.toml beside it
+    # unwarned, s36 acts hour #10); else the code tree.
+    top = git_top(base)
+    root = code if top is None or top.resolve() == code.resolve() else top
     queue = Path(keys.queue).expanduser() if keys.queue else None
     queue = queue if queue is None or queue.is_absolute() else base / queue
-    fleet_rel = held_back(code, [fleet_path])
-    queue_rel = held_back(code, [queue] if queue is not None else [])
+    fleet_rel = held_back(root, [fleet_path])
+    queue_rel = held_back(root, [queue] if queue is not None else [])
     # A folder: asked of git as one (results/ matches only a folder), though none yet.
-    results_rel = {r + "/" for r in held_back(code, [results_dir] if results_dir else [])}
-    listed = git_would_list(code, sorted(fleet_rel | queue_rel | results_rel))
+    results_rel = {r + "/" for r in held_back(root, [results_dir] if results_dir else [])}
+    listed = git_would_list(root, sorted(fleet_rel | queue_rel | results_rel))
     if not listed:
         return None
     # The fleet file itself; a queue file's folder (queues/: the next box's queue too);
@@ -374,10 +379,11 @@ def fleet_in_code(
         for r in listed
     ]
     shown = [r.rstrip("/") + (" (the pulled results)" if r in results_rel else "") for r in listed]
+    tree = "the code tree" if root == code else "the git work tree"
     return (
-        f"{' and '.join(shown)} {'is' if len(listed) == 1 else 'are'} inside the code tree "
-        f"{code}, and git there lists {'it' if len(listed) == 1 else 'them'}: rgt-tui sync "
+        f"{' and '.join(shown)} {'is' if len(listed) == 1 else 'are'} inside {tree} "
+        f"{root}, and git there lists {'it' if len(listed) == 1 else 'them'}: rgt-tui sync "
         "never sends the fleet file, its queue files or the pulled results, but a commit "
         f"would publish every box's address — keep them out of git with these lines in "
-        f"{code / '.gitignore'}: {' '.join(dict.fromkeys(lines))}"
+        f"{root / '.gitignore'}: {' '.join(dict.fromkeys(lines))}"
     )
