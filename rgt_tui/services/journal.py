@@ -273,13 +273,16 @@ class Journal:
         """The host's journal; an empty one when none exists; JournalError when damaged."""
         path = self.path(host)
         try:
-            text = path.read_text(encoding="utf-8")
+            raw = path.read_bytes()
         except FileNotFoundError:
             return HostJournal(host)
         except OSError as exc:
             raise JournalError(f"{path}: cannot read the journal ({exc.strerror})") from exc
         try:
-            data = json.loads(text)
+            # Decoded here, so bytes that are not UTF-8 are a damaged journal like bad
+            # JSON, said with the file and its fix: read_text raised a traceback in
+            # status and watch, and stopped the TUI's telemetry of the host (s36 faults #1).
+            data = json.loads(raw.decode("utf-8"))
             version = data.get("version")
             if version not in (1, JOURNAL_VERSION) or data.get("host") != host:
                 raise ValueError(

@@ -175,11 +175,17 @@ def test_a_stuck_lock_is_a_clear_error_not_a_hang(tmp_path):
         '{"version": 2, "host": "h1", "events": [], "box": {"box_id": "../x"}}',
         "{not json",
         "",
+        # Not UTF-8: a traceback in status and watch, and the TUI's telemetry of the host
+        # stopped (s36 faults #1).
+        b"\xa3\x00garbage",
     ],
 )
 def test_damaged_journal_is_a_clear_error_and_never_unlocks(tmp_path, damage):
     journal = _journal_of_box(tmp_path)
-    journal.path("h1").write_text(damage)
+    if isinstance(damage, bytes):
+        journal.path("h1").write_bytes(damage)
+    else:
+        journal.path("h1").write_text(damage)
     with pytest.raises(JournalError) as err:
         journal.load("h1")
     assert str(journal.path("h1")) in str(err.value) and "stays locked" in str(err.value)
