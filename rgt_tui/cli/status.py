@@ -59,7 +59,8 @@ def run_status(call: Call) -> int:
     fleet = call.fleet
     if call.host_config is not None:
         fleet = dataclasses.replace(fleet, hosts=(call.host_config,))
-    torn = torn_down_hosts(call.fleet, [h.name for h in fleet.hosts])
+    damaged: dict[str, str] = {}
+    torn = torn_down_hosts(call.fleet, [h.name for h in fleet.hosts], damaged)
     reports = asyncio.run(
         collect_status(
             fleet,
@@ -84,6 +85,13 @@ def run_status(call: Call) -> int:
         print(json.dumps(objects, indent=2))
     else:
         print(format_status_table(reports, torn, stopped))
+    # A damaged journal loses what it held (a teardown, the spend's start) without a word
+    # in the table: said, with its file and fix (s36 faults #8).
+    if damaged:
+        from rich.text import Text
+
+        for name, why in damaged.items():
+            call.err.print(Text(f"warning: {name}: {why}"))
     code = status_exit_code(reports, torn, stopped)
     # An entry left out for its mistakes was never asked: not "every host answered" (the
     # names and the mistakes are on stderr already; hour s31 CLI #1).

@@ -140,6 +140,26 @@ def test_status_of_one_host_samples_only_that_host(
     assert report["name"] == "gpu-a" and report["reachable"]
 
 
+def test_status_names_a_damaged_journal_with_its_file_and_fix(
+    fleet_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Bytes that are not UTF-8 in a host's journal raised a traceback in status; bad
+    JSON there was silent, its spend's start and any teardown lost without a word (s36
+    faults #1, #8)."""
+    from rgt_tui.services.fleet.file import load_fleet
+    from rgt_tui.services.journal import journal_for
+
+    path = journal_for(load_fleet(fleet_file)).path("gpu-a")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"\xa3\x00garbage")
+    assert main(["status", "gpu-a", "--hosts", str(fleet_file), "--json"]) == 0
+    out, err = capsys.readouterr()
+    (report,) = json.loads(out)
+    assert report["name"] == "gpu-a" and report["reachable"]
+    assert f"warning: gpu-a: {path}: the journal is damaged" in err, err
+    assert f"mv {path} {path}.damaged" in err
+
+
 @pytest.mark.parametrize("argv", [["queue", "show"], ["diagnose"], ["logs"]], ids=" ".join)
 def test_an_unreachable_host_exits_1_with_one_message(
     argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -18,9 +18,12 @@ if TYPE_CHECKING:
 Teardown = tuple[float, BoxIdentity | None]  # when the current box was torn down, and which
 
 
-def torn_down_hosts(fleet: Fleet, hosts: list[str]) -> dict[str, Teardown]:
+def torn_down_hosts(
+    fleet: Fleet, hosts: list[str], damaged: dict[str, str] | None = None
+) -> dict[str, Teardown]:
     """Each of ``hosts`` the journal records as torn down: when, and the box it was. A
-    journal that cannot be read says nothing here (the teardown gate reports it)."""
+    journal that cannot be read says nothing here (the teardown gate reports it), but is
+    put in ``damaged`` (host → the error, with its fix) when one is given."""
     from rgt_tui.services.journal import JournalError, journal_for
 
     journal = journal_for(fleet)
@@ -28,7 +31,9 @@ def torn_down_hosts(fleet: Fleet, hosts: list[str]) -> dict[str, Teardown]:
     for name in hosts:
         try:
             jh = journal.load(name)
-        except JournalError:
+        except JournalError as exc:
+            if damaged is not None:
+                damaged[name] = str(exc)
             continue
         if jh.torn_down_at is not None:
             torn[name] = (jh.torn_down_at, jh.box)
