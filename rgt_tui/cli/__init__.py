@@ -13,14 +13,16 @@ reaches boxes only through the services (pyproject's import-linter contracts).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from rgt_tui import __version__
 from rgt_tui.cli.args import add_hosts_arg
-from rgt_tui.cli.exit_codes import EXIT_INTERRUPTED, EXIT_READER_GONE
+from rgt_tui.cli.exit_codes import EXIT_INTERRUPTED, EXIT_READER_GONE, EXIT_TERMINATED
 from rgt_tui.cli.fence import fenced_output
 from rgt_tui.cli.runner import run_command
 from rgt_tui.cli.table import COMMANDS, GROUPS, HOST_HELP, TUI
@@ -90,10 +92,36 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_INTERRUPTED
         if args.command_row is TUI:  # Textual owns the terminal, and draws box text as text
             return run_command(args.command_row, args)
-        with fenced_output():  # fence.py: nothing printed carries a control character
-            return run_command(args.command_row, args)
+        with fenced_output(), _term_as_interrupt() as termed:  # fence.py: no control character
+            code = run_command(args.command_row, args)
+        return EXIT_TERMINATED if termed and code == EXIT_INTERRUPTED else code
     except BrokenPipeError:
         return _reader_gone()
+
+
+@contextlib.contextmanager
+def _term_as_interrupt() -> Iterator[list[int]]:
+    """SIGTERM (``timeout``, systemd, a CI cancel) stops a command as Ctrl-C does: its
+    message, its parts kept, its children (a sync's rsync) stopped. By default it ended
+    the process at once, silent, with a sync's upload still running under init (s36
+    faults #3, #4). Yields a list that holds the signal once it came."""
+    came: list[int] = []
+
+    def stop(signum: int, _frame: object) -> None:
+        came.append(signum)
+        # As a SIGINT, not a KeyboardInterrupt raised here: inside asyncio.run the SIGINT
+        # handler cancels the command's task, so it stops at an await, as Ctrl-C does.
+        signal.raise_signal(signal.SIGINT)
+
+    try:
+        before = signal.signal(signal.SIGTERM, stop)
+    except ValueError:  # not the main thread (a test's): left as it is
+        yield came
+        return
+    try:
+        yield came
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 def _reader_gone() -> int:

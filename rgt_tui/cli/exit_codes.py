@@ -7,6 +7,7 @@
 | 2 | `EXIT_BAD_INPUT` | nothing was done, the input is wrong: the arguments, the fleet file, an unknown host, a name that is not a cell of the queue, `launch` with no terminal to ask and no `--yes` |
 | 3 | `EXIT_ALERTS` | `status` only: every host answered, and at least one has a warning or critical alert (info alerts do not count); 1 wins when a host is unreachable as well |
 | 130 | `EXIT_INTERRUPTED` | stopped by Ctrl-C (128 + SIGINT, as a shell reports it); a pull keeps what arrived |
+| 143 | `EXIT_TERMINATED` | stopped by SIGTERM (`timeout`, systemd, a CI cancel): the same clean stop as Ctrl-C (its message, its parts kept, a sync's upload stopped), 128 + SIGTERM |
 | 141 | `EXIT_READER_GONE` | the reader of the output went away (`rgt-tui queue show` piped into `head -1`): ended quietly, as SIGPIPE ends other tools (128 + 13) |
 
 argparse's own usage errors exit 2 as well, so a script sees one code for bad input.
@@ -21,4 +22,5 @@ EXIT_PROBLEMS: Final = 1
 EXIT_BAD_INPUT: Final = 2
 EXIT_ALERTS: Final = 3  # status: all reachable, warning/critical alerts present
 EXIT_INTERRUPTED: Final = 130
+EXIT_TERMINATED: Final = 143
 EXIT_READER_GONE: Final = 141  # stdout's reader closed the pipe
