@@ -160,6 +160,7 @@ def run_launch(call: Call) -> int:
     a fresh one launches after the answer. The box re-checks under its lock that the
     plan still holds, so a plan gone stale meanwhile is refused, not run.
     """
+    from rgt_tui.domain.errors import HostKeyError, TransportError
     from rgt_tui.services.box_ctl import QueueError
     from rgt_tui.services.queue.backends import backend_for
     from rgt_tui.services.queue.launch import default_start
@@ -210,6 +211,17 @@ def run_launch(call: Call) -> int:
             result = call.on_host(lambda transport: recorded(plan, transport))
     except QueueError as exc:
         return call.fail(str(exc))
+    except TransportError as exc:
+        if not args.fresh or isinstance(exc, HostKeyError):
+            raise  # the runner's message and fix
+        # The box sets the old queue aside first: a drop after that read as an empty
+        # queue where the finished cells had been (s36 faults #2).
+        return call.fail(
+            f"{host.name} unreachable: {exc.message}",
+            fix=f"--fresh may have set the box's old queue aside already (in "
+            f"~/.rgt/queue.archived.<time> on the box, nothing deleted): rgt-tui queue show "
+            f"{host.name} says what the box holds; launch again once it answers",
+        )
     if result.archived:
         print(f"previous queue moved to {result.archived}")
     if result.credentials:  # an earlier launch's credentials.env was removed (U34)

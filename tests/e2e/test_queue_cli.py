@@ -169,6 +169,30 @@ async def test_launch_asks_with_no_connection_held_and_ctrl_c_stops_it_at_once(m
     await wait_view(qf, lambda v: v.state == FINISHED)
 
 
+async def test_a_fresh_launch_that_loses_the_box_says_the_old_queue_may_be_set_aside(
+    make_queue_fleet,
+):
+    """``launch --fresh`` sets the box's old queue aside before it starts the new one: a
+    drop then read "unreachable" beside an empty queue where the finished cells had been
+    (s36 faults #2). The box goes while the question waits; the answer's launch fails."""
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    hosts = str(qf.loopback.hosts_file)
+    qf.write_queue(f"{qf.cell_script('quick', 'echo hi')} t\n")
+    asked = Terminal("launch", "box1", "--fresh", "--hosts", hosts)
+    await asked.expect("[y/N]")
+    await qf.loopback.box("box1").stop()
+    asked.type("y")
+    code, out, err = await asked.finish(timeout=60)
+    assert code == 1, out + err
+    said = " ".join(err.split())
+    assert "box1 unreachable:" in said, said
+    assert (
+        "fix: --fresh may have set the box's old queue aside already (in "
+        "~/.rgt/queue.archived.<time> on the box, nothing deleted): rgt-tui queue show box1 "
+        "says what the box holds; launch again once it answers"
+    ) in said, said
+
+
 async def test_launch_without_start_begins_at_the_first_cell_not_done(make_queue_fleet):
     """As the launch dialog (ux-a #5): after a queue that finished with a failed cell,
     `launch` with no --start plans from that cell, not from 0 (which would run the done
