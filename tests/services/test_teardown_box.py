@@ -736,3 +736,20 @@ async def test_an_empty_box_without_a_queue_stays_locked(make_loopback_fleet, tm
     await setup.pull_and_verify(expect_ok=False)
     locked = await setup.check()
     assert {"manifest", "pulled", "verified"} <= {c.key for c in locked.conditions if not c.ok}
+
+
+async def test_a_pulled_copy_beside_a_box_not_identified_yet_is_not_called_another_boxs(
+    ready: Setup,
+) -> None:
+    """A fresh journal (the damaged one moved aside, as its message says) and the box down:
+    the checklist called the pulled copy "of another box", sending the user to pull again
+    a box that was down, for a copy of that very box (s36 faults #6)."""
+    path = ready.journal.path("box1")
+    path.rename(path.with_name(path.name + ".damaged"))
+    await ready.box.stop()
+    check = await ready.cli("teardown", "box1", "--check")
+    assert check.returncode == 1, check.stdout
+    said = " ".join(check.stdout.split())
+    assert "of another box" not in said, said
+    assert "box1's box is not identified yet (it has not answered here)" in said, said
+    assert "check again once box1 answers" in said, said

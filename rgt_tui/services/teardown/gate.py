@@ -205,9 +205,21 @@ def _facts(
         events.append(g.RecordsInvalid(f"nothing pulled yet{of_group}"))
     elif not _belongs(manifest, box):
         of = manifest.identity.describe() if manifest.identity else "a box never identified"
-        this = box.describe() if box else "not identified yet"
-        why = f"the pulled copy in {folder} is of another box ({of}), not of this one ({this})"
-        problems.append(f"{why}: {pull_again}")
+        if box is None:
+            # Not known to be another box: this one is not identified (it has not answered
+            # to this journal). "Of another box" sent a user to pull again a box that was
+            # down, for a copy of that same box (s36 faults #6).
+            why = (
+                f"the pulled copy in {folder} is of {of}, and {host.name}'s box is not "
+                "identified yet (it has not answered here), so they cannot be told to be one"
+            )
+            problems.append(f"{why}: check again once {host.name} answers")
+        else:
+            why = (
+                f"the pulled copy in {folder} is of another box ({of}), not of this one "
+                f"({box.describe()})"
+            )
+            problems.append(f"{why}: {pull_again}")
         events.append(g.RecordsInvalid(why))
     else:
         events.append(manifest_event(manifest))
