@@ -122,8 +122,10 @@ async def test_disk_audits_refuses_what_is_not_offered_and_deletes_what_is(
 
 
 async def test_the_launch_plan_is_made_again_with_what_the_user_acknowledged(
-    tmp_path: Path,
+    tmp_path: Path, home: Path
 ) -> None:
+    # The local box's ~/.rgt of its own (``home``): this machine's may hold a queue someone
+    # launched (a run beside a user's demo planned from its start index 2, with no cells).
     fleet = local_fleet(tmp_path)
     connections = FleetConnections(fleet.hosts)
     try:
@@ -143,7 +145,9 @@ async def test_the_launch_plan_is_made_again_with_what_the_user_acknowledged(
         await connections.close_all()
 
 
-async def test_move_plans_a_plain_move_of_cells_and_a_resume_of_one(tmp_path: Path) -> None:
+async def test_move_plans_a_plain_move_of_cells_and_a_resume_of_one(
+    tmp_path: Path, home: Path
+) -> None:
     for name in ("w1", "w2"):
         (tmp_path / name).mkdir()
     (tmp_path / "q1.txt").write_text("--lr 1\n")
