@@ -199,6 +199,8 @@ async def test_a_box_lost_while_it_hashes_keeps_the_parts_and_a_rerun_resumes(
     with pytest.raises(PullError, match="lost the connection") as caught:
         await asyncio.wait_for(pulling, 60)
     assert caught.value.result is not None and caught.value.result.pulled == ()
+    # Where the parts are, as Ctrl-C's message says it (s36 faults #5).
+    assert f"partial files are kept in {part.parent}/" in str(caught.value), caught.value
     kept = part.stat().st_size
     assert 4 * MIB <= kept < 24 * MIB and not (tmp_path / "box1" / "last.pt").exists()
 

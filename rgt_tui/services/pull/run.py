@@ -466,8 +466,11 @@ async def _reconnect(run: PullRun, failures: int, lost: TransportError) -> int:
     except HostKeyError as exc:
         raise PullError(str(exc)) from exc
     except TransportError as exc:
+        # Where, as Ctrl-C's message says it: "partial files are kept" named no folder
+        # (s36 faults #5).
         raise PullError(
-            f"lost the connection to {run.host.name} ({exc.message}); partial files are kept",
+            f"lost the connection to {run.host.name} ({exc.message}); partial files are kept "
+            f"in {records_dir(run.dest) / 'parts'}/",
             exc.fix or "check the box is up, then re-run the same pull to resume",
         ) from exc
 
