@@ -666,6 +666,8 @@ async def test_a_problem_of_no_file_is_listed_in_the_text_not_only_in_json(
     assert "  corrupt       broken.json" in text, text
     (line,) = [x for x in text.splitlines() if x.startswith("  problem: ")]
     assert line.startswith(f"  problem: could not write the verification record {record}"), text
+    # With its fix, as a pull's unwritable folder has (s36 faults #5).
+    assert line.endswith("this login can write), then verify again"), line
     assert "NOT VERIFIED: 2 problems; the first: broken.json" in text, text
 
 

@@ -239,7 +239,13 @@ async def _finish(
                 atomic_write_json, verification_path(folder), report_to_json(report)
             )
         except OSError as exc:
-            why = f"could not write the verification record {verification_path(folder)}: {exc}"
+            # With its fix, as a pull's unwritable folder has (s36 faults #5).
+            why = (
+                f"could not write the verification record {verification_path(folder)} "
+                f"({exc.strerror or exc}): the verdict above is not kept, and the teardown "
+                f"gate reads none — make {folder} writable (or set results_dir to a folder "
+                "this login can write), then verify again"
+            )
             report = replace(report, problems=(*report.problems, why))
     return report
 
