@@ -89,6 +89,8 @@ async def test_a_box_that_does_not_answer_is_not_ticked_and_its_moved_cell_reads
     assert "--ack-missing" not in out
     assert "[x] moved      moved to another host │ found: alpha moved to box2" in out
     assert "[ ] rescan" in out and "cannot re-scan the box" in out
+    # With its next step (s36 faults #5).
+    assert "— check again once box1 answers" in out, out
 
     await qf.loopback.box("box1").start()  # back: what it says counts again
     back = await _cli(qf, tmp_path, "teardown", "box1", "--check")

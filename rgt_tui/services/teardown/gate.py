@@ -248,7 +248,9 @@ def _facts(
         events.append(rescan_event(now.rescan, at, attempt=attempt, box_id=box.box_id))
     else:
         why = now.error or "the re-scan was of another box"
-        problems.append(f"cannot re-scan the box: {why}")
+        # With the next step (s36 faults #5): the gate compares the box with its manifest
+        # just before a teardown, so it waits for an answer.
+        problems.append(f"cannot re-scan the box: {why} — check again once {host.name} answers")
         events.append(g.RescanFailed(why))
     if now.running is not None:
         events.append(g.CellsRunning(now.running))
