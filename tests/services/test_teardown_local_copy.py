@@ -73,6 +73,11 @@ async def test_a_deleted_local_copy_refuses_and_runs_nothing(ready: Setup) -> No
     refused = await _refused(ready)
     assert "local" in str(refused) and "MISSING cellB/metrics.json" in str(refused)
     assert refused.report is not None and "pull again" in " ".join(refused.report.problems)
+    # Missing, not changed: it said "a file changed here is moved away first" of a pull cut
+    # short, where nothing had changed (s36 faults #6).
+    said = " ".join(refused.report.problems)
+    assert "lacks files the manifest lists (a pull cut short, or files removed here" in said
+    assert "a file changed here" not in said, said
     # The checklist (`teardown --check`) names it too, with the command that settles it.
     check = await ready.cli("teardown", "box1", "--check")
     assert check.returncode == 1
@@ -100,6 +105,7 @@ async def test_a_local_file_changed_in_place_with_the_same_size_refuses(ready: S
     refused = await _refused(ready)
     assert "CHANGED cellA/metrics.json: its SHA-256 differs" in str(refused)
     assert refused.report is not None and not refused.report.unlocked
+    assert "a file changed here is moved away first" in " ".join(refused.report.problems)
     # Pulling again must see the change too (its record vouched by size and mtime alone,
     # which this edit kept): the file is a conflict, left alone, and the pull not complete.
     async with open_transport(ready.host) as t:

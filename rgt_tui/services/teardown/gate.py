@@ -236,12 +236,19 @@ def _facts(
                     if local_check.reclaimed
                     else ""
                 )
-                problems.append(
-                    f"the local copy in {folder} is not what was pulled: a file changed "
-                    "here is moved away first (a pull never writes over it; the local line "
-                    f"names the files), then pull again (`rgt-tui pull {host.name}`, or p), "
-                    f"then verify{gone}"
-                )
+                if local_check.changed:
+                    problems.append(
+                        f"the local copy in {folder} is not what was pulled: a file changed "
+                        "here is moved away first (a pull never writes over it; the local line "
+                        f"names the files), then pull again (`rgt-tui pull {host.name}`, or p), "
+                        f"then verify{gone}"
+                    )
+                else:  # only missing: a pull cut short, or files removed here (s36 faults #6)
+                    problems.append(
+                        f"the local copy in {folder} lacks files the manifest lists (a pull "
+                        "cut short, or files removed here; the local line names them): pull "
+                        f"again (`rgt-tui pull {host.name}`, or p), then verify{gone}"
+                    )
     if now.records_only:
         return events, problems  # the records alone, before a confirmation (no re-scan)
     if now.rescan is not None and box is not None and box.same_box(now.identity):
