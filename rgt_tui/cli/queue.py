@@ -62,6 +62,17 @@ def run_check(call: Call) -> int:
         print(f"{plural(len(checked.cells), 'cell')} in {plural(files, 'queue file')}")
     for message in [*checked.messages(), *map(str, absent)]:
         print(message, file=sys.stderr)
+    # CRLF line endings parse, but the launch's preflight fails them (U26): said here too,
+    # not only by `queue show`'s diff (s36 faults #7). A warning: exit unchanged.
+    for source in checked.sources:
+        if source.text is not None and "\r\n" in source.text:
+            line = source.text[: source.text.index("\r\n")].count("\n") + 1
+            print(
+                f"{source.parsed.file}:{line}: warning: Windows (CRLF) line endings — the "
+                "launch's crlf check fails them (U26); convert: dos2unix "
+                f"{source.parsed.file}",
+                file=sys.stderr,
+            )
     if not checked.sources and not args.json:
         print("no queue files: no host has a queue key and no FILE was given", file=sys.stderr)
     return EXIT_OK if checked.ok and not absent else EXIT_PROBLEMS

@@ -282,6 +282,12 @@ def test_a_byte_order_mark_or_a_byte_that_is_not_utf8_is_named_by_line(tmp_path)
     (problem,) = read_queue_file(bom, host="box1", default_epochs=1).parsed.problems
     assert problem.line == 1 and "byte-order mark" in problem.message
     assert "without BOM" in problem.message
+    # The rest is read too: its problems came one fix at a time, after the mark's (s36
+    # faults #7); and nothing of it is sent (no text).
+    bom.write_bytes(b"\xef\xbb\xbfconfigs/a.json recon\nconfigs/b.json recon -3\n")
+    source = read_queue_file(bom, host="box1", default_epochs=1)
+    assert [p.line for p in source.parsed.problems] == [1, 2], source.parsed.problems
+    assert "bad epochs '-3'" in source.parsed.problems[1].message and source.text is None
     latin = tmp_path / "latin.txt"
     latin.write_bytes(b"a.json recon\nb.json recon\nc\xe9.json recon\n")
     (problem,) = read_queue_file(latin, host="box1", default_epochs=1).parsed.problems

@@ -43,6 +43,13 @@ def test_queue_check_exit_codes_json_and_duplicates(tmp_path):
     bad = rgt("queue", "check", "--hosts", str(hosts), "bad.txt", cwd=tmp_path)
     assert bad.returncode == 1
     assert "bad.txt:1: too many fields" in bad.stderr and "bad.txt:2: missing task" in bad.stderr
+    # CRLF parses, but the launch's crlf check fails it: said, by line, exit unchanged
+    # (only `queue show`'s diff showed the \r: s36 faults #7).
+    (tmp_path / "crlf.txt").write_bytes(b"x2.yaml recon 2\ny2.yaml recon\r\n")
+    crlf = rgt("queue", "check", "--hosts", str(hosts), "crlf.txt", cwd=tmp_path)
+    assert crlf.returncode == 0, crlf.stderr
+    assert "crlf.txt:2: warning: Windows (CRLF) line endings" in crlf.stderr, crlf.stderr
+    assert "dos2unix crlf.txt" in crlf.stderr
     solo = tmp_path / "solo"  # no fleet file here: this machine's
     solo.mkdir()
     (solo / "one.txt").write_text("x.yaml recon\n")  # "1 cells" read wrong

@@ -146,7 +146,12 @@ def read_queue_file(
             "the file starts with a UTF-8 byte-order mark (a Windows editor's) — save it "
             "as UTF-8 without BOM",
         )
-        return QueueSource(path, host, None, ParsedQueue(shown, (), (problem,)))
+        # The rest read too, for its own problems: they came only once the mark was gone,
+        # one fix at a time (s36 faults #7). No text: nothing of it is sent as it is.
+        rest = parse_queue_text(text[1:], file=shown, default_epochs=default_epochs)
+        return QueueSource(
+            path, host, None, ParsedQueue(shown, rest.cells, (problem, *rest.problems))
+        )
     return QueueSource(
         path, host, text, parse_queue_text(text, file=shown, default_epochs=default_epochs)
     )
