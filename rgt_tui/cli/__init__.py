@@ -109,6 +109,10 @@ def _term_as_interrupt() -> Iterator[list[int]]:
 
     def stop(signum: int, _frame: object) -> None:
         came.append(signum)
+        if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+            # A background job of a script ignores SIGINT: raised as one, the TERM would
+            # be lost, and `kill` would no longer stop the command.
+            raise KeyboardInterrupt
         # As a SIGINT, not a KeyboardInterrupt raised here: inside asyncio.run the SIGINT
         # handler cancels the command's task, so it stops at an await, as Ctrl-C does.
         signal.raise_signal(signal.SIGINT)

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from support.waiting import wait_for
 
 
@@ -17,7 +18,16 @@ def _parts(res: Path) -> int:
     return sum(p.stat().st_size for p in res.rglob("*") if p.is_file())
 
 
-async def test_sigterm_stops_a_pull_as_ctrl_c_does_and_keeps_its_parts(openssh_server) -> None:
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize("sigint", ["default", "ignored"])
+async def test_sigterm_stops_a_pull_as_ctrl_c_does_and_keeps_its_parts(
+    openssh_server, sigint: str
+) -> None:
+    """Also with SIGINT ignored, as a script's background job has it: the TERM, turned
+    into a SIGINT, would then be lost and `kill` stop nothing."""
     server = openssh_server
     (server.workdir / "results" / "blob.bin").write_bytes(os.urandom(48 << 20))
     res = Path(server.base_dir) / "res"
@@ -26,6 +36,7 @@ async def test_sigterm_stops_a_pull_as_ctrl_c_does_and_keeps_its_parts(openssh_s
     proc = subprocess.Popen(  # noqa: ASYNC220 - its own process, read after the signal
         [sys.executable, "-m", "rgt_tui", "pull", "real1", "--bwlimit", "40", "--hosts", str(hosts)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=_ignore_sigint if sigint == "ignored" else None,
     )  # fmt: skip
     try:
         await wait_for(lambda: res.exists() and _parts(res) > (1 << 20), 60, "bytes arriving")
