@@ -77,6 +77,9 @@ def idle_utils(snap: HostSnapshot) -> tuple[float, ...]:
     return tuple(g.util_pct if g.util_pct is not None else 100.0 for g in snap.gpus)
 
 
+FORGOTTEN_ALERT = "cost.forgotten"
+
+
 def forgotten_box_alert(
     queue_done_at: float | None, now: float, rate: float | None, grace_minutes: float = 30.0
 ) -> Alert | None:
@@ -87,7 +90,7 @@ def forgotten_box_alert(
     if since < grace_minutes:
         return None
     return Alert(
-        "cost.forgotten",
+        FORGOTTEN_ALERT,
         "critical",
         f"queue finished {since:.0f} min ago and the box still bills ${rate:.2f}/h "
         f"(${since / 60 * rate:.2f} so far): pull, verify and tear it down",

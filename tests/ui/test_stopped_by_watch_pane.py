@@ -56,3 +56,25 @@ async def test_the_headers_rate_leaves_out_a_box_watch_stopped(tmp_path: Path) -
         await wait_for(lambda: "stopped by watch" in flat(app), pilot=pilot)
         await wait_for(lambda: f"${without:.2f}/h" in flat(app), pilot=pilot)
         assert f"${every:.2f}/h" not in flat(app)
+
+
+async def test_a_box_watch_stopped_raises_no_forgotten_box_alert(tmp_path: Path) -> None:
+    """GEN1 "queue finished … and the box still bills" stayed on the pane, in the header's
+    criticals and in /metrics (RgtForgottenBox paged) of a box autostop had stopped: the
+    alert fired every time autostop did its job (s36 watch hour #2)."""
+    from dataclasses import replace
+
+    from rgt_tui.domain.cost import FORGOTTEN_ALERT, forgotten_box_alert
+
+    app = make_app(tmp_path)
+    record_stop(journal_dir(app.fleet.path), HOST, FROZEN - 600)
+    async with app.run_test(size=(100, 50)) as pilot:
+        lost = ConnectionState("reconnecting", FROZEN - 300, attempt=3, error="Connection refused")
+        update = make_update(HOST, agent_sample(HOST), lost)
+        forgotten = forgotten_box_alert(FROZEN - 3600, FROZEN, 3.10)
+        assert forgotten is not None
+        app.post_message(HostUpdated(replace(update, alerts=(forgotten, *update.alerts))))
+        await wait_for(lambda: "stopped by watch" in flat(app), pilot=pilot)
+        shown = app.runtime.latest[HOST]
+        assert FORGOTTEN_ALERT not in {a.id for a in shown.alerts}, shown.alerts
+        assert "still bills" not in flat(app)

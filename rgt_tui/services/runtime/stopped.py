@@ -23,6 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from rgt_tui.domain.cost import FORGOTTEN_ALERT
 from rgt_tui.services.journal import Journal, JournalError
 from rgt_tui.services.runtime.monitors import GEN8_ALERT
 from rgt_tui.services.telemetry import HostUpdate
@@ -84,7 +85,10 @@ def as_stopped(update: HostUpdate, at: float) -> HostUpdate:
             error="autostop: the queue was done, its results pulled and verified",
             fix="start it from the provider to use it again; shown live once it answers",
         ),
-        alerts=tuple(a for a in update.alerts if a.id != GEN8_ALERT),
+        # Nor GEN1's "queue finished and the box still bills": watch stopped it, so its
+        # rate bills no more (the header's $/h and the metrics say 0), and the alert paged
+        # every time autostop did its job (s36 watch hour #2).
+        alerts=tuple(a for a in update.alerts if a.id not in (GEN8_ALERT, FORGOTTEN_ALERT)),
     )
 
 
