@@ -20,11 +20,13 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import json
 import os
 import stat
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 from rgt_tui.domain.manifest import Manifest, ManifestEntry
 from rgt_tui.fsutil import hash_fd
@@ -91,33 +93,69 @@ def _stamp(st: os.stat_result) -> dict[str, int]:
     }
 
 
-class PulledRecord:
-    """``.rgt/pulled.json``: every file pulled so far, with the hash it was checked against."""
+PULLED_LOG = "pulled.log"  # beside pulled.json
 
-    def __init__(self, files: dict[str, dict] | None = None) -> None:
+
+class PulledRecord:
+    """``.rgt/pulled.json``: every file pulled so far, with the hash it was checked against.
+
+    Each file is also appended to ``.rgt/pulled.log`` as it is recorded (loaded on top of
+    the JSON, removed once the JSON is saved): a pull killed outright (``kill -9``, an OOM
+    kill, a reboot) saves no JSON, and the next pull took the files it had installed for
+    someone else's, a CONFLICT for good, while a checkpoint on the box moved on (s36 watch
+    hour #1)."""
+
+    def __init__(self, files: dict[str, dict] | None = None, log: Path | None = None) -> None:
         self.files: dict[str, dict] = files or {}
         self._lock = threading.Lock()  # files are recorded from worker threads
+        self._log = log  # None: nothing appended (a record not loaded from a folder)
+        self._fh: TextIO | None = None
 
     @classmethod
     def load(cls, host_dir: Path) -> PulledRecord:
-        """The record kept with the host's results (empty when missing or unreadable)."""
+        """The record kept with the host's results (empty when missing or unreadable),
+        with what the log holds since it was last saved."""
         try:
             data = read_json(pulled_path(host_dir))
         except ValueError:
             data = None  # unreadable: every local file is simply hashed again
+        files = data.get("files") if isinstance(data, dict) else None
         if not isinstance(data, dict) or data.get("version") != PULLED_VERSION:
-            return cls()
-        files = data.get("files")
-        return cls(dict(files) if isinstance(files, dict) else {})
+            files = None
+        files = dict(files) if isinstance(files, dict) else {}
+        log = pulled_path(host_dir).with_name(PULLED_LOG)
+        _replay(log, files)
+        return cls(files, log)
 
     def put(self, rel: str, sha256: str, st: os.stat_result) -> None:
         with self._lock:
             self.files[rel] = {"sha256": sha256, **_stamp(st)}
+            self._append({"rel": rel, **self.files[rel]})
 
     def forget(self, rel: str) -> None:
         """Vouch no more for ``rel``: the next pull hashes it again."""
         with self._lock:
             self.files.pop(rel, None)
+            self._append({"rel": rel, "forget": True})
+
+    def _append(self, line: dict) -> None:
+        """One line of the log (under the lock). Written through to the kernel, so a
+        killed process leaves it; a machine crash may not (the next pull then hashes
+        the file, and a copy it cannot vouch for is a CONFLICT, as before)."""
+        if self._log is None:
+            return
+        try:  # kept open for the pull: one write a file (line-buffered), not an open
+            if self._fh is None:
+                self._fh = self._log.open("a", encoding="utf-8", buffering=1)
+            self._fh.write(json.dumps(line, separators=(",", ":")) + "\n")
+        except OSError:  # no log (a full disk): the JSON still comes
+            self._close_log()
+
+    def _close_log(self) -> None:
+        if self._fh is not None:
+            with contextlib.suppress(OSError):
+                self._fh.close()
+            self._fh = None
 
     def vouches(self, rel: str, st: os.stat_result) -> str | None:
         """The recorded hash of ``rel`` when the file is as rgt-tui left it.
@@ -132,10 +170,34 @@ class PulledRecord:
         return None
 
     def save(self, host_dir: Path) -> None:
-        """Write the record atomically."""
-        with self._lock:
+        """Write the record atomically; the log it now holds goes."""
+        with self._lock:  # no line appended between the JSON and the log's removal
             files = dict(self.files)
-        atomic_write_json(pulled_path(host_dir), {"version": PULLED_VERSION, "files": files})
+            atomic_write_json(pulled_path(host_dir), {"version": PULLED_VERSION, "files": files})
+            if self._log is not None:
+                self._close_log()
+                self._log.unlink(missing_ok=True)
+
+
+def _replay(log: Path, files: dict[str, dict]) -> None:
+    """The log's lines onto ``files``, in order (a torn last line, or one that is not
+    ours, is skipped: the file it named is then hashed again)."""
+    try:
+        text = log.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return
+    for line in text.splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        rel = rec.get("rel") if isinstance(rec, dict) else None
+        if not isinstance(rel, str):
+            continue
+        if rec.get("forget"):
+            files.pop(rel, None)
+        elif isinstance(rec.get("sha256"), str):
+            files[rel] = {k: v for k, v in rec.items() if k != "rel"}
 
 
 def part_path(rel: str, name_max: int) -> str:
