@@ -118,7 +118,7 @@ class FleetScreen(FleetView, Screen[None]):
             h.name: HostPane(h, thresholds=thresholds, clock=clock) for h in fleet.hosts
         }
         self.latest: dict[str, HostUpdate] = {}
-        self._groups_of: Fleet | None = None  # the fleet _groups was read from
+        self._groups_of: tuple[Fleet, int] | None = None  # the fleet and pane count read
         self._groups: list[HostPane] = []  # the panes of [[groups]] entries
         # Each group's ranks' own views at its last queue poll (issue 41), by group.
         self.rank_views: dict[str, tuple[RankView, ...]] = {}
@@ -193,15 +193,21 @@ class FleetScreen(FleetView, Screen[None]):
             self._spent = self._tally.spent(self.clock())
         self._publish_summary()
 
+    def _group_panes(self) -> list[HostPane]:
+        """The panes of [[groups]] entries, read again only when the fleet changed (asked
+        on every sample)."""
+        seen = self._groups_of  # by identity: a Fleet's == compares every host
+        if seen is None or seen[0] is not self.fleet or seen[1] != len(self.panes):
+            self._groups_of = (self.fleet, len(self.panes))
+            self._groups = [p for p in self.panes.values() if p.host.group is not None]
+        return self._groups
+
     def _show_members(self, host: str) -> None:
         """Each group pane (issue 41) with ``host`` among its boxes (or ``host`` itself)
         shows every box's latest sample, one line each, side by side."""
         from rgt_tui.content.host_text import member_line, rank_line
 
-        if self._groups_of is not self.fleet:  # the fleet changed: which panes are groups
-            self._groups_of = self.fleet
-            self._groups = [p for p in self.panes.values() if p.host.group is not None]
-        for pane in self._groups:
+        for pane in self._group_panes():
             group = pane.host.group
             if group is not None and (host == pane.host.name or host in group.hosts):
                 # Under each box, its rank's last line (from the group's last queue poll).
@@ -327,8 +333,9 @@ class FleetScreen(FleetView, Screen[None]):
         self._publish_summary()
 
     def _publish_summary(self) -> None:
+        # Called on every sample (500 hosts: 500 a second): no pass over the panes here.
         connected, down, critical, warnings = self._tally.totals
-        groups = sum(1 for p in self.panes.values() if p.host.group is not None)
+        groups = len(self._group_panes())
         summary = FleetSummary(
             hosts=len(self.panes) - groups,
             shown=self._shown,
