@@ -119,10 +119,9 @@ class PulledRecord:
             data = read_json(pulled_path(host_dir))
         except ValueError:
             data = None  # unreadable: every local file is simply hashed again
-        files = data.get("files") if isinstance(data, dict) else None
-        if not isinstance(data, dict) or data.get("version") != PULLED_VERSION:
-            files = None
-        files = dict(files) if isinstance(files, dict) else {}
+        ours = isinstance(data, dict) and data.get("version") == PULLED_VERSION
+        got = data.get("files") if ours else None  # type: ignore[union-attr]
+        files = dict(got) if isinstance(got, dict) else {}
         log = pulled_path(host_dir).with_name(PULLED_LOG)
         _replay(log, files)
         return cls(files, log)
