@@ -10,6 +10,10 @@ domain.teardown_gate's; the lines that need what this check found beside the rec
 state (the box, idle, roster and account lines) are ``gate_conditions``'. ``gather`` is
 the same check for a typed confirmation (``confirm``). ``observe_now`` records which box
 answers without a check.
+
+Just past 450 lines on purpose: ``_facts`` turns every record into the gate's events and
+the checklist's problem lines in one place, so a problem line can never drift from the
+event that locks the gate.
 """
 
 from __future__ import annotations
