@@ -270,6 +270,11 @@ async def test_manual_teardown_is_recorded_only_after_the_second_name(
         await type_name(app, pilot, "box1")
         state = app.jobs.state("box1")
         assert state.teardown is not None and not state.teardown.ran and state.awaiting_manual
+        # The tab draws the instructions a refresh after the state says so: waited for, not
+        # read at once (a loaded CI run read the screen before it, s36).
+        await wait_for(
+            lambda: "NOT recorded as torn down" in screen_text(app), what="the steps", pilot=pilot
+        )
         text = screen_text(app)
         # The instructions: the profile's verb, what it destroys, what keeps billing.
         assert "Do this by hand now, for box1 (box " in text and "destroys" in text
