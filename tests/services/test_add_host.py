@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from support import ROOT
 from support.cli import Terminal, arun, rgt
+from support.pilot import click
 from support.waiting import wait_for
 from textual.app import App
 from textual.widgets import Button, Input, Select
@@ -445,15 +446,6 @@ class AddApp(App[None]):
         self.push_screen(AddHostScreen(self.fleet_file), self.results.append)
 
 
-async def press(pilot, button: Button) -> None:
-    """Click ``button`` as a person would: not within its own click animation (a second
-    click then is ignored by Textual's Button)."""
-    await wait_for(
-        lambda: not button.has_class("-active"), what="the button to settle", pilot=pilot
-    )
-    await pilot.click(button)
-
-
 async def test_add_screen_checks_the_key_trusts_on_the_button_and_dismisses_with_the_host(
     make_loopback_fleet, home, tmp_path
 ):
@@ -479,13 +471,13 @@ async def test_add_screen_checks_the_key_trusts_on_the_button_and_dismisses_with
         add = screen.query_one("#add-add", Button)
         trust = screen.query_one("#add-trust", Button)
 
-        await press(pilot, screen.query_one("#add-check", Button))
+        await click(pilot, screen.query_one("#add-check", Button))
         await wait_for(lambda: name.has_focus, what="the name refused", pilot=pilot)
         assert "already used at" in str(screen.query_one("#add-status").render())
         assert add.disabled and screen.check is None
 
         name.value = "b1"
-        await press(pilot, screen.query_one("#add-check", Button))
+        await click(pilot, screen.query_one("#add-check", Button))
         await wait_for(lambda: screen.check is not None, what="the key check", pilot=pilot)
         assert screen.check.status == "unknown"
         assert box.host_key.get_fingerprint("sha256") in str(
@@ -495,11 +487,11 @@ async def test_add_screen_checks_the_key_trusts_on_the_button_and_dismisses_with
         # Enter on what has the focus cancels: trusting takes the Trust button.
         assert screen.query_one("#add-cancel", Button).has_focus
 
-        await press(pilot, trust)
+        await click(pilot, trust)
         await wait_for(lambda: not add.disabled, what="the key trusted", pilot=pilot)
         assert known.read_text() == box.known_hosts_line + "\n"
         assert hosts.read_text() == HAND_WRITTEN  # nothing added before Add
-        await press(pilot, add)
+        await click(pilot, add)
         await wait_for(lambda: app.results, what="the screen dismissed", pilot=pilot)
 
     (host,) = app.results
@@ -519,7 +511,7 @@ async def test_add_screen_escape_writes_nothing(make_loopback_fleet, home, tmp_p
         screen.query_one(
             "#add-target", Input
         ).value = f"{fleet.username}@{LOOPBACK_HOST}:{box.port}"
-        await press(pilot, screen.query_one("#add-check", Button))
+        await click(pilot, screen.query_one("#add-check", Button))
         await wait_for(lambda: screen.check is not None, what="the key check", pilot=pilot)
         assert screen.check.status == "unknown"
         await pilot.press("enter")  # the focused button is Cancel
@@ -544,7 +536,7 @@ async def test_add_screen_after_trusting_says_the_key_stays_written_on_cancel(
         cancel = screen.query_one("#add-cancel", Button)
         screen.query_one("#add-target", Input).value = pasted(fleet, box)
         assert "Esc: cancel, nothing written" in str(hint.render())
-        await press(pilot, screen.query_one("#add-check", Button))
+        await click(pilot, screen.query_one("#add-check", Button))
         await wait_for(lambda: screen.check is not None, what="the key check", pilot=pilot)
         assert "nothing written" in str(hint.render())  # not trusted yet: still true
         await pilot.press("t")
@@ -604,7 +596,7 @@ async def test_a_refused_login_without_i_says_to_add_it_to_the_pasted_command(
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.screen
         screen.query_one("#add-target", Input).value = bare
-        await press(pilot, screen.query_one("#add-check", Button))
+        await click(pilot, screen.query_one("#add-check", Button))
         await wait_for(lambda: screen.check is not None, what="the key check", pilot=pilot)
         status = " ".join(str(screen.query_one("#add-status").render()).split())
         assert "authentication refused" in status and AUTH_FIX in status, status
@@ -624,7 +616,7 @@ async def test_t_in_a_field_of_the_form_never_trusts_the_key(make_loopback_fleet
         screen = app.screen
         hint = screen.query_one("#add-hint")
         screen.query_one("#add-target", Input).value = pasted(fleet, box)
-        await press(pilot, screen.query_one("#add-check", Button))
+        await click(pilot, screen.query_one("#add-check", Button))
         await wait_for(lambda: screen.check is not None, what="the key check", pilot=pilot)
         assert "t: trust this key" in str(hint.render())  # on the buttons: it does
         for field in (screen.query_one("#add-profile", Select), screen.query_one("#add-name")):
@@ -683,12 +675,12 @@ async def test_add_screen_checks_the_fleets_own_known_hosts(make_loopback_fleet,
         screen = app.screen
         screen.query_one("#add-target", Input).value = pasted(fleet, fleet.boxes[1])
         screen.query_one("#add-name", Input).value = "b2"
-        await press(pilot, screen.query_one("#add-check", Button))
+        await click(pilot, screen.query_one("#add-check", Button))
         await wait_for(lambda: screen.check is not None, what="the key check", pilot=pilot)
         assert screen.check.status == "trusted", screen.check.message
         add = screen.query_one("#add-add", Button)
         await wait_for(lambda: not add.disabled, what="Add enabled", pilot=pilot)
-        await press(pilot, add)
+        await click(pilot, add)
         await wait_for(lambda: app.results, what="the screen dismissed", pilot=pilot)
     (host,) = app.results
     assert host.known_hosts == fleet.known_hosts == load_fleet(hosts).host("b2").known_hosts

@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from support.cli import Terminal, arun
+from support.pilot import click
 from support.waiting import wait_for
 from textual.app import App
 from textual.widgets import Button, Input
@@ -81,12 +82,6 @@ class AddApp(App[None]):
         self.push_screen(AddHostScreen(self.fleet_file), self.results.append)
 
 
-async def press(pilot, button: Button) -> None:  # type: ignore[no-untyped-def]
-    # Textual's Button ignores a click during its own click animation.
-    await wait_for(lambda: not button.has_class("-active"), what="the button", pilot=pilot)
-    await pilot.click(button)
-
-
 async def test_add_screen_names_the_entry_of_the_same_account_and_still_adds(
     make_loopback_fleet, home, tmp_path
 ):
@@ -98,7 +93,7 @@ async def test_add_screen_names_the_entry_of_the_same_account_and_still_adds(
         assert isinstance(screen, AddHostScreen)
         screen.query_one("#add-target", Input).value = own_command(fleet)
         screen.query_one("#add-name", Input).value = "tuibox"
-        await press(pilot, screen.query_one("#add-check", Button))
+        await click(pilot, screen.query_one("#add-check", Button))
         await wait_for(lambda: screen.check is not None, what="the key check", pilot=pilot)
         status = screen.query_one("#add-status")
         said = " ".join(str(status.render()).split())

@@ -10,6 +10,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from textual.geometry import Region
+from textual.widget import Widget
 from textual.widgets import Static
 
 from rgt_tui.app import RgtApp, RgtCommands
@@ -22,6 +24,7 @@ from support.waiting import wait_for
 __all__ = [
     "SIZE",
     "SNAPSHOT_SIZE",
+    "click",
     "make_app",
     "notes",
     "palette_titles",
@@ -97,6 +100,28 @@ def text_of(widget: Static) -> str:
 def notes(app: RgtApp) -> list[str]:
     """Every notification shown so far, as "title: message" (Textual keeps no public list)."""
     return [f"{n.title}: {n.message}" for n in shown_notifications(app)]
+
+
+async def click(pilot: Any, target: Widget | str) -> None:
+    """Click ``target`` (a widget, or a selector on the screen) as a person would: once it
+    is shown, enabled, out of its own click animation (Textual's Button ignores a click
+    then) and laid out where it stays. ``pilot.click`` reads the widget's region before
+    it lets the App run, so a click just after a change that moves it (a plan shown in a
+    dialog, a button displayed) lands where the widget was: loaded CI runs lost a retry
+    and an acknowledgement so. Fails, naming it, when the click did not land on it."""
+    widget = pilot.app.screen.query_one(target) if isinstance(target, str) else target
+    last: list[Region] = []
+
+    def settled() -> bool:
+        ready = widget.display and not widget.disabled and not widget.has_class("-active")
+        region = widget.region
+        steady = bool(last) and last[-1] == region and region.area > 0
+        last.append(region)
+        return ready and steady
+
+    name = target if isinstance(target, str) else repr(widget)
+    await wait_for(settled, what=f"{name} to settle where it is clicked", pilot=pilot)
+    assert await pilot.click(widget), f"the click missed {name}"
 
 
 async def palette_titles(app: RgtApp) -> list[str]:

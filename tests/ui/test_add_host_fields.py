@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support.pilot import wait_for
+from support.pilot import click, wait_for
 from textual.app import App
 from textual.widgets import Button, Input, Select
 
@@ -110,10 +110,10 @@ async def test_pull_follows_a_typed_durable_dir_through_name_and_profile_changes
         assert (durable.value, pull.value) == ("/tmp/tuibox-res", "/tmp/tuibox-res")
 
         # What goes into hosts.toml is what the fields show.
-        await pilot.click("#add-check")
+        await click(pilot, "#add-check")
         add = screen.query_one("#add-add", Button)
         await wait_for(lambda: not add.disabled, what="this machine checked", pilot=pilot)
-        await pilot.click("#add-add")
+        await click(pilot, "#add-add")
         await wait_for(lambda: not isinstance(app.screen, AddHostScreen), pilot=pilot)
     host = load_fleet(hosts).host("tuibox")
     assert (host.durable_dir, host.pull) == ("/tmp/tuibox-res", ("/tmp/tuibox-res",))

@@ -5,19 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support.pilot import SIZE, wait_for
+from support.pilot import SIZE, click, wait_for
 from textual.widgets import Button, Input
 
 from rgt_tui.app import RgtApp
 from rgt_tui.demo.loopback import LOOPBACK_HOST
 from rgt_tui.screens.add_host import AddHostScreen
 from rgt_tui.services.fleet.file import load_fleet
-
-
-async def settle_and_click(pilot, button: Button) -> None:  # type: ignore[no-untyped-def]
-    # Textual's Button ignores a click during its own click animation.
-    await wait_for(lambda: not button.has_class("-active"), pilot=pilot)
-    await pilot.click(button)
 
 
 async def test_plus_adds_a_pasted_box_and_watches_it_live(
@@ -37,12 +31,12 @@ async def test_plus_adds_a_pasted_box_and_watches_it_live(
         pasted = f"ssh -p {box.port} -i {other.client_key} {other.username}@{LOOPBACK_HOST}"
         screen.query_one("#add-target", Input).value = pasted
         screen.query_one("#add-name", Input).value = "added"
-        await settle_and_click(pilot, screen.query_one("#add-check", Button))
+        await click(pilot, screen.query_one("#add-check", Button))
         await wait_for(lambda: screen.check is not None, pilot=pilot)
-        await settle_and_click(pilot, screen.query_one("#add-trust", Button))
+        await click(pilot, screen.query_one("#add-trust", Button))
         add = screen.query_one("#add-add", Button)
         await wait_for(lambda: not add.disabled, pilot=pilot)
-        await settle_and_click(pilot, add)
+        await click(pilot, add)
 
         await wait_for(lambda: "added" in app.fleet_screen.panes, pilot=pilot)
         # The box the user just added is the one selected (not so for an edit made

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from support.pilot import SIZE, screen_text, shown_notifications, wait_for
+from support.pilot import SIZE, click, screen_text, shown_notifications, wait_for
 from support.teardown_ui import (
     checklist,
     pull_and_verify,
@@ -214,7 +214,7 @@ async def test_unknown_cell_acknowledgement_is_refused_with_the_list(
             lambda: "nothing — 'alhpa' is not a cell of box1's queue" in screen_text(app),
             pilot=pilot,
         )
-        await pilot.click("#ack-missing")
+        await click(pilot, "#ack-missing")
         await wait_for(lambda: app.jobs.state("box1").ack_refusal is not None, 60, pilot=pilot)
         await wait_for(lambda: "nothing was acknowledged" in screen_text(app), pilot=pilot)
         text = screen_text(app)
@@ -226,7 +226,7 @@ async def test_unknown_cell_acknowledgement_is_refused_with_the_list(
         await pilot.press(*"beta")
         # Another name typed: the refusal of 'alhpa' no longer stands under its hint.
         await wait_for(lambda: "nothing was acknowledged" not in screen_text(app), pilot=pilot)
-        await pilot.click("#ack-running")
+        await click(pilot, "#ack-running")
         await wait_for(lambda: not app.jobs.state("box1").running, 60, pilot=pilot)
         await wait_for(lambda: "RunningAcknowledged" in journal_file.read_text(), pilot=pilot)
         assert app.jobs.state("box1").ack_refusal is None

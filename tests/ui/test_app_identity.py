@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from support.pilot import SIZE, screen_text, shown_notifications, wait_for
+from support.pilot import SIZE, click, screen_text, shown_notifications, wait_for
 from textual.widgets import Button, Static
 
 from rgt_tui.app import RgtApp
@@ -58,7 +58,7 @@ async def test_unknown_key_is_trusted_only_after_confirm(tmp_path: Path, loopbac
         # Trust: the exact line is appended, then box1 (only) connects.
         await pilot.press("K")
         await wait_for(lambda: isinstance(app.screen, HostKeyScreen), pilot=pilot)
-        await pilot.click("#key-trust")
+        await click(pilot, "#key-trust")
         await wait_for(lambda: isinstance(app.screen, FleetScreen), pilot=pilot)
         assert known_hosts.read_text() == box1.known_hosts_line + "\n"
         await wait_for(lambda: app.latest["box1"].connection.status == "connected", 40, pilot=pilot)

@@ -18,6 +18,7 @@ import pytest
 import torch
 from support.pilot import (
     SIZE,
+    click,
     make_app,
     palette_titles,
     publish_jobs,
@@ -221,7 +222,7 @@ async def test_missing_cell_is_acknowledged_by_name(tmp_path: Path, make_queue_f
         box = app.screen.query_one("#ack-cell", Input)
         box.focus()
         await pilot.press(*"alpha")
-        await pilot.click("#ack-missing")
+        await click(pilot, "#ack-missing")
         await pilot.pause()
         await wait_for(lambda: "(acknowledged)" in screen_text(app), 60, pilot=pilot)
         assert "✓ roster" in screen_text(app)

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from support.pilot import SIZE, make_app, notes, screen_text, text_of, wait_for
+from support.pilot import SIZE, click, make_app, notes, screen_text, text_of, wait_for
 from support.queues import SCRIPT_RUN, wait_view
 from textual.widgets import Button, OptionList, Static
 
@@ -187,7 +187,7 @@ async def test_enter_while_the_launch_replans_after_acknowledge_cancels_nothing(
         # Clicked where it is laid out: on a loaded machine the button shown with the plan
         # was laid out a refresh later, and a click at its old region missed (one CI run).
         await wait_for(lambda: ack.display and ack.region.width > 0, pilot=pilot)
-        await pilot.click(ack)
+        await click(pilot, ack)
         await wait_for(lambda: modal.replanning, what="the re-plan after Acknowledge", pilot=pilot)
         await pilot.press("enter")  # at once, while the old plan (gpu failed) is on screen
         await pilot.pause()

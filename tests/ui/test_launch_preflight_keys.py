@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from support.code_trees import add_code, git_tree
-from support.pilot import SIZE, make_app, palette_titles, screen_text, text_of, wait_for
+from support.pilot import SIZE, click, make_app, palette_titles, screen_text, text_of, wait_for
 from support.queues import SCRIPT_RUN, wait_view
 from textual.widgets import Button, Static
 
@@ -75,13 +75,13 @@ async def test_plan_dialog_shows_failed_checks_and_launch_waits_for_each_acknowl
             pilot=pilot,
         )
 
-        await pilot.click(_ack(modal))
+        await click(pilot, _ack(modal))
         modal = await _plan_with(pilot, app, ("gpu",))
         assert modal.query_one("#launch-go", Button).disabled  # driver still fails
         assert _ack(modal).caption == "Acknowledge driver"
         assert "⚠ gpu acknowledged: no GPU" in text_of(modal.query_one("#launch-preflight", Static))
 
-        await pilot.click(_ack(modal))
+        await click(pilot, _ack(modal))
         modal = await _plan_with(pilot, app, ("gpu", "driver"))
         go = modal.query_one("#launch-go", Button)
         assert modal.plan is not None and modal.plan.ok

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from support.pilot import SIZE, make_app, notes, palette_titles, text_of, wait_for
+from support.pilot import SIZE, click, make_app, notes, palette_titles, text_of, wait_for
 from support.queues import SCRIPT_RUN, wait_view
 from textual.widgets import OptionList, Static
 
@@ -68,7 +68,7 @@ async def test_x_kills_r_retries_and_s_stops_from_the_queue_tab(make_queue_fleet
         confirm = await modal(pilot, ConfirmScreen)
         assert "Kill cell hold on box1 now?" in text_of(confirm.query_one("#confirm-body", Static))
         assert app.focused is not None and app.focused.id == "confirm-cancel"  # Enter alone: cancel
-        await pilot.click("#confirm-next")
+        await click(pilot, "#confirm-next")
         view = await wait_view(qf, lambda v: v.cells[1].status == RUNNING, what="the next cell")
         assert view.cells[0].status == KILLED
         assert "kill " in qf.state("hold") and " user next" in qf.state("hold")
@@ -82,7 +82,7 @@ async def test_x_kills_r_retries_and_s_stops_from_the_queue_tab(make_queue_fleet
         confirm = await modal(pilot, ConfirmScreen)
         assert "after cell 1 (a)" in text_of(confirm.query_one("#confirm-body", Static))
         assert app.focused is not None and app.focused.id == "confirm-cancel"  # as X's
-        await pilot.click("#confirm-stop")
+        await click(pilot, "#confirm-stop")
         await wait_for(lambda: "stop " in (qf.qdir() / "runner.state").read_text(), pilot=pilot)
         await wait_for(  # the notice says how to go on
             lambda: any("rgt-tui launch box1 --start 2" in n for n in notes(app)), pilot=pilot
@@ -105,7 +105,12 @@ async def test_x_kills_r_retries_and_s_stops_from_the_queue_tab(make_queue_fleet
         confirm = await modal(pilot, RetryConfirmScreen)  # plans the retry, then asks
         assert "Retry cell hold on box1?" in text_of(confirm.query_one("#retry-title", Static))
         await wait_for(lambda: confirm.plan is not None and confirm.plan.ok, pilot=pilot)
-        await pilot.click("#retry-go")
+        await click(pilot, "#retry-go")
+        await wait_for(  # on failure, the screen shows why (the dialog says "Not retried")
+            lambda: not isinstance(app.screen, RetryConfirmScreen),
+            what="the retry dialog to close, retried",
+            pilot=pilot,
+        )
         view = await wait_view(
             qf, lambda v: v.cells[0].status == DONE and v.state != "running", what="the retry"
         )

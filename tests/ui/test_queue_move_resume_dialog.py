@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from support.pilot import SIZE, make_app, notes, screen_text, text_of, wait_for
+from support.pilot import SIZE, click, make_app, notes, screen_text, text_of, wait_for
 from support.queues import SCRIPT_RUN, wait_view
 from support.resume_cell import cell_log, loaded_steps, pull_verify, run_until_held
 from textual.widgets import Button, Static
@@ -84,7 +84,7 @@ async def test_m_resumes_a_killed_cell_on_another_box_from_its_verified_step(
             # The new plan's text moved the buttons: let the layout catch up first, or the
             # click lands where the button was (a fresh-clone CI run lost one so).
             await pilot.pause()
-            await pilot.click("#move-ack")
+            await click(pilot, "#move-ack")
             await wait_for(
                 lambda: not screen.replanning and ack.caption not in pressed or not ack.display,
                 what="the next plan",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support.pilot import SIZE, screen_text, wait_for
+from support.pilot import SIZE, click, screen_text, wait_for
 from support.queues import SCRIPT_RUN, wait_view
 from support.teardown_ui import checklist
 from support.unfinished import FAILING, METRICS, launch_queue, pull_and_verify
@@ -25,7 +25,7 @@ async def _acknowledge(app: RgtApp, pilot, name: str) -> None:  # type: ignore[n
     await pilot.pause()
     await pilot.press(*name)
     assert app.focused is box  # typing stays in the box: no key fired
-    await pilot.click("#ack-unfinished")
+    await click(pilot, "#ack-unfinished")
     await pilot.pause()
     await wait_for(lambda: not app.jobs.state("box1").running, 60, pilot=pilot)
 
