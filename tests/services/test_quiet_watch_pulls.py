@@ -85,15 +85,22 @@ async def test_watch_pulls_only_hosts_with_pull_folders_once_a_cell_ended(
         # the next pull keeps the earlier copy, and says so with the room they take, as
         # `rgt-tui pull` does (hour s34 CLI #1: "2 new result files pulled" every 90 s
         # while .rgt/replaced/ filled unseen).
-        for n in (1, 2):
+        # Told as the copies reach 1, 2, 4 … (s36 watch #3: every pull, 48 a day per box,
+        # told the same verdict again); the third is on the status line only, with why.
+        for n in (1, 2, 3, 4):
             (box_results(loopback, "box2") / "alpha" / "m.json").write_text(f'{{"epoch": {n}}}')
             assert await scheduler.pull_once(fleet.hosts[1]) is None
-            await wait_for(lambda n=n: len(told) == 1 + n, 30, "the pull's event delivered")
+            kept = f".rgt/replaced/ holds {n} earlier cop{'y' if n == 1 else 'ies'} ("
+            assert kept in scheduler.last["box2"]
+            if n == 3:
+                assert "not notified: only newer copies" in scheduler.last["box2"]
+                assert "notified again at 4 earlier copies" in scheduler.last["box2"]
+                continue
+            count = 1 + min(n, 3)  # the events told so far (a told 3rd: a 5th here, a timeout)
+            await wait_for(lambda c=count: len(told) == c, 30, "the pull's event delivered")
             event = told[-1]
             assert event.title == "box2: 1 changed result file pulled (earlier copy kept)", event
-            kept = f".rgt/replaced/ holds {n} earlier cop{'y' if n == 1 else 'ies'} ("
             assert kept in event.body and "never deleted by rgt-tui" in event.body, event.body
-            assert kept in scheduler.last["box2"]
     finally:
         running.cancel()
         await asyncio.gather(running, return_exceptions=True)

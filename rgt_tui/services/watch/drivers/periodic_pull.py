@@ -35,7 +35,7 @@ bandwidth budget (``pull.budget.shared_budget``: ``[fleet] pull_rate_mbit``).
 
 Over 450 lines on purpose: the reasons a due pull does not start (held back, one cadence
 per host, a claim, a teardown) are the scheduler's one decision, read together; the
-failures' memory is ``pull_failing``.
+failures' memory is ``pull_failing``; which pulls are news, ``pull_news``.
 """
 
 from __future__ import annotations
@@ -88,6 +88,7 @@ from rgt_tui.services.watch.drivers.pull_failing import (
     keep_failing,
     told_failure,
 )
+from rgt_tui.services.watch.drivers.pull_news import PullNews, unheard
 from rgt_tui.services.watch.events import WatchEvent
 from rgt_tui.services.watch.store import watch_dir
 from rgt_tui.timeouts import within
@@ -241,6 +242,7 @@ class PullScheduler:
         self._failing_since: dict[str, float] = {}
         self._failure: dict[str, tuple[float, str]] = {}  # host -> (when, why) of the last
         self._told: dict[str, str] = {}  # host -> the failure last told, in this run of them
+        self._news: dict[str, PullNews] = {}  # host -> what its last pull notice told
         self._wake: asyncio.Event | None = None
 
     def wake(self) -> None:
@@ -492,6 +494,7 @@ class PullScheduler:
             if logs.note:
                 came += f" ({logs.note})"
         changed = sum(1 for f in result.pulled if f.replaced)
+        copies = result.set_aside[0] if result.set_aside is not None else 0
         # A checkpoint rewritten each epoch keeps one earlier copy per pull, for good: the
         # pull's own KEPT words with each pull, or the disk fills unseen (hour s34 CLI #1).
         came += "".join(f"; {text}" for label, text in result.notices if label == "KEPT")
@@ -499,6 +502,12 @@ class PullScheduler:
         if not result.pulled and result.ok:
             return None  # nothing new: nothing to tell anyone
         problems += news_problems(report)[:5]
+        news = PullNews(len(result.pulled) - changed, verdict, tuple(problems), copies)
+        quiet = unheard(news, self._news.get(host.name))
+        if quiet is not None:  # a checkpoint rewritten again, nothing else: pull_news
+            self.last[host.name] = f"{came} ({quiet})"
+            return None
+        self._news[host.name] = news
         severity = "info" if result.ok else "warning"
         self.emit(
             WatchEvent(
