@@ -167,6 +167,35 @@ async def test_it_listens_on_the_given_address_only(fleet) -> None:  # type: ign
         sock.connect(("127.0.0.1", server.port))
 
 
+async def test_idle_and_trickling_sockets_never_keep_a_scraper_out(fleet) -> None:  # type: ignore[no-untyped-def]
+    """More sockets than MAX_CLIENTS, idle or sending a request a byte at a time, held
+    the endpoint: a scrape was closed on arrival for their 30 s (s36 watch #5). A new
+    connection now closes the one idle longest; the scraper is answered."""
+    from rgt_tui.services.watch.sinks.metrics_http import MAX_CLIENTS
+
+    server = await FleetMetrics(fleet).serve("127.0.0.1", 0)
+    held = []
+    try:
+        for n in range(MAX_CLIENTS + 36):
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            if n % 2:
+                writer.write(b"GET /met")  # a request that never ends
+            held.append((reader, writer))
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        async with asyncio.timeout(10):  # far under the 30 s the sockets were held for
+            status, _, body = await request(reader, writer, "GET /metrics HTTP/1.1\r\n\r\n")
+        assert status == "HTTP/1.1 200 OK" and b"rgt_" in body
+        # The first ones held were closed for it, the scraper's connection kept.
+        async with asyncio.timeout(10):
+            assert await held[0][0].read() == b""
+        status, _, _ = await request(reader, writer, "GET /metrics HTTP/1.1\r\n\r\n")
+        assert status == "HTTP/1.1 200 OK"
+    finally:
+        for _, w in held:
+            w.close()
+        server.close()
+
+
 def test_the_preparer_builds_once_per_scrape_period_just_before_it_is_due(fleet) -> None:  # type: ignore[no-untyped-def]
     server = MetricsServer(FleetMetrics(fleet).registry, lambda: 0)
     server.prepare_s = 0.01

@@ -46,7 +46,11 @@ IDLE_S = 60.0  # no scrape for this long: the scraper is gone for now
 IDLE_PREP_S = 15.0  # ... and the text is rebuilt only this often until one comes
 REQUEST_MAX = 16 * 1024  # bytes of request head read before giving up on a client
 REQUEST_TIMEOUT_S = 30.0  # a client silent this long is closed
-MAX_CLIENTS = 64  # open connections at once; more are closed on arrival
+# Open connections at once. One more arriving closes the one idle longest (waiting for
+# its next request, or still sending its first: a keep-alive scraper reconnects), so
+# idle or trickling sockets cannot keep a scraper out (s36 watch #5: 100 did, for 30 s
+# each); when every one is being answered, the newcomer is closed.
+MAX_CLIENTS = 64
 
 
 class MetricsServer:
@@ -66,7 +70,9 @@ class MetricsServer:
         self._serving: asyncio.AbstractEventLoop | None = None  # the server's own
         self._thread: threading.Thread | None = None
         self._preparer: asyncio.Task[None] | None = None
-        self._clients: set[asyncio.StreamWriter] = set()
+        # Each open connection -> since when it has waited for a request (monotonic;
+        # None while it is answered).
+        self._clients: dict[asyncio.StreamWriter, float | None] = {}
         self._scraped = asyncio.Event()
         self._started = time.monotonic()
         self._scrapes: deque[float] = deque(maxlen=6)  # monotonic times of recent scrapes
@@ -201,22 +207,32 @@ class MetricsServer:
 
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if len(self._clients) >= MAX_CLIENTS:
-            writer.transport.abort()
-            return
-        self._clients.add(writer)
+            waiting = [(since, w) for w, since in self._clients.items() if since is not None]
+            if not waiting:
+                writer.transport.abort()
+                return
+            idlest = min(waiting, key=lambda pair: pair[0])[1]
+            self._clients.pop(idlest, None)
+            idlest.transport.abort()
+        self._clients[writer] = time.monotonic()
         try:
             while await self._answer(reader, writer):
                 pass
         except (OSError, TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
             pass  # a client that went away or sent garbage: nothing to tell it
         finally:
-            self._clients.discard(writer)
+            self._clients.pop(writer, None)
             writer.close()
 
     async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
         """One request on a keep-alive connection; False when the connection is done."""
+        if writer in self._clients:  # not evicted meanwhile
+            self._clients[writer] = time.monotonic()
         async with asyncio.timeout(REQUEST_TIMEOUT_S):
             head = await reader.readuntil(b"\r\n\r\n")
+        if writer not in self._clients:
+            return False  # evicted while its request came
+        self._clients[writer] = None
         if len(head) > REQUEST_MAX:
             return False
         lines = head.decode("latin-1").split("\r\n")
