@@ -26,7 +26,7 @@ from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.cli.runner import Call
 from rgt_tui.domain.config import Fleet
 from rgt_tui.domain.text import printable
-from rgt_tui.domain.units import plural
+from rgt_tui.domain.units import fmt_duration, plural
 from rgt_tui.heap import settle_heap
 from rgt_tui.paths import config_dir, journal_dir, state_dir
 from rgt_tui.services.watch.events import WatchEvent
@@ -119,6 +119,7 @@ def run_watch(call: Call) -> int:
 
 
 async def _watch(call: Call, fleet: Fleet, listen: tuple[str, int] | None) -> int:
+    from rgt_tui.services.watch.drivers.periodic_pull import watch_alive_for
     from rgt_tui.services.watch.sinks.notify import Notifier
     from rgt_tui.services.watch.store import sent_log_path
     from rgt_tui.services.watch.watcher import Watcher, watched_hosts
@@ -129,6 +130,15 @@ async def _watch(call: Call, fleet: Fleet, listen: tuple[str, int] | None) -> in
     hosts, skipped = watched_hosts(fleet)
     for line in skipped:
         note(line)
+    if not call.args.once and not fleet.is_default:
+        other = watch_alive_for(journal_dir(fleet.path))
+        if other is not None:  # two started unwarned (s36 watch hour)
+            note(
+                f"another rgt-tui watch runs on this fleet (its periodic pulls said so "
+                f"{fmt_duration(other)} ago): the two share the sent log and each host's "
+                "pull cadence, but each prints its events, checks autostop and serves its "
+                "own metrics; stop one unless you meant two"
+            )
     notifier = Notifier(fleet, sent_log_path(journal_dir(fleet.path)), report=note)
     printer = PrintSink()
     sinks: list[Sink] = [printer, notifier]

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from support.cli import RGT, arun, cli_env, rgt
+from support.waiting import wait_for
 from support.webhook import webhook
 
 SECRET = "wAtch-s3cret-77f1"
@@ -64,6 +65,7 @@ async def test_watch_runs_until_sigterm_and_stops_cleanly(make_loopback_fleet):
         assert proc.stdout is not None and proc.stderr is not None
         line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode()
         assert " alert " in line and "box1" in line, line  # the first event: the alert
+        await second_watch_is_warned(loopback.hosts_file)
         proc.send_signal(signal.SIGTERM)
         err = (await asyncio.wait_for(proc.stderr.read(), 30)).decode()
         assert await asyncio.wait_for(proc.wait(), 30) == 0, err
@@ -72,6 +74,30 @@ async def test_watch_runs_until_sigterm_and_stops_cleanly(make_loopback_fleet):
             proc.kill()
             await proc.wait()
     assert "watching 1 host " in err and "Traceback" not in err
+    assert "another rgt-tui watch" not in err  # the first was alone
+
+
+async def second_watch_is_warned(hosts: Path) -> None:
+    """A second `watch` of the fleet says so as it starts (two started unwarned: s36)."""
+    from rgt_tui.paths import journal_dir
+    from rgt_tui.services.watch.drivers.periodic_pull import watch_alive_for
+
+    await wait_for(lambda: watch_alive_for(journal_dir(hosts)) is not None, 60, "watch alive")
+    proc = await asyncio.create_subprocess_exec(
+        *RGT, "watch", "--hosts", str(hosts),
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+        stdin=asyncio.subprocess.DEVNULL, env=cli_env(),
+    )  # fmt: skip
+    try:
+        assert proc.stderr is not None
+        said = []
+        while not said or "watching 1 host" not in said[-1]:
+            said.append((await asyncio.wait_for(proc.stderr.readline(), 60)).decode())
+            assert said[-1], said  # ended before it said it watches
+        assert any("another rgt-tui watch runs on this fleet" in line for line in said), said
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(proc.wait(), 30)
 
 
 async def test_watch_ends_with_141_when_the_reader_of_its_events_goes(make_loopback_fleet):

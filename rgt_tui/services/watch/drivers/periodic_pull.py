@@ -116,6 +116,16 @@ ENDED = (DONE, FAILED, INTERRUPTED, KILLED, RETRY, *SLURM_ENDED)
 NO_RESULTS = "no results yet: no cell has ended (or run a whole cadence) and nothing was pulled"
 
 
+def watch_alive_for(journal_dir: Path) -> float | None:
+    """Seconds since a `watch` on the fleet of ``journal_dir`` last said its periodic
+    pulls run (``ALIVE_FILE``); None when none has within ``ALIVE_S`` (blocking: a stat)."""
+    try:
+        age = time.time() - os.stat(watch_dir(journal_dir) / ALIVE_FILE).st_mtime
+    except OSError:
+        return None
+    return max(age, 0.0) if age < ALIVE_S else None
+
+
 def pull_every(host: HostConfig) -> float | None:
     """Seconds between ``host``'s periodic pulls: its own ``pull_every``, else its
     profile's default; None: never."""
@@ -291,10 +301,7 @@ class PullScheduler:
         """A `watch` runs its periodic pulls on this fleet now (blocking: one stat)."""
         if self.fleet.is_default:
             return False
-        try:
-            return time.time() - os.stat(self._alive_path()).st_mtime < ALIVE_S
-        except OSError:
-            return False
+        return watch_alive_for(self.journal().directory) is not None
 
     def start_due(self) -> list[str]:
         """Start the pull of every host that is due and not pulling; returns their names."""
