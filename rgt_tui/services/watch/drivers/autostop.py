@@ -59,7 +59,13 @@ from rgt_tui.profiles import load_profiles
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.journal import HostJournal, Journal, JournalError, journal_for
-from rgt_tui.services.records import atomic_write_json, read_json
+from rgt_tui.services.records import (
+    atomic_write_json,
+    fleet_host_dir,
+    manifest_path,
+    read_json,
+    verification_path,
+)
 from rgt_tui.services.runtime.locks import HostLocks
 from rgt_tui.services.runtime.stopped import STOP_SETTLE_S, autostop_path, last_good_stop
 from rgt_tui.services.teardown.command import LocalRun, run_teardown_command
@@ -185,7 +191,9 @@ class AutoStop:
         self.refusals: dict[str, str] = refusals(fleet)
         self._hosts: dict[str, _Host] = {}
         self._busy: set[str] = set()
-        self._refused_at: dict[str, tuple[int, float]] = {}  # host → (launch ts, gate refused)
+        # host → (launch ts, when the gate refused, its records' stamp then): re-scanned
+        # after recheck_s, or sooner once a pull or verify changed those records.
+        self._refused_at: dict[str, tuple[int, float, tuple[int, ...]]] = {}
         self._answered: set[tuple[str, float]] = set()  # (host, stop) told still answering
 
     def state_path(self, host: str) -> Path:
@@ -257,9 +265,15 @@ class AutoStop:
             return
         refused = self._refused_at.get(host.name)
         if host.name in self._busy or (
-            refused is not None and refused[0] == launch and now - refused[1] < self.recheck_s
+            refused is not None
+            and refused[0] == launch
+            and now - refused[1] < self.recheck_s
+            and refused[2] == self._records_stamp(host)
         ):
-            return  # a check is under way, or the gate refused a moment ago: no re-scan spam
+            # A check is under way, or the gate refused a moment ago and nothing it reads
+            # here changed since: no re-scan spam. A pull or verify that ended meanwhile
+            # is looked at now, not 5 minutes on (s36 watch #8).
+            return
         held = self.locks.claim(host.name, AUTOSTOP)
         if held is not None:
             # A pull, verify or teardown of the host is running: its outcome is what the
@@ -296,13 +310,16 @@ class AutoStop:
                 for c in report.conditions
                 if not c.ok and c.key != "confirmed"
             ]
-            self._refused_at[host.name] = (launch, now)
+            self._refused_at[host.name] = (launch, now, self._records_stamp(host))
             gate = "; ".join(failing[:3]) or "; ".join(report.problems[:2]) or "locked"
             # The first locked line's fix, and when the gate is looked at again: the line
             # alone left the user guessing why the box still billed (hour s20b #8).
             first = next((c for c in report.conditions if not c.ok and c.key != "confirmed"), None)
             said = fix(first, host.name, tui=False) if first is not None else ""
-            again = f"checked again at {local_time(now + self.recheck_s)[11:16]}"
+            again = (
+                f"checked again at {local_time(now + self.recheck_s)[11:16]}, or once a "
+                "pull or verify of it ends"
+            )
             # A new line when what fails changes, not when only its figures do.
             self.say(
                 host.name,
@@ -346,6 +363,17 @@ class AutoStop:
             return
         self._answered.add((host.name, at))
         self._emit(answers_after_stop_event(host, at, now))
+
+    def _records_stamp(self, host: HostConfig) -> tuple[int, ...]:
+        """When the pull and verify records the gate reads last changed (a stat each)."""
+        folder = fleet_host_dir(self.fleet, host)
+        stamps = []
+        for path in (manifest_path(folder), verification_path(folder)):
+            try:
+                stamps.append(path.stat().st_mtime_ns)
+            except OSError:
+                stamps.append(0)
+        return tuple(stamps)
 
     def _stopped_words(self, kept: _Host, launch: int) -> str:
         """Why no second stop runs for the queue of ``launch``: it was stopped, or a stop
