@@ -378,6 +378,9 @@ async def test_a_pull_and_the_stop_of_one_host_never_run_together(make_queue_fle
         )
         assert await pulls.pull_once(box.host) == BUSY_RETRY_S
         assert pulls.last["box1"] == "not pulled: the autostop of box1 is running"
+        # A sample while the stop runs: it runs, not "already stopped once" (s36 #4).
+        await auto.on_host(box.host, await box.state())
+        assert "runs now (since " in auto.reasons["box1"], auto.reasons
     finally:
         box.go.touch()
         await stopping

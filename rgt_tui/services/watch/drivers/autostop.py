@@ -124,6 +124,7 @@ class _Host:
     unsettled_told: bool = False  # stop_outcome_unknown was sent for ``unsettled``
     unsettled_launch: int | None = None  # the launch that unsettled stop was for
     error: str | None = None  # the state file is unreadable: no stop until it is fixed
+    running_since: float | None = None  # this process runs the stop command since then
 
 
 _FIGURES = re.compile(r"\d+")
@@ -336,10 +337,13 @@ class AutoStop:
         kept.stopped.add(launch)
         assert host.watch.stop is not None  # config_refusal said so
         cwd = self.fleet.path.parent if self.fleet.path else None
+        kept.running_since = self._clock()
         try:
             run = await run_teardown_command(host.watch.stop, cwd, self.timeout_s)
         except OSError as exc:  # the shell could not start (cwd gone, no sh): it did not run
             run = LocalRun(None, f"the stop command could not start: {exc}", False)
+        finally:
+            kept.running_since = None
         kept.stop_ended = await asyncio.to_thread(self._record_run, host.name, launch, run)
         kept.down_after_stop, kept.down_since = False, None
         self.reasons[host.name] = f"stop ran at {local_time(self._clock())} (exit {run.status})"
@@ -380,6 +384,12 @@ class AutoStop:
         of it was started and has no outcome (its watch ended mid-command), which is no
         "already stopped" (hour s23c #4)."""
         queue = f"the queue launched at {local_time(launch)}"
+        if kept.running_since is not None:  # ours, now: no "already stopped" yet (s36 #4)
+            until = local_time(kept.running_since + self.timeout_s)[11:16]
+            return (
+                f"the stop of {queue} runs now (since "
+                f"{local_time(kept.running_since)[11:16]}; its command's time ends at {until})"
+            )
         if kept.unsettled is None or kept.unsettled_launch != launch:
             # Another launch's stop with no outcome is not this one's (review s24 #6).
             return f"already stopped once for {queue}"
