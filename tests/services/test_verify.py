@@ -497,7 +497,10 @@ def test_a_small_file_claiming_gigabytes_is_stopped_by_the_default_limit(tmp_pat
     torch.save({"w": torch.ones(2)}, small)
     with VerifyLoader() as loader:  # default limits: 1 GiB plus twice the file's size
         status, detail = loader.check("torch", hostile, hostile.stat().st_size)
-        assert status == "not-verified" and "killed: over the memory limit" in detail
+        # Damaged, not "raise the limit": no 370-byte checkpoint needs a gigabyte (random
+        # bytes named .pt read so, now and then: a CI run).
+        assert status == "corrupt" and "no checkpoint that size needs" in detail, detail
+        assert "asked for more than 1.0G while loading a 370B file" in detail, detail
         assert loader.check("torch", small, small.stat().st_size)[0] == "verified"
         assert loader.info.starts == 2
 

@@ -136,7 +136,24 @@ class VerifyLoader:
                     f"not verified: timed out after {timeout:g} s loading it; the loader "
                     "was stopped (an enormous or hostile file?)"
                 )
-            return self._status(reply, memory)
+            status = self._status(reply, memory)
+            if reply.get("outcome") == "memory" and self._damaged_by_size(kind, size):
+                # Random bytes read as a legacy pickle ask for gigabytes (a BINBYTES
+                # length): "needed more than 1.0G" sent the user to raise a limit for a
+                # file that is damaged (a CI run's random .pt, now and then).
+                return CORRUPT, (
+                    f"asked for more than {fmt_bytes(memory)} while loading a "
+                    f"{fmt_bytes(size)} file, which no checkpoint that size needs: "
+                    f"{_shorten(str(reply.get('detail') or 'MemoryError'))}"
+                )
+            return status
+
+    def _damaged_by_size(self, kind: str, size: int) -> bool:
+        """Whether a torch file that hit the default memory limit is damaged: the limit is
+        1 GiB more than twice its size (``memory_for``), and a real checkpoint under 64
+        MiB needs nowhere near that (tensors are mapped, or read once; pickled Python
+        objects grow some ten times). A limit the user set says nothing of the file."""
+        return kind == "torch" and self.limits.memory_bytes is None and size * 16 < GIB
 
     @property
     def pid(self) -> int | None:
