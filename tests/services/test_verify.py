@@ -13,6 +13,7 @@ import dataclasses
 import json
 import os
 import pickle
+import re
 import signal
 import struct
 import subprocess
@@ -500,7 +501,7 @@ def test_a_small_file_claiming_gigabytes_is_stopped_by_the_default_limit(tmp_pat
         # Damaged, not "raise the limit": no 370-byte checkpoint needs a gigabyte (random
         # bytes named .pt read so, now and then: a CI run).
         assert status == "corrupt" and "no checkpoint that size needs" in detail, detail
-        assert "asked for more than 1.0G while loading a 370B file" in detail, detail
+        assert re.search(r"asked for more than 1\.0G while loading a 3\d\dB file", detail), detail
         assert loader.check("torch", small, small.stat().st_size)[0] == "verified"
         assert loader.info.starts == 2
 
