@@ -102,6 +102,16 @@ class FleetFileHosts:
             return
         refused_before = watch.rejected is not None
         found = await watch.look()
+        if isinstance(found, Fleet) and found.is_default and not self.fleet.is_default:
+            # An empty file (an editor saving in place, a truncation) read as "this machine
+            # alone": every box dropped, "removed … still bills" told for each, to the
+            # empty file's targets, i.e. no one (s37 fleet hour #2). Refused, as a file
+            # not found is, until it names hosts again.
+            found = watch.rejected = ConfigError(
+                found.path or "fleet file",
+                "names no host now (saved half-way? every [[hosts]] block deleted?); to "
+                "stop watching every box, quit rgt-tui instead",
+            )
         if isinstance(found, ConfigError):
             self._emit_now(FleetFileRejected(found))
         elif found is not None:
