@@ -299,3 +299,18 @@ async def test_a_fleet_target_that_cannot_be_used_is_said_once_not_per_host_or_e
     notifier.on_fleet(fleet)  # the file applied again: said again, once
     assert len(said) == 2 and said[1] == said[0]
     await notifier.aclose()
+
+
+async def test_a_host_removed_from_the_file_is_told_to_its_own_targets(
+    hook: Webhook, tmp_path: Path
+) -> None:
+    """s37 fleet hour #4: box1 had targets of its own and none in [fleet]; its block
+    deleted, "box1 was removed … still bills" went to the new file's targets: no one."""
+    notifier = Notifier(fleet_of([], [hook.url("/box1only")]), tmp_path / "sent.jsonl")
+    others = '[[hosts]]\nname = "box2"\nssh = "root@y:22"\npull = ["/w"]\n'
+    notifier.on_fleet(parse_fleet(Path("/f/hosts.toml"), others, ["generic-ssh"]))
+    removed = WatchEvent("removed", "box1", "removed:box1:1", "box1 removed", "still bills")
+    await notifier.on_event(removed)
+    await notifier.drain()
+    (body,) = hook.at("/box1only")
+    assert body["title"] == "[rgt-tui] box1 removed"

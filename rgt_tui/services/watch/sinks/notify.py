@@ -312,6 +312,9 @@ class Notifier(Sink):
         self._busy: set[tuple[str, str]] = set()  # (key, target id) being sent or given up
         self._tasks: set[asyncio.Task[None]] = set()
         self._resumed = False
+        # Hosts the fleet file dropped -> their targets before: their removal ("… still
+        # bills") goes where their news went, not to the new file's (s37 fleet hour #4).
+        self._gone: dict[str, tuple[Target, ...]] = {}
         self._said_unusable: set[str] = set()  # targets said unusable since the file was read
         self._check_targets()
 
@@ -322,7 +325,7 @@ class Notifier(Sink):
             if not self._resumed:
                 await self.resume()
             await asyncio.to_thread(self._log.refresh)
-            targets = targets_of(self.fleet, event.host)
+            targets = self._targets(event.host)
             if event.key not in self._log.events and targets:
                 line = {"key": event.key, "time": self._clock(), "event": asdict(event)}
                 line["targets"] = [t.id for t in targets]
@@ -334,9 +337,21 @@ class Notifier(Sink):
 
     def on_fleet(self, fleet: Fleet) -> None:
         """The fleet file changed: a host added while watch runs (``rgt-tui add``) is
-        told from now on, and a ``notify`` list changed goes to its new targets."""
+        told from now on, and a ``notify`` list changed goes to its new targets; a host
+        removed keeps its targets for the news of its removal."""
+        names = {h.name for h in fleet.hosts}
+        for host in self.fleet.hosts:
+            if host.name not in names:
+                self._gone[host.name] = targets_of(self.fleet, host.name)
+        for name in names:
+            self._gone.pop(name, None)
         self.fleet = fleet
         self._check_targets()
+
+    def _targets(self, host: str) -> tuple[Target, ...]:
+        """``host``'s targets: the fleet's, or, for a host the file dropped, its own then."""
+        gone = self._gone.get(host)
+        return gone if gone is not None else targets_of(self.fleet, host)
 
     def _check_targets(self) -> None:
         """Say each target that cannot be sent to (``target_problems``); each is said
@@ -359,7 +374,7 @@ class Notifier(Sink):
                 meant = set(line.get("targets") or ())
                 if float(line["time"]) < oldest or event.key != key:
                     continue
-                targets = [t for t in targets_of(self.fleet, event.host) if t.id in meant]
+                targets = [t for t in self._targets(event.host) if t.id in meant]
             except (KeyError, TypeError, ValueError):
                 continue  # a host no longer in the fleet, or a line from another version
             scheduled += self._schedule(event, targets, float(line["time"]))
