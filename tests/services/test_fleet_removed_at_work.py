@@ -61,6 +61,15 @@ def test_a_host_torn_down_and_idle_goes_quietly() -> None:
     assert running is not None and "while its cell b2_long runs there" in running
 
 
+def test_a_group_removed_is_told_only_while_its_job_runs() -> None:
+    """s37 fleet hour #8: an idle group's removal said "its box … still bills — put its
+    [[hosts]] block back"; a group has no box of its own (its members are hosts)."""
+    assert left_words("pair", None, torn_down=False, group=True) is None
+    running = left_words("pair", "ddp", torn_down=False, group=True)
+    assert running is not None and "[[groups]] block back" in running, running
+    assert "the group pair was removed" in running and "bills" not in running
+
+
 async def test_watch_sends_the_removal_to_the_notify_targets(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """Hour s23a #8: watch said it on its console only; an unattended user hears it
     through the notify targets."""

@@ -125,12 +125,15 @@ class FleetFileHosts:
         # A removed entry whose account another entry still logs in to (the teardown
         # gate's own fix for two entries of one box) leaves nothing unwatched: no warning
         # that "it still bills" (hour s23c #6).
-        left = [
-            (name, words)
-            for name in changes.removed
-            if not sharing_account(fleet, self.fleet.host(name))
-            and (words := left_words(name, self._running_cell(name), self.is_torn_down(name)))
-        ]
+        left = []
+        for name in changes.removed:
+            host = self.fleet.host(name)
+            if sharing_account(fleet, host):
+                continue
+            running, torn = self._running_cell(name), self.is_torn_down(name)
+            words = left_words(name, running, torn, group=host.group is not None)
+            if words:
+                left.append((name, words))
         changes = replace(changes, left=tuple(left))
         self.fleet = fleet
         for name in changes.removed:

@@ -152,10 +152,21 @@ class FleetFileWatch:
         return fleet
 
 
-def left_words(host: str, running: str | None, torn_down: bool) -> str | None:
+def left_words(
+    host: str, running: str | None, torn_down: bool, *, group: bool = False
+) -> str | None:
     """Why removing ``host`` from the fleet file is worth a warning: a cell still running
     there (``running``: its name), or no teardown on record; None when it was torn down
-    and nothing ran."""
+    and nothing ran. A ``group`` has no box of its own (its members are hosts of their
+    own, watched and billed as such): only a job still running is worth one."""
+    if group:
+        if running is None:
+            return None  # "its box … still bills — put its [[hosts]] block back": neither
+        return (
+            f"the group {host} was removed from the fleet file while its cell {running} "
+            "runs on its boxes: nothing reads that job's queue or pulls it now — put its "
+            "[[groups]] block back to follow it"
+        )
     if torn_down and running is None:
         return None
     what = (

@@ -390,7 +390,7 @@ class Watcher:
                     "removed",
                     name,
                     f"removed:{name}:{self.clock():.0f}",
-                    f"{name} removed from the fleet file while at work",
+                    f"{name} removed from the fleet file",  # why: its words (not "at work")
                     words,
                     "warning",
                 )  # fmt: skip
