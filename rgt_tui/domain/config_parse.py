@@ -61,7 +61,7 @@ def _build(path: Path, index: LineIndex, data: dict[str, Any], profiles: Sequenc
     fleet.reject_unknown(FLEET_KEYS)
     results = fleet.checked(lambda: fleet.text("results_dir", "./results"), "./results")
     results_dir = base / Path(results).expanduser()
-    poll = fleet.checked(lambda: fleet.number("poll_seconds", 2.0), 2.0)
+    poll = fleet.checked(lambda: _poll_seconds(fleet), 2.0)
     epochs = fleet.checked(lambda: fleet.integer("default_epochs", 20), 20)
     verify_python = local_path(
         base,
@@ -230,6 +230,25 @@ CODE_MODULES = frozenset({
     "functools", "types", "marshal", "io", "pathlib", "tempfile", "webbrowser", "multiprocessing",
 })  # fmt: skip
 GLOBAL_RE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")
+
+
+POLL_RANGE_S = (0.2, 600.0)  # seconds between samples a fleet file may ask for
+
+
+def _poll_seconds(fleet: Table) -> float:
+    """``poll_seconds``, within ``POLL_RANGE_S``: 0.05 had every box's agent sample 20
+    times a second, and 100000 left panes "connected" on figures a day old, a stall seen
+    only after a multiple of it (s37 fleet hour #5)."""
+    value = fleet.number("poll_seconds", 2.0)
+    assert value is not None
+    low, high = POLL_RANGE_S
+    if not low <= value <= high:
+        raise fleet.error(
+            "poll_seconds",
+            f"expected {low:g} to {high:g} seconds between samples, got {value:g} — the "
+            "default is 2; a big fleet may want 5",
+        )
+    return value
 
 
 def _safe_globals(fleet: Table) -> tuple[str, ...]:

@@ -446,6 +446,8 @@ def test_quoted_number_suggests_dropping_quotes(tmp_path: Path) -> None:
         ("poll_seconds = 0", 2, "poll_seconds", "expected a number > 0"),
         ('poll_seconds = "2"', 2, "poll_seconds", "expected a number > 0"),
         ("poll_seconds = inf", 2, "poll_seconds", "expected a finite number > 0, got inf"),
+        ("poll_seconds = 0.05", 2, "poll_seconds", "expected 0.2 to 600 seconds between"),
+        ("poll_seconds = 100000", 2, "poll_seconds", "got 100000 — the default is 2"),
         ("pull_rate_mbit = nan", 2, "pull_rate_mbit", "expected a finite number > 0, got nan"),
         ("default_epochs = -3", 2, "default_epochs", "expected a whole number > 0"),
         ("results_dir = 1", 2, "results_dir", "expected a non-empty string"),
