@@ -53,6 +53,38 @@ async def test_removing_a_host_whose_cell_runs_warns(make_queue_fleet) -> None:
         await runtime.close()
 
 
+async def test_renaming_a_host_whose_cell_runs_warns_to_rename_it_back(make_queue_fleet) -> None:
+    """s37 fleet hour #1: box1 renamed gpu-a while its cell ran: no warning (the new entry
+    shares its account), and then S on gpu-a sent the user to "that entry", box1, which
+    no longer existed."""
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    qf.write_queue(f"{qf.cell_script('gate', GATE)} t 1\n", "box1")
+    t1 = qf.transport("box1")
+    await launch(await plan_launch(qf.fleet, qf.host("box1"), t1), t1)
+    await t1.close()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="the gate cell to run")
+    runtime = FleetRuntime(qf.fleet, FleetConnections(qf.fleet.hosts), queue_poll_s=0.2)
+    runtime.start()
+    try:
+        await wait_for(
+            lambda: (v := runtime.queues.views.get("box1")) is not None and v.current,
+            60,
+            "the runtime's poll to read box1's running cell",
+        )
+        hosts = qf.loopback.hosts_file
+        hosts.write_text(hosts.read_text().replace('name = "box1"', 'name = "gpu-a"'))
+        changes = runtime.adopt(load_fleet(hosts))
+        assert (changes.removed, [h.name for h in changes.added]) == (("box1",), ["gpu-a"])
+        ((name, words),) = changes.left
+        assert name == "box1" and words.startswith(
+            "box1 was renamed gpu-a while its cell gate runs: the queue runs under box1's name "
+            "(tmux session rgt-box1), so gpu-a cannot stop, kill or retry it — rename it back"
+        ), words
+    finally:
+        (qf.root("box1") / "go").touch()
+        await runtime.close()
+
+
 def test_a_host_torn_down_and_idle_goes_quietly() -> None:
     assert left_words("gpu-a", None, torn_down=True) is None
     never = left_words("gpu-a", None, torn_down=False)

@@ -28,6 +28,7 @@ from rgt_tui.services.runtime.fleet_file import (
     FleetFileWatch,
     fleet_changes,
     left_words,
+    renamed_words,
 )
 from rgt_tui.services.runtime.monitors import MonitorLike, build_monitors
 from rgt_tui.services.runtime.queues import QueuePoller
@@ -126,11 +127,17 @@ class FleetFileHosts:
         # gate's own fix for two entries of one box) leaves nothing unwatched: no warning
         # that "it still bills" (hour s23c #6).
         left = []
+        added = {h.name for h in changes.added}
         for name in changes.removed:
             host = self.fleet.host(name)
-            if sharing_account(fleet, host):
-                continue
             running, torn = self._running_cell(name), self.is_torn_down(name)
+            same = sharing_account(fleet, host)
+            renamed = [n for n in same if n in added]
+            if renamed and running is not None:
+                left.append((name, renamed_words(name, renamed[0], running)))
+                continue
+            if same:
+                continue
             words = left_words(name, running, torn, group=host.group is not None)
             if words:
                 left.append((name, words))

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rgt_tui.domain.config import ConfigError, Fleet, HostConfig
+from rgt_tui.domain.queue_records import tmux_session_name
 from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.records_watch import Stamp, file_stamp
 
@@ -150,6 +151,19 @@ class FleetFileWatch:
             return error
         self.rejected = None
         return fleet
+
+
+def renamed_words(old: str, new: str, running: str) -> str:
+    """A host renamed (its entry's name changed, the account the same) while its cell
+    runs: the queue runs under the old name (its tmux session, ``rgt-<name>``), and the
+    new entry cannot stop, kill or retry it as its own (s37 fleet hour #1: S said "launched
+    by another host entry … act on it from that entry", which no longer existed)."""
+    return (
+        f"{old} was renamed {new} while its cell {running} runs: the queue runs under "
+        f"{old}'s name (tmux session {tmux_session_name(old)}), so {new} cannot stop, kill "
+        "or retry it — "
+        f"rename it back to {old} until the queue ends, then rename it"
+    )
 
 
 def left_words(
