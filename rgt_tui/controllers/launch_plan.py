@@ -11,6 +11,7 @@ printable where they put it. No Textual here.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -53,10 +54,34 @@ class Outcome:
 class LaunchControl:
     """Plans, launches and retries the queue of one host through its backend."""
 
-    def __init__(self, fleet: Fleet, host: HostConfig, connections: FleetConnections) -> None:
+    def __init__(
+        self,
+        fleet: Fleet,
+        host: HostConfig,
+        connections: FleetConnections,
+        current: Callable[[], Fleet] | None = None,
+    ) -> None:
         self.fleet = fleet
         self.host = host
         self.connections = connections
+        # The fleet as applied now (the TUI's): each plan reads the host's entry from it,
+        # so a fleet-file edit saved while a dialog is open is planned with (s37 fleet
+        # hour #3: a re-plan kept the workdir the dialog opened with, and launched there).
+        self.current = current
+
+    def _follow(self) -> str | None:
+        """Take the host's entry from the fleet applied now; why not (it is gone)."""
+        if self.current is None:
+            return None
+        fleet = self.current()
+        host = fleet.find(self.host.name)
+        if host is None:
+            return (
+                f"{self.host.name} is no longer in the fleet file (removed or renamed since "
+                "this dialog opened): close it"
+            )
+        self.fleet, self.host = fleet, host
+        return None
 
     async def plan_launch(
         self, start: int | None, acks: tuple[str, ...]
@@ -66,6 +91,9 @@ class LaunchControl:
         from rgt_tui.services.queue.backends import backend_for
         from rgt_tui.services.queue.launch import default_start
 
+        gone = self._follow()
+        if gone is not None:
+            return None, gone
         backend, fleet = backend_for(self.host), self.fleet
 
         async def planned(transport: Transport) -> LaunchPlan:
@@ -108,6 +136,9 @@ class LaunchControl:
         from rgt_tui.services.disk.out_checkpoints import with_checkpoints
         from rgt_tui.services.queue.backends import backend_for
 
+        gone = self._follow()
+        if gone is not None:
+            return None, gone
         backend, fleet = backend_for(self.host), self.fleet
 
         async def planned(transport: Transport) -> RetryPlan:

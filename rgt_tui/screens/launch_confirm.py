@@ -175,7 +175,8 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
         # Preflight checks the user acknowledged in this dialog, by name (each re-plans).
         self.acks: tuple[str, ...] = ()
         # The plan and the launch (a test hands in its own to hold plans back).
-        self.control = control or LaunchControl(fleet, host, connections)
+        # Each plan with the fleet file as applied then (``LaunchControl.current``).
+        self.control = control or LaunchControl(fleet, host, connections, lambda: self.app.fleet)
         self.launching = False  # Launch was pressed and its worker runs
         # The latest plan asked for: its number (a Planned of any other is stale) and the
         # start box's text it is for.

@@ -116,7 +116,8 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
         self.plan: RetryPlan | None = None
         self.acks: tuple[str, ...] = ()  # acknowledged in this dialog, by name
         self.use_launch_acks = True  # False: the launch's acknowledgements revoked
-        self.control = LaunchControl(fleet, host, connections)  # the plan and the retry
+        # The plan and the retry, with the fleet file as applied when each plan is made.
+        self.control = LaunchControl(fleet, host, connections, lambda: self.app.fleet)
         self.retrying = False  # Retry was pressed and its worker runs
 
     def compose(self) -> ComposeResult:
