@@ -133,8 +133,29 @@ def _duration(t: Table, key: str) -> float | None:
         return None
     seconds = parse_duration(value) if isinstance(value, str) else None
     if seconds is None:
-        raise t.error(key, f'expected a duration such as {key} = "15m" (h, m, s), got {value!r}')
+        meant = _meant_duration(value)
+        fix = f' — did you mean {key} = "{meant}"?' if meant else ""
+        raise t.error(
+            key, f'expected a duration such as {key} = "15m" (h, m, s), got {value!r}{fix}'
+        )
     return seconds
+
+
+# The unit words people type for h, m and s ("1min", "2 hours", "90sec").
+_UNIT_WORDS = re.compile(
+    r"(\d+(?:\.\d+)?)\s*(hours?|hrs?|minutes?|mins?|seconds?|secs?)", re.IGNORECASE
+)
+
+
+def _meant_duration(value: object) -> str | None:
+    """What a duration typed otherwise meant: ``60`` → ``60s`` (a number: seconds, as
+    ``poll_seconds`` takes), ``"1min"`` → ``1m``, ``"2 hours"`` → ``2h``; None: no guess."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        return f"{value:g}s"
+    if not isinstance(value, str):
+        return None
+    said = _UNIT_WORDS.sub(lambda m: m.group(1) + m.group(2)[0].lower(), value).replace(" ", "")
+    return said if said != value and parse_duration(said) is not None else None
 
 
 def _flag(t: Table, key: str, default: bool) -> bool:

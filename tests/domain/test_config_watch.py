@@ -59,6 +59,17 @@ def test_mistakes_name_the_line_and_the_fix() -> None:
         load('[fleet]\ntui_notify = "yes"\n' + HOST)
 
 
+@pytest.mark.parametrize(
+    ("written", "meant"),
+    [('"1min"', '"1m"'), ('"2 hours"', '"2h"'), ('"1h 30mins"', '"1h30m"'), ("60", '"60s"')],
+)
+def test_a_duration_written_otherwise_is_answered_with_what_it_meant(written, meant) -> None:
+    """s37 fleet hour #13: "1min" and 60 were refused with the format alone."""
+    with pytest.raises(ConfigError) as caught:
+        load(HOST + f"pull_every = {written}\n")
+    assert f"did you mean pull_every = {meant}?" in str(caught.value)
+
+
 def test_an_empty_notify_is_no_targets_and_a_wrong_one_says_urls() -> None:
     assert load("[fleet]\nnotify = []\n" + HOST).hosts[0].watch.notify == ()
     with pytest.raises(ConfigError, match="expected a non-empty list of notification URLs"):
