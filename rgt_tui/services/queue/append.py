@@ -72,7 +72,9 @@ SENT_FIX = (
 class AgainstBox:
     """The local queue file against the box's copy, which is what the box runs."""
 
-    changed: str | None = None  # the lines already sent that differ, in words
+    # Why the box's copy is not this file, in words: the lines already sent that differ,
+    # or the file that cannot be read.
+    changed: str | None = None
     not_sent: NotSent | None = None  # None: nothing added, or not compared
 
 
@@ -108,8 +110,16 @@ async def against_box(
         source = await asyncio.to_thread(
             read_queue_file, Path(host.queue), host=host.name, default_epochs=host.epochs
         )
-    if source is None or source.text is None:
-        return AgainstBox()  # the queue file's own problems are said where it is read
+    if source is None:
+        return AgainstBox()
+    if source.text is None:
+        # Not readable (a typo in the queue path, a file deleted or not UTF-8): the tab's
+        # "not sent" lines vanished without a word (s37 fleet hour #7). Said as the note
+        # of a copy that differs: the box runs its own.
+        problem = source.parsed.problems[0] if source.parsed.problems else None
+        if problem is None:
+            return AgainstBox()
+        return AgainstBox(f"{problem}; the box runs its own copy of the queue")
     text = source.text
     box_text = await read_box_queue_text(transport, host.name)
     if box_text:
