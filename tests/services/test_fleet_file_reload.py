@@ -69,6 +69,18 @@ def test_a_block_moved_down_is_not_an_edit_and_a_new_address_reconnects(
     changes = fleet_changes(old, new, old.hosts, new.hosts)
     assert changes.edited == (a2, b2) and changes.reconnect == {"b"} and changes.settings
     assert not changes.added and not changes.removed
+    # Each change said by its key (s37 fleet hour #13: "changed a" said nothing of what).
+    assert changes.summary() == (
+        "changed a (mounts), b (ssh, mounts); [fleet] changed: poll_seconds"
+    )
+
+    # A [fleet] key that rebuilds no monitor is said too, results_dir with what it means
+    # for earlier pulls (s37 fleet hour #6: no word, and panes read "none verified here").
+    moved_results = replace(old, results_dir=tmp_path / "res2")
+    changes = fleet_changes(old, moved_results, old.hosts, old.hosts)
+    assert not changes.empty and not changes.settings
+    assert changes.summary().startswith("[fleet] changed: results_dir; pulls and their records")
+    assert "earlier ones stay in the old folder" in changes.summary()
 
 
 async def test_a_host_added_while_watch_runs_is_notified_and_one_removed_leaves_the_metrics(

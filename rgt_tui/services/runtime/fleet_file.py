@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 
 from rgt_tui.domain.config import ConfigError, Fleet, HostConfig
@@ -51,26 +51,66 @@ class FleetChanges:
     # A warning per removed host that was still at work or never torn down: nothing
     # watches, pulls or bills it here any more (hour s22a #2), said loudly by each front.
     left: tuple[tuple[str, str], ...] = ()  # (host, the warning)
+    # What changed, by key: each edited host's, and [fleet]'s (results_dir, notify …),
+    # so "changed box1" says what (s37 fleet hour #13) and a [fleet] key that rebuilds
+    # no monitor is said at all (results_dir was not: hour #6).
+    keys: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    fleet_keys: tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:
         """True when nothing the running fleet does changes."""
-        return not (self.added or self.removed or self.edited or self.settings)
+        return not (self.added or self.removed or self.edited or self.settings or self.fleet_keys)
 
     def summary(self) -> str:
-        """``added gpu3; removed gpu1; changed gpu2`` ('' when nothing changed)."""
+        """``added gpu3; removed gpu1; changed gpu2 (workdir)`` ('' when nothing changed)."""
+        edited = [
+            h.name + (f" ({', '.join(self.keys[h.name])})" if self.keys.get(h.name) else "")
+            for h in self.edited
+        ]
         parts = [
             f"{what} {', '.join(names)}"
             for what, names in (
                 ("added", [h.name for h in self.added]),
                 ("removed", list(self.removed)),
-                ("changed", [h.name for h in self.edited]),
+                ("changed", edited),
             )
             if names
         ]
-        if self.settings:
-            parts.append("fleet settings changed")
+        if self.fleet_keys:
+            parts.append(f"[fleet] changed: {', '.join(self.fleet_keys)}")
+        if "results_dir" in self.fleet_keys:
+            parts.append(
+                "pulls and their records are kept in the new results_dir from now on: "
+                "earlier ones stay in the old folder, unread (move the hosts' folders "
+                "across to keep them counted)"
+            )
         return "; ".join(parts)
+
+
+# Tables of settings said by the key inside (``watch.notify``); an ssh target is one key.
+_NESTED_KEYS = frozenset({"ready", "watch", "thresholds", "slurm", "group"})
+# Fleet fields that are no [fleet] key (or not one a reload changes in place).
+_NOT_FLEET_KEYS = frozenset({"path", "hosts", "is_default", "read_stamp"})
+
+
+def changed_fields(
+    before: object, after: object, *, skip: frozenset[str] = frozenset()
+) -> tuple[str, ...]:
+    """The dataclass fields of ``after`` that differ from ``before``'s, one level into
+    the tables of settings (``watch.notify``, ``thresholds.disk_pct``)."""
+    out: list[str] = []
+    for f in fields(after):  # type: ignore[arg-type]
+        if f.name in skip:
+            continue
+        a, b = getattr(before, f.name), getattr(after, f.name)
+        if a == b:
+            continue
+        if f.name in _NESTED_KEYS and is_dataclass(a) and type(a) is type(b):
+            out += [f"{f.name}.{k}" for k in changed_fields(a, b)] or [f.name]
+        else:
+            out.append(f.name)
+    return tuple(out)
 
 
 def fleet_changes(
@@ -94,6 +134,10 @@ def fleet_changes(
         edited=edited,
         reconnect=reconnect,
         settings=_settings(old) != _settings(new),
+        keys={
+            h.name: changed_fields(_as_compared(before[h.name]), _as_compared(h)) for h in edited
+        },
+        fleet_keys=changed_fields(old, new, skip=_NOT_FLEET_KEYS),
     )
 
 
