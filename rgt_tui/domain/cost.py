@@ -93,7 +93,7 @@ def forgotten_box_alert(
         FORGOTTEN_ALERT,
         "critical",
         f"queue finished {since:.0f} min ago and the box still bills ${rate:.2f}/h "
-        f"(${since / 60 * rate:.2f} so far): pull, verify and tear it down",
+        f"(${since / 60 * rate:.2f} since it finished): pull, verify and tear it down",
         "GEN1",
     )
 

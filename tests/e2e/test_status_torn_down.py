@@ -154,3 +154,38 @@ def test_pull_all_leaves_a_torn_down_box_and_says_so(
     assert "(rgt-tui pull gone pulls it anyway)" in out
     assert (tmp_path / "res" / "live" / "m.json").exists()
     assert not (tmp_path / "res" / "gone").exists()
+
+
+async def test_a_torn_down_box_that_answers_is_not_also_the_forgotten_box(
+    billed_queue_fleet, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """s37 money hour #1: its line said TORN DOWN … BUT STILL ANSWERS, then GEN1's
+    "queue finished … pull, verify and tear it down" under it. A real finished queue on a
+    billed loopback box, forgotten after 1.2 s."""
+    import asyncio
+
+    from support.queues import wait_view
+
+    from rgt_tui.domain.queue_state import FINISHED
+    from rgt_tui.services.queue.launch import launch, plan_launch
+
+    qf = billed_queue_fleet
+    hosts = qf.loopback.hosts_file
+    hosts.write_text("[fleet.thresholds]\nforgotten_minutes = 0.02\n\n" + hosts.read_text())
+    qf.write_queue(f"{qf.cell_script('only', 'echo trained')} t\n")
+    transport = qf.transport()
+    await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)
+    await transport.close()
+    await wait_view(qf, lambda v: v.state == FINISHED, what="the queue to finish")
+    await asyncio.sleep(1.5)  # past forgotten_minutes (a figure of the rule, not a race)
+
+    def alerts() -> list[str]:
+        main(["status", "--hosts", str(hosts), "--json"])
+        (report,) = json.loads(capsys.readouterr().out)
+        return [a["id"] for a in report["alerts"]]
+
+    assert "cost.forgotten" in await asyncio.to_thread(alerts)  # not torn down: forgotten
+    box_id = (qf.root() / ".rgt" / "box-id").read_text().strip()
+    _tear_down(hosts, "box1", box_id, time.time() - 3600)
+    said = await asyncio.to_thread(alerts)
+    assert said[0] == "teardown.still-answers" and "cost.forgotten" not in said, said

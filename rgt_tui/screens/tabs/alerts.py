@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from textual.app import ComposeResult
 from textual.content import Content
 from textual.widgets import Static
@@ -9,13 +11,23 @@ from textual.widgets import Static
 from rgt_tui.content.alert_list import alert_line
 from rgt_tui.domain.gotchas import gotcha
 from rgt_tui.domain.health import Alert
+from rgt_tui.domain.torn_down import STILL_ANSWERS
 from rgt_tui.screens.tabs.base import DetailTab, HostView
+
+# Alerts whose fix is not their gotcha's: a box that answers after its teardown is GEN1's
+# leak, and the catalogue's "pull, verify and tear it down" was done (s37 money hour #1).
+OWN_FIX = {
+    STILL_ANSWERS: "destroy it in the provider's console (or check that the teardown "
+    "command destroys, not stops); then it no longer answers",
+}
 
 
 def alert_block(alert: Alert) -> Content:
     """The alert line, then the catalogue entry: title, cause, fix."""
     lines = [alert_line(alert)]
     entry = gotcha(alert.gotcha)
+    if entry is not None and alert.id in OWN_FIX:
+        entry = replace(entry, fix=OWN_FIX[alert.id])
     muted = "$foreground-muted"
     if entry is None:
         lines.append(Content.styled(f"     {alert.gotcha}: not in the catalogue", muted))

@@ -13,6 +13,7 @@ from dataclasses import asdict, replace
 from typing import Protocol
 
 from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.cost import FORGOTTEN_ALERT
 from rgt_tui.domain.health import HealthState, Thresholds
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.telemetry import HostMonitor, HostUpdate, default_last_seen
@@ -76,7 +77,11 @@ GEN8_ALERT = "connection.lost"  # health.evaluate's id for "the run may still be
 def as_torn_down(update: HostUpdate) -> HostUpdate:
     """``update`` of a box recorded as torn down, as shown: a lost connection is the box
     being gone (status ``ended``, no GEN8 alert), not a run that may still be alive.
-    Its error stays (the pane says why it did not answer; the box watch decides on it)."""
+    Its error stays (the pane says why it did not answer; the box watch decides on it).
+    Never GEN1's "forgotten … pull, verify and tear it down" either: it was torn down,
+    and one that answers has the still-answers alert, whose fix is the provider's
+    console (s37 money hour #1: both, the first paging as RgtForgottenBox)."""
+    update = not_forgotten(update)
     if update.connection.status not in ("reconnecting", "lost"):
         return update  # connected: it answers; unreached: no GEN8 was raised
     return replace(
@@ -84,3 +89,10 @@ def as_torn_down(update: HostUpdate) -> HostUpdate:
         connection=replace(update.connection, status=ENDED, fix=None),
         alerts=tuple(a for a in update.alerts if a.id != GEN8_ALERT),
     )
+
+
+def not_forgotten(update: HostUpdate) -> HostUpdate:
+    """``update`` without GEN1's forgotten-box alert (a box torn down, or stopped)."""
+    if not any(a.id == FORGOTTEN_ALERT for a in update.alerts):
+        return update
+    return replace(update, alerts=tuple(a for a in update.alerts if a.id != FORGOTTEN_ALERT))

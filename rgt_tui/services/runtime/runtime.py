@@ -67,7 +67,12 @@ from rgt_tui.services.runtime.events import (
 from rgt_tui.services.runtime.fleet_edits import CLOSE_GRACE_S, FleetFileHosts, settle
 from rgt_tui.services.runtime.fleet_file import FleetFileWatch
 from rgt_tui.services.runtime.locks import HostLocks
-from rgt_tui.services.runtime.monitors import MonitorLike, as_torn_down, build_monitors
+from rgt_tui.services.runtime.monitors import (
+    MonitorLike,
+    as_torn_down,
+    build_monitors,
+    not_forgotten,
+)
 from rgt_tui.services.runtime.preemption import PreemptionWatch, as_preempted, preempt_dir
 from rgt_tui.services.runtime.queues import POLL_S, QueuePoller
 from rgt_tui.services.runtime.stopped import STOPPED, StoppedHosts, as_stopped
@@ -376,7 +381,8 @@ class FleetRuntime(FleetFileHosts, Generic[S, E]):
             update = as_torn_down(update)  # gone, as it should be: never GEN8
         elif update.connection.status == "connected":
             leak = self.still_answers(update.host)
-            if leak is not None:
+            if leak is not None:  # recorded torn down (watch learns it so): not "forgotten"
+                update = not_forgotten(update)
                 update = replace(update, alerts=(leak, *update.alerts))
         else:
             stopped_at = self.stops.stopped_at(update.host)
