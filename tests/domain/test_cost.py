@@ -51,7 +51,9 @@ def test_forgotten_box_after_grace():
     assert forgotten_box_alert(1000.0, 1000.0 + 20 * 60, 2.0) is None
     alert = forgotten_box_alert(1000.0, 1000.0 + 90 * 60, 2.0)
     assert (
-        alert.gotcha == "GEN1" and "90 min ago" in alert.message and "$3.00 since it finished" in alert.message
+        alert.gotcha == "GEN1"
+        and "90 min ago" in alert.message
+        and "$3.00 since it finished" in alert.message
     )
     assert forgotten_box_alert(1000.0, 1e9, None) is None
 

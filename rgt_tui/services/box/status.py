@@ -17,7 +17,7 @@ from typing import Any
 
 from rgt_tui.agent import agent_command, agent_source
 from rgt_tui.domain.config import Fleet, HostConfig
-from rgt_tui.domain.cost import FORGOTTEN_ALERT, IdleMeter, billing_start, cost_so_far
+from rgt_tui.domain.cost import IdleMeter, billing_start, cost_so_far
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.health import Alert, HealthState
 from rgt_tui.domain.snapshot import UNLIMITED, HostSnapshot
@@ -121,8 +121,6 @@ async def _report(
         host, profile, snap, health, ConnectionState("connected", now),
         thresholds=fleet.thresholds, now=now, last_seen=now, received_at=now,
     )  # fmt: skip
-    if torn_down_at is not None:  # answers after its teardown: "STILL ANSWERS", not GEN1's
-        alerts = tuple(a for a in alerts if a.id != FORGOTTEN_ALERT)  # "tear it down"
     idle = IdleMeter().observe_sample(snap, snap.cell is not None) if host.cost_per_hour else None
     spent, from_seen = await _spent(host, last_seen, now)
     return HostReport(

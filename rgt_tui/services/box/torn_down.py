@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from rgt_tui.domain.box_identity import BoxIdentity
 from rgt_tui.domain.config import Fleet
+from rgt_tui.domain.cost import FORGOTTEN_ALERT
 from rgt_tui.domain.torn_down import STILL_ANSWERS, answers_after_teardown, still_answers_alert
 
 if TYPE_CHECKING:
@@ -58,7 +59,10 @@ def with_teardown(report: HostReport, teardown: Teardown | None, now: float) -> 
         return report
     cluster = isinstance(backend_for(report.host), JobGated)
     alert = still_answers_alert(at, now, cluster=cluster)
-    return dataclasses.replace(report, alerts=(alert, *report.alerts))
+    # Not also GEN1's "forgotten … pull, verify and tear it down": done already (s37
+    # money hour #1); the leak's own fix is the provider's console.
+    others = tuple(a for a in report.alerts if a.id != FORGOTTEN_ALERT)
+    return dataclasses.replace(report, alerts=(alert, *others))
 
 
 def still_answers(report: HostReport, torn: dict[str, Teardown]) -> bool:
