@@ -231,6 +231,40 @@ async def test_a_silent_box_is_told_once_after_the_grace_and_not_again_after_res
         assert [e.key for e in rec.events] == [f"back:box1:{lost_at:.0f}"]
 
 
+async def test_a_box_torn_down_while_watch_runs_is_no_longer_the_forgotten_box(billed_queue_fleet):
+    """s37 money hour #1: a watch running since before the teardown kept the box as GEN1's
+    forgotten box (critical, and in /metrics for RgtForgottenBox). The teardown recorded
+    in the journal (as `rgt-tui teardown` does) reaches it at the next sample."""
+    from rgt_tui.domain.box_identity import BoxIdentity
+    from rgt_tui.domain.cost import FORGOTTEN_ALERT
+    from rgt_tui.services.journal import Journal, TeardownRecord
+
+    qf = billed_queue_fleet
+    fleet = fleet_with(
+        qf.loopback, "[fleet]\npoll_seconds = 0.2\n[fleet.thresholds]\nforgotten_minutes = 0.02\n"
+    )
+    qf.write_queue(f"{qf.cell_script('only', 'echo trained')} t\n")
+    transport = qf.transport()
+    await launch(await plan_launch(fleet, fleet.host("box1"), transport), transport)
+    await transport.close()
+    await wait_view(qf, lambda v: v.state == FINISHED)
+    async with watching(fleet, queue_poll_s=0.2) as (watcher, rec):
+
+        def forgotten_now() -> bool:
+            return any(a.id == FORGOTTEN_ALERT for a in rec.states[-1][1].alerts)
+
+        await wait_for(lambda: rec.states and forgotten_now(), 60, "the forgotten box")
+        box_id = (qf.root() / ".rgt" / "box-id").read_text().strip()
+        journal = Journal(journal_dir(fleet.path))
+        journal.observe_box("box1", BoxIdentity(box_id, None), time.time() - 60)
+        journal.add_teardown(
+            "box1", TeardownRecord(time.time(), "true", 0, "", True, box_id=box_id)
+        )
+        seen = len(rec.states)
+        await wait_for(lambda: len(rec.states) > seen + 3, 60, "samples after the teardown")
+        assert not forgotten_now(), rec.states[-1][1].alerts
+
+
 async def test_queue_done_and_the_forgotten_box_each_told_once_across_restart(billed_queue_fleet):
     qf = billed_queue_fleet
     # Forgotten 1.2 s after the queue finished (the default is 30 min).

@@ -45,6 +45,7 @@ from rgt_tui.services.runtime.events import (
 from rgt_tui.services.runtime.fleet_file import FLEET_FILE_EVERY_S
 from rgt_tui.services.runtime.monitors import MonitorLike
 from rgt_tui.services.runtime.runtime import TICK_S, FleetRuntime
+from rgt_tui.services.runtime.torn_down import TornDownHosts
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.services.watch.derivation import HostEvents
 from rgt_tui.services.watch.drivers.autostop import AutoStop
@@ -143,6 +144,11 @@ class Watcher:
             report=report,
             # A fleet file that changes while watching: its torn-down boxes left out too.
             pick_hosts=lambda fleet: watched_hosts(fleet)[0],
+            # One torn down while watching: no GEN1 "forgotten" from then on, nor its
+            # queue read (still answering: the StillAnswers driver tells it).
+            is_torn_down=TornDownHosts(
+                None if fleet.is_default else lambda: journal_for(self.runtime.fleet)
+            ),
         )
         self.monitors = self.runtime.monitors
         self._outbox: asyncio.Queue[WatchEvent] = asyncio.Queue()

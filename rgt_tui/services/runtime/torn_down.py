@@ -1,0 +1,39 @@
+"""Which hosts the journal records as torn down now, for a runtime with no job runner to
+ask (``rgt-tui watch``; the TUI asks its own): a teardown recorded while `watch` runs (by
+the TUI, or `rgt-tui teardown`) reaches it at the next sample, and the box is not told as
+GEN1's forgotten box from then on (s37 money hour #1: critical, and exported for
+RgtForgottenBox, minutes after its teardown).
+
+Called per sample: one ``stat`` of the host's journal file, which is read again only when
+it changed (its last-seen time is written at most once a minute).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rgt_tui.services.journal import Journal, JournalError
+from rgt_tui.services.records_watch import Stamp, file_stamp
+
+
+class TornDownHosts:
+    """``torn(host)``: whether the journal records ``host``'s current box as torn down."""
+
+    def __init__(self, journal: Callable[[], Journal] | None) -> None:
+        self._journal = journal
+        self._seen: dict[str, tuple[Stamp, bool]] = {}  # host → (its file's stamp, torn)
+
+    def __call__(self, host: str) -> bool:
+        if self._journal is None:
+            return False
+        journal = self._journal()
+        stamp = file_stamp(journal.path(host))
+        seen = self._seen.get(host)
+        if seen is not None and seen[0] == stamp:
+            return seen[1]
+        try:
+            torn = stamp is not None and journal.load(host).torn_down_at is not None
+        except JournalError:  # damaged: the gate and `status` say so; not torn down here
+            torn = False
+        self._seen[host] = (stamp, torn)
+        return torn
