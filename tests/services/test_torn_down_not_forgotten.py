@@ -73,3 +73,27 @@ def test_the_alerts_tab_gives_the_leak_its_own_fix_not_gen1s() -> None:
     # Its figure is what the box billed since the queue finished, said so: beside the
     # status line's "$3.48 so far" (since started_at), "$0.15 so far" read as a mistake.
     assert "($2.50 since it finished): pull, verify" in forgotten.message, forgotten.message
+
+
+def test_a_box_autostop_just_stopped_is_not_forgotten_while_it_goes_down(tmp_path: Path):
+    """s37 money hour #3: "stopped" at 16:06, then "forgotten … pull, verify and tear it
+    down" (critical) at 16:07 while the box still answered within the providers' settle
+    time. Past it, an answer is the stop's failure: GEN1 is told again."""
+    from support.autostop import record_stop
+
+    from rgt_tui.paths import journal_dir
+    from rgt_tui.services.journal import Journal
+
+    rt = runtime(tmp_path)
+    folder = journal_dir(rt.fleet.path)
+    record_stop(folder, "box1", FROZEN - 60)  # a minute ago, exit 0
+    rt.apply(forgotten_update())
+    assert FORGOTTEN_ALERT not in ids(rt)
+
+    def seen(jh) -> bool:  # type: ignore[no-untyped-def]
+        jh.last_seen = FROZEN + 400  # it answered past the settle time: not stopped
+        return True
+
+    Journal(folder).update("box1", seen)
+    rt.apply(forgotten_update())
+    assert FORGOTTEN_ALERT in ids(rt)

@@ -91,8 +91,13 @@ def as_torn_down(update: HostUpdate) -> HostUpdate:
     )
 
 
+def has_forgotten(update: HostUpdate) -> bool:
+    """Whether ``update`` carries GEN1's forgotten-box alert (a finished queue, billing)."""
+    return any(a.id == FORGOTTEN_ALERT for a in update.alerts)
+
+
 def not_forgotten(update: HostUpdate) -> HostUpdate:
     """``update`` without GEN1's forgotten-box alert (a box torn down, or stopped)."""
-    if not any(a.id == FORGOTTEN_ALERT for a in update.alerts):
+    if not has_forgotten(update):
         return update
     return replace(update, alerts=tuple(a for a in update.alerts if a.id != FORGOTTEN_ALERT))

@@ -71,6 +71,7 @@ from rgt_tui.services.runtime.monitors import (
     MonitorLike,
     as_torn_down,
     build_monitors,
+    has_forgotten,
     not_forgotten,
 )
 from rgt_tui.services.runtime.preemption import PreemptionWatch, as_preempted, preempt_dir
@@ -384,6 +385,12 @@ class FleetRuntime(FleetFileHosts, Generic[S, E]):
             if leak is not None:  # recorded torn down (watch learns it so): not "forgotten"
                 update = not_forgotten(update)
                 update = replace(update, alerts=(leak, *update.alerts))
+            elif has_forgotten(update) and self.stops.stopped_at(update.host) is not None:
+                # Stopped by autostop, answering within the providers' settle time: the
+                # stop is under way, not a forgotten box (s37 money hour #3: "pull,
+                # verify and tear it down" a minute after "stopped"). Past it, an answer
+                # is the stop's failure, told by autostop (still_answers), and GEN1's.
+                update = not_forgotten(update)
         else:
             stopped_at = self.stops.stopped_at(update.host)
             if stopped_at is not None:
