@@ -287,3 +287,16 @@ def test_promtool_accepts_the_rules_and_lints_the_exposition_clean(fleet) -> Non
     lint = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True)
     assert lint.returncode == 0, (lint.stdout + lint.stderr).decode()
     assert time.perf_counter() - started < 30
+
+
+def test_each_help_text_says_what_docs_metrics_md_says_it_counts(fleet) -> None:  # type: ignore[no-untyped-def]
+    """s37 money hour #9: rgt_cost_so_far's HELP said "since first seen" while it counts
+    from started_at when that is set (the docs and every other figure do)."""
+    metrics = FleetMetrics(fleet)
+    state = state_of(healthy_update(), cost_per_hour=1.0, cost_so_far=2.0)
+    metrics.on_host(host(fleet, "a100-train"), state)
+    helps = {
+        f.name: f.documentation
+        for f in text_string_to_metric_families(generate_latest(metrics.registry).decode())
+    }
+    assert "since started_at, else since first seen" in helps["rgt_cost_so_far"]

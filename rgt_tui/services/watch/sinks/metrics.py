@@ -79,7 +79,7 @@ FAMILIES: dict[str, tuple[str, tuple[str, ...]]] = {
     "rgt_queue_cells": ("Queue cells by status.", (*H, "state")),
     "rgt_queue_state": ("1 for the queue's state now (running, finished, ...).", (*H, "state")),
     "rgt_cost_per_hour": ("What the box bills per hour (the fleet file's currency).", H),
-    "rgt_cost_so_far": ("What the box has billed since first seen (same currency).", H),
+    "rgt_cost_so_far": ("What the box has billed since started_at, else since first seen (same currency).", H),
     "rgt_alert": ("1 for each active alert (severity, gotcha, subject).", (*H, "alert", "severity", "gotcha", "subject")),
     "rgt_watch_events": ("Events the watch derived (notifications), by kind.", ("kind",)),
     "rgt_fleet_entry_left_out": ("1 for each entry of the fleet file watch runs without (a mistake in it).", H),
