@@ -165,3 +165,31 @@ async def test_a_refused_host_key_is_said_on_the_console_at_once(tmp_path: Path)
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_a_torn_down_hosts_refusal_is_not_said(tmp_path: Path) -> None:
+    """s37 money hour #11: box3, torn down and no longer watched, had its "autostop
+    refused — profile lambda …" said at start and again at each edit of the file."""
+    from rgt_tui.paths import journal_dir
+    from rgt_tui.services.journal import Journal, TeardownRecord
+
+    path = tmp_path / "hosts.toml"
+    path.write_text(
+        BOX.format(name="box2", n=2, profile="generic-ssh")
+        + BOX.format(name="box3", n=3, profile="lambda")
+    )
+    Journal(journal_dir(path)).add_teardown("box3", TeardownRecord(1000.0, "true", 0, "", True))
+    fleet = load_fleet(path)
+    clock, lines = Clock(), []
+    watcher = Watcher(
+        fleet, hosts=[], clock=clock, monitors={}, report=lines.append, fleet_file_every_s=0.05
+    )
+    task = asyncio.create_task(watcher.run())
+    try:
+        await wait_for(lambda: any("box2: autostop refused" in ln for ln in lines), 30)
+        path.write_text("# an edit above every block\n" + path.read_text())
+        await wait_for(lambda: any("fleet file" in ln for ln in lines), 30, "the edit taken")
+        assert not any("box3: autostop refused" in line for line in lines), lines
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)

@@ -324,8 +324,9 @@ class Watcher:
         restart under systemd said it on stderr alone, and that box, still billing, went
         unwatched with no autostop)."""
         if self.autostop is not None:
-            for why in self.autostop.refusals.values():
-                self.report(why)
+            for name, why in self.autostop.refusals.items():
+                if not self.runtime.is_torn_down(name):  # a torn-down box is not stopped
+                    self.report(why)
         stamp = "-".join(str(n) for n in self.fleet.read_stamp or ())
         where = self.fleet.path or "the fleet file"
         for name, lines in self.left_out:
@@ -402,8 +403,11 @@ class Watcher:
                 )  # fmt: skip
             )
         if self.autostop is not None:
-            for why in self.autostop.reload(event.fleet):
-                self.report(why)
+            for name, why in self.autostop.reload(event.fleet).items():
+                # A torn-down box is not watched, nor stopped: its refusal was said again at
+                # each edit of the file (s37 money hour #11).
+                if not self.runtime.is_torn_down(name):
+                    self.report(why)
         # Its own line: the console's last word on a mistake must not stay "not applied".
         if event.fixed:
             self.report(f"fleet file: {event.fleet.path} fixed and applied")

@@ -437,12 +437,12 @@ class AutoStop:
         self._said[host] = said_as
         self.report(f"{host}: autostop waits: {why}")
 
-    def reload(self, fleet: Fleet) -> list[str]:
+    def reload(self, fleet: Fleet) -> dict[str, str]:
         """Take a changed fleet file; returns the refusals it brings (a host's new or
-        changed one), to be said once."""
+        changed one, by host), to be said once."""
         self.fleet = fleet
         before, self.refusals = self.refusals, refusals(fleet)
-        return [why for name, why in self.refusals.items() if before.get(name) != why]
+        return {name: why for name, why in self.refusals.items() if before.get(name) != why}
 
     def _transport(self, name: str) -> Transport | None:
         try:
