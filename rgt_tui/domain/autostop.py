@@ -29,7 +29,15 @@ from dataclasses import dataclass
 from rgt_tui.domain.box_watch import NO_DEVICE
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.profiles import Profile
-from rgt_tui.domain.queue_state import FINISHED, PENDING, RETRY, RUNNING, QueueView, queue_is
+from rgt_tui.domain.queue_state import (
+    FINISHED,
+    PENDING,
+    RETRY,
+    RUNNING,
+    USER_STOPPED,
+    QueueView,
+    queue_is,
+)
 from rgt_tui.domain.snapshot import HostSnapshot
 from rgt_tui.domain.text import printable
 
@@ -152,6 +160,14 @@ def queue_refusal(view: QueueView | None) -> str | None:
     if view.state != FINISHED or view.launch.done is None:
         running = [c.name for c in view.cells if c.status == RUNNING]
         now = f" (running: {', '.join(running[:3])})" if running else ""
+        if view.state == USER_STOPPED:
+            # What settles it, beside GEN1's "queue finished … still bills" (s37 money
+            # hour #6: the two read as contradicting each other, with no way on).
+            return (
+                f"{queue_is(view.state)}, not finished: autostop stops a box only once its "
+                "queue ran to its end — relaunch the rest (L, rgt-tui launch), or pull, "
+                "verify and stop or tear the box down yourself"
+            )
         return f"{queue_is(view.state)}, not finished{now}"
     if waiting:
         return f"cells still to run: {', '.join(waiting[:3])}"

@@ -206,3 +206,16 @@ def test_a_box_with_no_gpu_readings_is_said_unknown_and_a_cpu_box_counts_as_idle
     assert "stop the box yourself" in said
     running = HostSnapshot("cpu", 1.0, gpu_unavailable_reason="no NVIDIA device", cell="r1")
     assert idle_refusal(running, "connected", 5.0) == "cell r1 runs"
+
+
+def test_a_queue_stopped_by_the_user_says_how_autostop_can_go_on() -> None:
+    """s37 money hour #6: GEN1 told "queue finished … still bills" while autostop waited
+    on "the queue is stopped by the user, not finished", with no way on."""
+    from rgt_tui.domain.autostop import queue_refusal
+    from rgt_tui.domain.queue_records import RunnerLaunch
+    from rgt_tui.domain.queue_state import USER_STOPPED, QueueView
+
+    launch = RunnerLaunch(1000, "boot", "tmux", 0, "run.sh", 42)
+    why = queue_refusal(QueueView("h", USER_STOPPED, (), launch, "boot", 2000, 1))
+    assert why is not None and why.startswith("the queue is stopped by the user, not finished")
+    assert "relaunch the rest (L, rgt-tui launch)" in why, why
