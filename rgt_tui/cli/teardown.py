@@ -153,7 +153,13 @@ def format_checklist(report: GateReport, *, confirm_given: bool = False) -> str:
     for c, settle in zip(report.conditions, settles, strict=True):
         found = printable(c.evidence, None)
         if c.key == "confirmed" and not c.ok and confirm_given:
-            found = "given with --confirm: checked after a fresh re-scan, below"
+            # No re-scan follows a gate locked elsewhere: "below" promised one, and
+            # nothing came (s37 money hour #10).
+            found = (
+                "given with --confirm: checked after a fresh re-scan, below"
+                if report.ready_but_confirmation
+                else "given with --confirm: checked once the lines above hold"
+            )
         lines.append(f"  [{'x' if c.ok else ' '}] {c.key:<10} {needs(c.key)}{FOUND}{found}")
         if settle:
             lines.append(f"                 → {settle}")

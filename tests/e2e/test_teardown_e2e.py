@@ -58,6 +58,11 @@ async def test_gate_opens_only_after_pull_and_verify_and_relocks_on_change(
     # Before any pull the gate is locked and says what to do.
     locked = await cli("teardown", "box1", "--check")
     assert locked.returncode == 1 and "rgt-tui pull box1" in locked.stdout
+    # The name given while it is locked: no re-scan comes, so none is promised "below"
+    # (s37 money hour #10).
+    early = await cli("teardown", "box1", "--confirm", "box1")
+    assert early.returncode == 1 and "checked once the lines above hold" in early.stdout
+    assert "re-scan, below" not in early.stdout
 
     pulled = await cli("pull", "box1")
     assert pulled.returncode == 0, pulled.stdout + pulled.stderr

@@ -94,7 +94,10 @@ async def test_a_killed_cell_with_a_verified_checkpoint_locks_until_acknowledged
     assert added.returncode == 1, added.stdout + added.stderr
     roster = next(x for x in added.stdout.splitlines() if x.startswith("  [ ] roster"))
     assert roster.startswith("  [ ] roster") and "the queue file now also has zeta" in roster
-    assert "which the last verify did not count (never run: launch it, or accept it as missing)" in added.stdout
+    assert (
+        "which the last verify did not count (never run: launch it, or accept it as missing)"
+        in added.stdout
+    )
 
 
 async def test_a_failed_cell_locks_and_a_moved_one_does_not(
