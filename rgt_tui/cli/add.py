@@ -54,6 +54,7 @@ from rgt_tui.services.fleet.add_host import (
     read_cost,
     read_fleet_file,
     read_target,
+    render_block,
     same_account,
     suggest_name,
     trust_key,
@@ -231,6 +232,12 @@ def _add(call: Call, written: list[str]) -> int:
         host = add_to_fleet(_with_fingerprint(new, check), path)
     except AddRefused as exc:
         code = EXIT_BAD_INPUT if exc.field != "file" else EXIT_PROBLEMS
+        if exc.field != "name":
+            # The file broke (or changed) while the questions were answered: every answer
+            # was lost (s37 fleet hour #11). The block, to paste once it loads again.
+            block = render_block(_with_fingerprint(new, check))
+            print(f"nothing was written; the block it would add, to paste once {path} loads:")
+            print(block)
         return call.fail(exc.message, fix=exc.fix, code=code)
     written.append(f"{host.name} was added to {path}")
     print(f"added {host.name} ({new.ssh}, {host.profile}) to {path}:{host.line}")

@@ -685,3 +685,30 @@ async def test_add_screen_checks_the_fleets_own_known_hosts(make_loopback_fleet,
     (host,) = app.results
     assert host.known_hosts == fleet.known_hosts == load_fleet(hosts).host("b2").known_hosts
     assert not (home / ".ssh" / "known_hosts").exists()
+
+
+async def test_a_fleet_file_broken_while_add_asks_prints_the_block_to_paste(
+    make_loopback_fleet, home, tmp_path
+):
+    """s37 fleet hour #11: an unrelated typo saved in the fleet file while `add` asked its
+    questions threw every answer away ("does not load, so nothing can be added"). Nothing
+    is written still, and the block it would have added is printed to paste."""
+    fleet = await make_loopback_fleet(1)
+    box = fleet.boxes[0]
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(HAND_WRITTEN)
+    adding = Terminal(
+        "add", pasted(fleet, box), "--name", "nb", "--profile", "generic-ssh",
+        "--cost-per-hour", "1.5", "--workdir", "/w", "--code", "none", "--queue", "none",
+        "--run", "none", "--durable-dir", "/w/runs", "--pull", "/w/runs", "--hosts", str(hosts),
+        cwd=tmp_path, env=NO_COLOR, output_on_terminal=True,
+    )  # fmt: skip
+    await adding.expect("Trust this key? Type y or yes to trust; anything else cancels [N]: ")
+    broken = HAND_WRITTEN + "poll_seconds = \n"  # saved meanwhile, in another editor
+    hosts.write_text(broken)
+    adding.type("yes")
+    code, out, _ = await adding.finish()
+    assert code != 0, out
+    assert "nothing was written; the block it would add, to paste once" in out, out
+    assert 'name = "nb"' in out and "cost_per_hour = 1.5" in out, out
+    assert "does not load" in out and hosts.read_text() == broken

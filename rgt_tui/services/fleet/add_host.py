@@ -43,6 +43,7 @@ from rgt_tui.services.fleet.append import (
     fleet_file_for_add,
     free_name,
     read_fleet_file,
+    render_block,
 )
 from rgt_tui.transport import open_transport
 from rgt_tui.transport.known_hosts import trust_host_key
@@ -51,7 +52,7 @@ __all__ = [
     "AddRefused", "FleetFile", "KeyCheck", "NewHost", "Pasted", "add_to_fleet",
     "check_host_key", "check_name", "check_profile", "fingerprint_matches", "fleet_in_code",
     "fleet_file_for_add", "fleet_known_hosts", "guess_profile", "read_cost", "read_fleet_file",
-    "read_target", "same_account", "suggest_name", "trust_key",
+    "read_target", "render_block", "same_account", "suggest_name", "trust_key",
 ]  # fmt: skip
 
 # The fleet file's rule for a name (it names the host's local results folder).
