@@ -121,10 +121,13 @@ class QueuePoller:
             # Off the loop: every poll of every host asks, and a queue file may sit on a
             # network mount.
             st = await asyncio.to_thread(os.stat, host.queue)
+            stamp: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
         except OSError:
-            return view  # the queue file's own problems are said where it is read
+            # Compared all the same: against_box says the file cannot be read (a typo in
+            # the queue path), or the tab's "not sent" lines vanished unsaid (s37 #7).
+            stamp = None
         fleet = self.fleet() if self.fleet is not None else None
-        made_for = (st.st_mtime_ns, st.st_size, view.total, view.launch, fleet)
+        made_for = (stamp, view.total, view.launch, fleet)
         kept = self.sent_notes.get(host.name)
         # Lines at fault among those not sent: compared on every poll while said, as
         # their fix may be in another file (a name used twice, renamed in the other).
