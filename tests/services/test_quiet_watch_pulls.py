@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import shutil
 from pathlib import Path
 
 from support.pulls import box_results
@@ -101,6 +102,16 @@ async def test_watch_pulls_only_hosts_with_pull_folders_once_a_cell_ended(
             event = told[-1]
             assert event.title == "box2: 1 changed result file pulled (earlier copy kept)", event
             assert kept in event.body and "never deleted by rgt-tui" in event.body, event.body
+
+        # The user deletes the copies, as the notice asks: growth counts from what is
+        # kept now (told again at 2, not once past the 4 told before: review s37).
+        shutil.rmtree(fleet.results_dir / "box2" / ".rgt" / "replaced")
+        for n in (5, 6):
+            (box_results(loopback, "box2") / "alpha" / "m.json").write_text(f'{{"epoch": {n}}}')
+            assert await scheduler.pull_once(fleet.hosts[1]) is None
+        assert "notified again at" not in scheduler.last["box2"]
+        await wait_for(lambda: len(told) == 5, 30, "the 2nd copy since the delete told")
+        assert ".rgt/replaced/ holds 2 earlier copies (" in told[-1].body
     finally:
         running.cancel()
         await asyncio.gather(running, return_exceptions=True)

@@ -509,10 +509,18 @@ class PullScheduler:
         if not result.pulled and result.ok:
             return None  # nothing new: nothing to tell anyone
         problems += news_problems(report)[:5]
-        news = PullNews(len(result.pulled) - changed, verdict, tuple(problems), copies)
-        quiet = unheard(news, self._news.get(host.name))
+        # The verdict compared is news_problems' (what the notice lists): problem_count
+        # counts the running queue's changes since the manifest, which differ each pull.
+        shown = "VERIFIED" if report.ok else "NOT VERIFIED"
+        news = PullNews(len(result.pulled) - changed, shown, tuple(problems), copies)
+        told = self._news.get(host.name)
+        quiet = unheard(news, told)
         if quiet is not None:  # a checkpoint rewritten again, nothing else: pull_news
             self.last[host.name] = f"{came} ({quiet})"
+            if told is not None and copies < told.copies:
+                # Copies deleted (as the KEPT words ask): growth counts from what is kept
+                # now, or 64 told and 1 left waited for 128 (review s37).
+                self._news[host.name] = replace(told, copies=copies)
             return None
         self._news[host.name] = news
         severity = "info" if result.ok else "warning"
@@ -577,6 +585,9 @@ class PullScheduler:
                 self._failing_since[host.name], self._told[host.name] = kept
         since = self._failing_since.setdefault(host.name, self.clock())
         self.last[host.name] = f"pull failed: {why}"
+        # The next pull that comes through is told whatever it brings: the last word the
+        # user had was this failure (review s37).
+        self._news.pop(host.name, None)
         self._failure[host.name] = (self.clock(), why)
         if self._told.get(host.name) != why:
             # The run's first told failure is keyed by its start (the same key after a
