@@ -134,7 +134,7 @@ def _duration(t: Table, key: str) -> float | None:
     seconds = parse_duration(value) if isinstance(value, str) else None
     if seconds is None:
         meant = _meant_duration(value)
-        fix = f' — did you mean {key} = "{meant}"?' if meant else ""
+        fix = f" — did you mean {key} = {' or '.join(map(quoted, meant))}?" if meant else ""
         raise t.error(
             key, f'expected a duration such as {key} = "15m" (h, m, s), got {value!r}{fix}'
         )
@@ -147,15 +147,23 @@ _UNIT_WORDS = re.compile(
 )
 
 
-def _meant_duration(value: object) -> str | None:
-    """What a duration typed otherwise meant: ``60`` → ``60s`` (a number: seconds, as
-    ``poll_seconds`` takes), ``"1min"`` → ``1m``, ``"2 hours"`` → ``2h``; None: no guess."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-        return f"{value:g}s"
-    if not isinstance(value, str):
-        return None
-    said = _UNIT_WORDS.sub(lambda m: m.group(1) + m.group(2)[0].lower(), value).replace(" ", "")
-    return said if said != value and parse_duration(said) is not None else None
+def _meant_duration(value: object) -> tuple[str, ...]:
+    """What a duration typed otherwise may have meant, each one that reads as a duration:
+    ``60`` → ``60s`` or ``60m`` (a bare number names no unit), ``"1min"`` → ``1m``,
+    ``"2 hours"`` → ``2h``; () when there is no guess."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        guesses = [f"{value:g}s", f"{value:g}m"]
+    elif isinstance(value, str):
+        words = _UNIT_WORDS.sub(lambda m: m.group(1) + m.group(2)[0].lower(), value)
+        guesses = [words.replace(" ", "")]
+    else:
+        return ()
+    return tuple(g for g in guesses if g != value and parse_duration(g) is not None)
+
+
+def quoted(text: str) -> str:
+    """``text`` as a TOML string is written (a duration: ``"15m"``)."""
+    return f'"{text}"'
 
 
 def _flag(t: Table, key: str, default: bool) -> bool:

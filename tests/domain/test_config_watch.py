@@ -61,13 +61,24 @@ def test_mistakes_name_the_line_and_the_fix() -> None:
 
 @pytest.mark.parametrize(
     ("written", "meant"),
-    [('"1min"', '"1m"'), ('"2 hours"', '"2h"'), ('"1h 30mins"', '"1h30m"'), ("60", '"60s"')],
+    [
+        ('"1min"', '"1m"'),
+        ('"2 hours"', '"2h"'),
+        ('"1h 30mins"', '"1h30m"'),
+        ("60", '"60s" or "60m"'),  # a bare number names no unit: both, said
+    ],
 )
 def test_a_duration_written_otherwise_is_answered_with_what_it_meant(written, meant) -> None:
     """s37 fleet hour #13: "1min" and 60 were refused with the format alone."""
     with pytest.raises(ConfigError) as caught:
         load(HOST + f"pull_every = {written}\n")
     assert f"did you mean pull_every = {meant}?" in str(caught.value)
+
+
+def test_no_guess_that_would_not_read_as_a_duration() -> None:
+    with pytest.raises(ConfigError) as caught:
+        load(HOST + "pull_every = 1e-9\n")
+    assert "did you mean" not in str(caught.value)  # "1e-09s" would be refused too
 
 
 def test_an_empty_notify_is_no_targets_and_a_wrong_one_says_urls() -> None:

@@ -95,7 +95,7 @@ async def test_a_killed_cell_with_a_verified_checkpoint_locks_until_acknowledged
     roster = next(x for x in added.stdout.splitlines() if x.startswith("  [ ] roster"))
     assert roster.startswith("  [ ] roster") and "the queue file now also has zeta" in roster
     assert (
-        "which the last verify did not count (never run: launch it, or accept it as missing)"
+        "which the last verify did not count (run since: pull and verify; never run: launch it, or accept it as missing)"
         in added.stdout
     )
 

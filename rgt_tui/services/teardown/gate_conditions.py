@@ -98,7 +98,7 @@ def roster_now(
         # Not "verify again": verify counts a cell never run as missing, and the gate
         # stays shut; the fix names launch or accepting it (s37 money hour #10).
         f"{c.evidence}; the queue file now also has {named}, which the last verify did not "
-        "count (never run: launch it, or accept it as missing)",
+        "count (run since: pull and verify; never run: launch it, or accept it as missing)",
         tuple(new),
     )
 

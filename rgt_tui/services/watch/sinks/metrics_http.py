@@ -270,7 +270,10 @@ class MetricsServer:
         )
         if method != "HEAD":
             writer.write(body)
-        await writer.drain()
+        # A client that asks and never reads would hold its slot (never idle, so never
+        # closed for a newcomer): its answer gets the request's time too (review s37).
+        async with asyncio.timeout(REQUEST_TIMEOUT_S):
+            await writer.drain()
         return keep
 
 
