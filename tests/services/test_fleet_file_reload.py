@@ -82,6 +82,12 @@ def test_a_block_moved_down_is_not_an_edit_and_a_new_address_reconnects(
     assert changes.summary().startswith("[fleet] changed: results_dir; pulls and their records")
     assert "earlier ones stay in the old folder" in changes.summary()
 
+    # Keys as the file names them, not the fields they are read into (review s37:
+    # "watch.pull_every_s").
+    every = replace(a, watch=replace(a.watch, pull_every_s=300.0))
+    changes = fleet_changes(old, replace(old, hosts=(every, b)), old.hosts, (every, b))
+    assert changes.summary() == "changed a (pull_every)"
+
 
 async def test_a_host_added_while_watch_runs_is_notified_and_one_removed_leaves_the_metrics(
     tmp_path: Path,

@@ -97,8 +97,10 @@ _NOT_FLEET_KEYS = frozenset({"path", "hosts", "is_default", "read_stamp"})
 def changed_fields(
     before: object, after: object, *, skip: frozenset[str] = frozenset()
 ) -> tuple[str, ...]:
-    """The dataclass fields of ``after`` that differ from ``before``'s, one level into
-    the tables of settings (``watch.notify``, ``thresholds.disk_pct``)."""
+    """The keys whose values differ between ``before`` and ``after`` (dataclasses read
+    from the fleet file), one level into the tables of settings (``notify``, ``disk_pct``),
+    as the file names them. A key another defaults from (``durable_dir`` from
+    ``workdir``) is listed with it: the values compared are the ones in force."""
     out: list[str] = []
     for f in fields(after):  # type: ignore[arg-type]
         if f.name in skip:
@@ -107,10 +109,20 @@ def changed_fields(
         if a == b:
             continue
         if f.name in _NESTED_KEYS and is_dataclass(a) and type(a) is type(b):
-            out += [f"{f.name}.{k}" for k in changed_fields(a, b)] or [f.name]
+            out += list(changed_fields(a, b)) or [f.name]
         else:
-            out.append(f.name)
-    return tuple(out)
+            out.append(_KEY_OF.get(f.name, f.name))
+    return tuple(dict.fromkeys(out))
+
+
+# The fleet-file key a field is read from, where the two names differ (review s37:
+# "watch.pull_every_s" named no key a user writes). The tables' own fields are said
+# bare: their keys sit in the entry itself ([[hosts]], [fleet]).
+_KEY_OF = {
+    "pull_every_s": "pull_every",
+    "reminder_minutes": "notify_reminder_minutes",
+    "tracker_patterns": "tracker",
+}
 
 
 def fleet_changes(
