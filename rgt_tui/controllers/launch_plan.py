@@ -69,6 +69,14 @@ class LaunchControl:
         # hour #3: a re-plan kept the workdir the dialog opened with, and launched there).
         self.current = current
 
+    def stale(self) -> bool:
+        """Whether the host's entry applied now differs from the one the last plan was
+        made with (a fleet-file edit saved since): launching that plan would run with
+        the old settings (review s37)."""
+        if self.current is None:
+            return False
+        return self.current().find(self.host.name) != self.host
+
     def _follow(self) -> str | None:
         """Take the host's entry from the fleet applied now; why not (it is gone)."""
         if self.current is None:

@@ -134,6 +134,10 @@ def preflight_notes(plan: LaunchPlan) -> Content:
     )
 
 
+# Said when Launch is pressed on a plan made before a fleet-file edit (review s37).
+STALE_PLAN = "the fleet file changed since this plan: planned again with it; launch again"
+
+
 class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
     """Shows the plan; Launch runs it, Cancel (or Escape) leaves the box alone."""
 
@@ -417,6 +421,10 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
         plan = self.plan
         if plan is None or not plan.ok or self.launching or self._start_text() != self._asked_for:
             return  # no plan, a refused one, or the box changed and its Changed is queued
+        if self.control.stale():  # the fleet file changed under the plan shown: plan again
+            self.plan_for_start_box(again=True)
+            self.query_one("#launch-status", Static).update(Content.styled(STALE_PLAN, "$warning"))
+            return
         self.launching = True
         self.begin_replan()  # Enter held, no button focused, until the launch answers
         self.query_one("#launch-go", Button).disabled = True

@@ -33,7 +33,12 @@ from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.queue_state import CellView
 from rgt_tui.screens.dialog import DialogBody, DialogButton, KeyHint, ReplanScreen, enter_does
-from rgt_tui.screens.launch_confirm import preflight_notes, show_ack_button, show_refusal
+from rgt_tui.screens.launch_confirm import (
+    STALE_PLAN,
+    preflight_notes,
+    show_ack_button,
+    show_refusal,
+)
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.disk.out_checkpoints import checkpoint_notes
 from rgt_tui.services.queue.control import RetryPlan
@@ -271,6 +276,12 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
     def _go(self) -> None:
         plan = self.plan
         if plan is None or not plan.ok or self.retrying:
+            return
+        if self.control.stale():  # the fleet file changed under the plan shown: plan again
+            self.replan()
+            self.query_one("#retry-status", Static).update(
+                Content.styled(STALE_PLAN.replace("launch again", "retry again"), "$warning")
+            )
             return
         self.query_one("#retry-go", Button).disabled = True
         self.query_one("#retry-status", Static).update(

@@ -23,11 +23,16 @@ async def test_each_plan_reads_the_host_entry_applied_now(make_queue_fleet: Any)
         control = LaunchControl(qf.fleet, qf.host(), connections, lambda: applied[-1])
         plan, error = await control.plan_launch(0, ())
         assert plan is not None and plan.ok, (error, plan and plan.problems)
+        assert not control.stale()
 
-        # The entry's workdir is changed in the file (and applied) with the dialog open.
+        # The entry's workdir is changed in the file (and applied) with the dialog open:
+        # the plan shown is stale (Launch plans again instead of launching it), and the
+        # next plan is made with the new entry.
         moved = dataclasses.replace(qf.host(), workdir=qf.host().workdir + "x")
         applied.append(dataclasses.replace(qf.fleet, hosts=(moved,)))
+        assert control.stale()
         plan, error = await control.plan_launch(0, ())
+        assert not control.stale()
         assert plan is not None and not plan.ok, error
         assert any(f"workdir {moved.workdir} does not exist" in p for p in plan.problems), (
             plan.problems

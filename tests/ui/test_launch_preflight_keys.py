@@ -135,3 +135,42 @@ async def test_y_syncs_the_code_and_p_shows_the_preflight_report_on_the_queue_ta
         help_text = "\n".join(text_of(s) for s in app.screen.query(Static).results(Static))
         assert "Push the host's code to the box, checked by hash" in help_text
         assert "Check the box: torch, GPU, driver, disk, code" in help_text
+
+
+async def test_launch_pressed_on_a_plan_made_before_a_fleet_edit_plans_again(
+    make_queue_fleet, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """s37 fleet hour #3 and its review: an edit of the host's entry applied while the
+    dialog is open; Launch on the plan shown would run with the old workdir. It plans
+    again with the entry as applied (here: a workdir not on the box, refused)."""
+    import dataclasses
+
+    from rgt_tui.screens.launch_confirm import STALE_PLAN
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    qf.set_preflight_ack(("torch", "arch", "gpu", "driver"))
+    qf.write_queue(f"{qf.cell_script('one', 'echo one')} t\n")
+    app = _app(qf.fleet, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("L")
+        modal = await _plan_with(pilot, app, ())
+        assert modal.plan is not None and modal.plan.ok, modal.plan.problems
+        host = app.fleet.host("box1")
+        moved = dataclasses.replace(host, workdir=host.workdir + "-renamed")
+        app.fleet = dataclasses.replace(app.fleet, hosts=(moved,))  # as the reload applies it
+        await click(pilot, "#launch-go")
+        await wait_for(
+            lambda: (
+                STALE_PLAN in text_of(modal.query_one("#launch-status", Static))
+                or (modal.plan is not None and not modal.plan.ok)
+            ),
+            what="the plan made again",
+            pilot=pilot,
+        )
+        await wait_for(
+            lambda: modal.plan is not None and not modal.plan.ok, what="the new plan", pilot=pilot
+        )
+        assert any("-renamed does not exist" in p for p in modal.plan.problems)
+        assert isinstance(app.screen, LaunchConfirmScreen)  # nothing launched
+    view = await wait_view(qf, lambda v: True, what="the queue as it is")
+    assert view.launch is None
