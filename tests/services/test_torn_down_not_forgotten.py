@@ -1,8 +1,8 @@
 """A box recorded as torn down is never GEN1's "forgotten box … pull, verify and tear it
 down" (s37 money hour #1: a watch running since before the teardown paged it as critical
 and exported it for RgtForgottenBox, beside the still-answers alert whose fix is the
-provider's console). The runtime, as the TUI (``is_torn_down``) and `watch` (the
-still-answers alert) each learn it; the alerts come from the real health rules."""
+provider's console). The runtime, told by ``is_torn_down`` (the TUI's jobs, `watch`'s
+journal) or handed the still-answers alert; the alerts come from the real health rules."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def ids(rt: FleetRuntime) -> list[str]:
 
 def test_a_box_that_answers_after_its_teardown_is_the_leak_not_forgotten(tmp_path: Path):
     leak = still_answers_alert(FROZEN - 3600, FROZEN)
-    rt = runtime(tmp_path, still_answers=lambda host: leak)  # as `watch` learns it
+    rt = runtime(tmp_path, still_answers=lambda host: leak)  # the box watch's alert
     rt.apply(forgotten_update())
     assert ids(rt)[0] == STILL_ANSWERS and FORGOTTEN_ALERT not in ids(rt)
 

@@ -382,7 +382,7 @@ class FleetRuntime(FleetFileHosts, Generic[S, E]):
             update = as_torn_down(update)  # gone, as it should be: never GEN8
         elif update.connection.status == "connected":
             leak = self.still_answers(update.host)
-            if leak is not None:  # recorded torn down (watch learns it so): not "forgotten"
+            if leak is not None:  # recorded torn down, still answering: not "forgotten"
                 update = not_forgotten(update)
                 update = replace(update, alerts=(leak, *update.alerts))
             elif has_forgotten(update) and self.stops.stopped_at(update.host) is not None:

@@ -23,9 +23,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from rgt_tui.domain.cost import FORGOTTEN_ALERT
 from rgt_tui.services.journal import Journal, JournalError
-from rgt_tui.services.runtime.monitors import GEN8_ALERT
+from rgt_tui.services.runtime.monitors import GEN8_ALERT, not_forgotten
 from rgt_tui.services.telemetry import HostUpdate
 
 STOPPED = "stopped"  # ConnectionState.status of a box watch's autostop stopped
@@ -88,7 +87,7 @@ def as_stopped(update: HostUpdate, at: float) -> HostUpdate:
         # Nor GEN1's "queue finished and the box still bills": watch stopped it, so its
         # rate bills no more (the header's $/h and the metrics say 0), and the alert paged
         # every time autostop did its job (s36 watch hour #2).
-        alerts=tuple(a for a in update.alerts if a.id not in (GEN8_ALERT, FORGOTTEN_ALERT)),
+        alerts=tuple(a for a in not_forgotten(update).alerts if a.id != GEN8_ALERT),
     )
 
 

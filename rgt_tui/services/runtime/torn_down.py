@@ -11,22 +11,30 @@ it changed (its last-seen time is written at most once a minute).
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
-from rgt_tui.services.journal import Journal, JournalError
+from rgt_tui.domain.config import Fleet
+from rgt_tui.services.journal import Journal, JournalError, journal_for
 from rgt_tui.services.records_watch import Stamp, file_stamp
 
 
 class TornDownHosts:
     """``torn(host)``: whether the journal records ``host``'s current box as torn down."""
 
-    def __init__(self, journal: Callable[[], Journal] | None) -> None:
-        self._journal = journal
+    def __init__(self, fleet: Callable[[], Fleet] | None) -> None:
+        self._fleet = fleet
+        self._journal: tuple[Path | None, Journal] | None = None  # (its fleet's path, it)
         self._seen: dict[str, tuple[Stamp, bool]] = {}  # host → (its file's stamp, torn)
 
     def __call__(self, host: str) -> bool:
-        if self._journal is None:
+        if self._fleet is None:
             return False
-        journal = self._journal()
+        fleet = self._fleet()
+        if self._journal is None or self._journal[0] != fleet.path:
+            # Opened once per fleet file: journal_for resolves and hashes its path
+            # (~26 µs), twice a sample per host (review s37).
+            self._journal = (fleet.path, journal_for(fleet))
+        journal = self._journal[1]
         stamp = file_stamp(journal.path(host))
         seen = self._seen.get(host)
         if seen is not None and seen[0] == stamp:

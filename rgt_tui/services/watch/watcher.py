@@ -146,9 +146,7 @@ class Watcher:
             pick_hosts=lambda fleet: watched_hosts(fleet)[0],
             # One torn down while watching: no GEN1 "forgotten" from then on, nor its
             # queue read (still answering: the StillAnswers driver tells it).
-            is_torn_down=TornDownHosts(
-                None if fleet.is_default else lambda: journal_for(self.runtime.fleet)
-            ),
+            is_torn_down=TornDownHosts(None if fleet.is_default else lambda: self.runtime.fleet),
         )
         self.monitors = self.runtime.monitors
         self._outbox: asyncio.Queue[WatchEvent] = asyncio.Queue()

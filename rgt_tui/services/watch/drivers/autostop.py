@@ -302,6 +302,9 @@ class AutoStop:
         if underway is not None:
             self.say(host.name, "teardown", f"teardown: {underway}")
             return
+        # Taken before the gate reads the records: a pull that lands during the check is
+        # a change to look at again for (review s37).
+        stamp = self._records_stamp(host)
         report = await check_gate(
             self.fleet, host, self._transport(host.name), self.journal, clock=self._clock
         )
@@ -311,7 +314,7 @@ class AutoStop:
                 for c in report.conditions
                 if not c.ok and c.key != "confirmed"
             ]
-            self._refused_at[host.name] = (launch, now, self._records_stamp(host))
+            self._refused_at[host.name] = (launch, now, stamp)
             gate = "; ".join(failing[:3]) or "; ".join(report.problems[:2]) or "locked"
             # The first locked line's fix, and when the gate is looked at again: the line
             # alone left the user guessing why the box still billed (hour s20b #8).
