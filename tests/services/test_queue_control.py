@@ -25,6 +25,7 @@ from rgt_tui.domain.queue_state import (
 )
 from rgt_tui.domain.unfinished import queue_cells_seen
 from rgt_tui.services.box_ctl import run_ctl
+from rgt_tui.services.queue.append import against_box
 from rgt_tui.services.queue.control import (
     kill_cell,
     plan_retry,
@@ -285,8 +286,15 @@ async def test_retry_sets_outputs_aside_and_reruns_only_that_cell_under_its_name
     assert box.stdout.startswith("refused\tdone\t")
 
     (qf.root() / "fixed").touch()
+    # A line added to the file meanwhile, not sent: the retry leaves it for append (s37
+    # dev-loop #4: sent half-way with the retry, it never ran and append saw nothing new).
+    qf.append_queue(f"{qf.cell_script('later', 'echo later ran')} t\n")
     plan = await plan_retry(qf.fleet, host, transport, ["flaky"])
     assert plan.ok, plan.problems
+    assert plan.launch is not None and any(
+        "1 line of" in w and "not sent yet stays unsent by this retry" in w
+        for w in plan.launch.warnings
+    ), plan.launch.warnings
     out = str(qf.root() / "results" / "flaky")
     assert plan.outs == (out,) and plan.launch is not None and not plan.running
     result = await retry_cells(plan, transport)
@@ -306,6 +314,15 @@ async def test_retry_sets_outputs_aside_and_reruns_only_that_cell_under_its_name
     assert view.cells[0].retries == 1 and view.cells[0].set_aside == aside
     runner = (qf.qdir() / "runner.state").read_text().splitlines()
     assert runner[-2].split()[4] == "2"  # the retry launch starts past the last cell
+    assert qf.state("later") == ""  # never ran, and is still not sent: append sends it
+    transport = qf.transport()
+    try:
+        await transport.connect()
+        compared = await against_box(host, transport, view, qf.fleet)
+        assert compared.not_sent is not None, compared
+        assert [c.name for _, c in compared.not_sent.cells] == ["later"]
+    finally:
+        await transport.close()
 
 
 async def test_retry_while_running_runs_before_the_next_cell_and_a_running_cell_is_refused(

@@ -351,13 +351,27 @@ async def plan_launch(
     except QueueError as exc:
         problems.append(exc.message)
         return refused()
+    held_back = ""
+    if retry_only and box_text and text.startswith(box_text) and len(cells) > len(facts.deployed):
+        # A retry runs the cells it retries and no more: lines added to the file and not
+        # sent stay for append or a launch. Sent with it, the box's copy took them and its
+        # cell table did not, so they never ran and append saw nothing new (s37 dev-loop
+        # hour #4).
+        unsent = len(cells) - len(facts.deployed)
+        cells, text = cells[: len(facts.deployed)], box_text
+        start_index = base["start_index"] = len(cells)
+        held_back = (
+            f"{plural(unsent, 'line')} of {display_path(host.queue)} not sent yet "
+            f"{'stays' if unsent == 1 else 'stay'} unsent by this retry: a (Append) or "
+            f"rgt-tui queue append {host.name} sends {'it' if unsent == 1 else 'them'}"
+        )
     rendered = render_queue(host, cells, text, facts.home)
     # The box's records alone (they must show the skips it misses, to record them), and
     # as people read them: a '#moved-to' cell moved, not interrupted (records.py).
     view = view_from_facts(host, facts)
     moved = {c.name: c.moved_to for c in cells if c.moved_to}
     shown_view = view_from_facts(host, facts, moved) if moved else view
-    warnings: list[str] = []
+    warnings: list[str] = [held_back] if held_back else []
     if report is not None:
         problems += preflight_problems(report, acked, host.ready.preflight_ack)
         warnings += preflight_warnings(report, acked, host.ready.preflight_ack)
