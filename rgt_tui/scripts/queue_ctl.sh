@@ -930,8 +930,12 @@ queue_retry() {
             [ -e "$aside" ] || [ -L "$aside" ] && aside="$aside.$$"
             # A rename in its own folder: nothing is copied or deleted; a symlink is
             # renamed itself, never followed.
-            mv -T -- "$out" "$aside" 2>/dev/null || mv -- "$out" "$aside" ||
-                refuse io "cannot move $out aside to $aside: nothing retried from $name on"
+            # mv's own words name the cause (a mount point is "busy", a read-only file
+            # system says so); dropped, the refusal gave none (s37 dev-loop #8).
+            if ! why=$(mv -T -- "$out" "$aside" 2>&1) && ! why=$(mv -- "$out" "$aside" 2>&1); then
+                why=$(printf '%s' "$why" | tr '\n\t' '  ' | head -c 300)
+                refuse io "cannot move $out aside to $aside (${why:-mv failed}): nothing retried from $name on (a mount point cannot be renamed: set what it holds aside by hand, then retry)"
+            fi
         fi
         now=$(date +%s)
         printf 'retry %s %s\n' "$now" "$aside" >>"$q/cells/$name.state" ||

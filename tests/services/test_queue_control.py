@@ -633,3 +633,26 @@ async def test_a_stop_confirmed_for_a_cell_that_ended_meanwhile_says_what_it_sto
     view = await wait_view(qf, lambda v: v.state == USER_STOPPED, what="the queue to stop")
     assert [c.status for c in view.cells] == [DONE, DONE, PENDING]  # the stop held after a
     await transport.close()
+
+
+async def test_a_retry_refused_on_the_box_says_mvs_reason(make_queue_fleet):
+    """s37 dev-loop #8: a cell's {out} that is a mount point cannot be renamed aside; the
+    refusal dropped mv's words ("Device or resource busy") and gave no way on."""
+    from support.machine import tmpfs
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    out = qf.root() / "results" / "mounted"
+    with tmpfs(out, "1m"):
+        cell = qf.cell_script("mounted", 'mkdir -p "$2"; echo x > "$2/r"; exit 3')
+        transport, _ = await launched(qf, f"{cell} t\n")
+        await wait_view(qf, lambda v: v.state == FINISHED, what="the cell to fail")
+        try:
+            plan = await plan_retry(qf.fleet, qf.host(), transport, ["mounted"])
+            assert plan.ok, plan.problems
+            with pytest.raises(QueueError) as refused:
+                await retry_cells(plan, transport)
+        finally:
+            await transport.close()
+    said = str(refused.value)
+    assert f"cannot move {out} aside to" in said and "busy" in said.lower(), said
+    assert "a mount point cannot be renamed" in said and "nothing retried" in said
