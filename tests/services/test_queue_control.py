@@ -656,3 +656,41 @@ async def test_a_retry_refused_on_the_box_says_mvs_reason(make_queue_fleet):
     said = str(refused.value)
     assert f"cannot move {out} aside to" in said and "busy" in said.lower(), said
     assert "a mount point cannot be renamed" in said and "nothing retried" in said
+
+
+async def test_a_retry_the_running_queue_runs_says_the_box_runs_other_code(
+    make_queue_fleet, tmp_path
+):
+    """s37 dev-loop #1: train.py fixed here after the launch; sync is refused while the
+    queue runs; `queue retry` said only "the running queue runs it", and the retry ran
+    the old code. The plan says so, naming the files that differ."""
+    from support.code_trees import add_code, write
+
+    from rgt_tui.services.code_sync import sync_code
+    from rgt_tui.services.fleet.file import load_fleet
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    code = tmp_path / "proj"
+    write(code, "cells/bad.sh", "echo v1; exit 3\n")
+    write(code, "cells/hold.sh", 'while [ ! -e "$HOME/go" ]; do sleep 0.05; done\n')
+    write(code, "train.py", "VERSION = 1\n")
+    add_code(qf.loopback.hosts_file, code)
+    fleet = load_fleet(qf.loopback.hosts_file)
+    host = fleet.host("box1")
+    qf.write_queue("cells/bad.sh t\ncells/hold.sh t\n")
+    transport = qf.transport()
+    try:
+        await sync_code(host, transport, method="sftp")
+        plan = await plan_launch(fleet, host, transport)
+        assert plan.ok, plan.problems
+        await launch(plan, transport)
+        await wait_view(qf, lambda v: v.cells[1].status == RUNNING, what="hold to run")
+        write(code, "train.py", "VERSION = 2  # the fix\n")
+        retry = await plan_retry(fleet, host, transport, ["bad"])
+        assert retry.ok and retry.running, retry.problems
+        (note,) = [w for w in retry.warnings if "runs it with the code on box1" in w]
+        assert "differs from the local tree in 1 file (train.py)" in note, note
+        assert "stop it (S), sync, then retry" in note
+    finally:
+        (qf.root() / "go").touch()
+        await transport.close()

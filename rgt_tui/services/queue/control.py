@@ -490,6 +490,8 @@ async def plan_retry(
             f"a stop was asked: {host.name}'s queue ends after its current cell, before any "
             "retry — retry once it has stopped (then it runs alone); nothing was set aside"
         )
+    if with_launch and view.runner_alive and cells and not problems:
+        warnings += await _running_code_note(fleet, host, transport)
     launch_plan = None
     if not with_launch:
         return RetryPlan(
@@ -512,6 +514,30 @@ async def plan_retry(
         tuple(problems), tuple(warnings), launch_acks=inherited, revoked=not launch_acks,
         unknown=tuple(unknown), waiting=tuple(waiting), queue_cells=view.cells,
     )  # fmt: skip
+
+
+async def _running_code_note(fleet: Fleet, host: HostConfig, transport: Transport) -> list[str]:
+    """A retry the running queue runs runs the box's code, not the local tree; sync is
+    refused while the queue runs, so a fix made here since the launch is not in it (s37
+    dev-loop hour #1: the retry ran the old code, unsaid; a launch's preflight says it)."""
+    from rgt_tui.domain.errors import TransportError
+    from rgt_tui.services.code_sync.rules import fleet_files
+    from rgt_tui.services.code_sync.status import code_status
+    from rgt_tui.services.code_sync.types import SyncError
+
+    try:
+        status = await code_status(host, transport, withhold=fleet_files(fleet))
+    except (SyncError, TransportError):
+        return []  # not known: a launch's preflight says why
+    if status is None or not status.differ_count:
+        return []
+    named = ", ".join(status.differs[:3]) + (", …" if status.differ_count > 3 else "")
+    return [
+        f"the running queue runs it with the code on {host.name}, which differs from the "
+        f"local tree in {plural(status.differ_count, 'file')} ({named}): a fix made here "
+        "since is not in it — sync is refused while the queue runs; stop it (S), sync, "
+        "then retry, to run the local code"
+    ]
 
 
 def _not_retryable(
