@@ -151,7 +151,17 @@ async def _print_log(call: Call, transport: Transport, path: str, where: str) ->
                     f"{host.name} lists the cells)",
                 )
             said = await _missing(transport, where, host.name, path, args.cell)
-            return call.fail(said + await _pulled_copy(call, args.cell))
+            if not (args.follow and said.endswith(NOT_STARTED)):
+                return call.fail(said + await _pulled_copy(call, args.cell))
+            # -f on a cell still to run waits for it, as tail -F would (s37 dev-loop #15:
+            # it stopped at once, and the user ran it again and again).
+            printer.notice(f"-- {where}: cell {args.cell!r} has not started yet; waiting for "
+                           "its log (Ctrl-C stops)")  # fmt: skip
+            while await transport.stat(path) is None:
+                await asyncio.sleep(args.poll)
+            async for chunk in iter_log(transport, path, tail_lines=args.tail, highlight=highlight):
+                printer.lines(chunk.lines)
+                last = chunk
         except OSError as exc:  # permission denied, a directory, ...
             return call.fail(f"{where}: cannot read {path}: {exc.strerror}")
         assert last is not None
@@ -254,7 +264,10 @@ async def _missing(transport: Transport, where: str, host: str, path: str, cell:
             f"{where} has no {queue_log}: the queue has not been launched "
             f"on this host (rgt-tui launch {host})"
         )
-    return f"{where} has no {path}: cell {cell!r} has not started yet"
+    return f"{where} has no {path}: cell {cell!r} {NOT_STARTED}"
+
+
+NOT_STARTED = "has not started yet"
 
 
 class LogPrinter:

@@ -106,3 +106,39 @@ async def test_queue_move_a_name_that_is_no_cell_is_bad_input(make_queue_fleet):
     both = await arun("queue", "move", "a", "b", "--to", "box2", "--hosts", hosts, "--yes")
     assert both.returncode == 1 and "move one host's at a time" in both.stderr, both.stderr
     assert qf.queue_file().read_text().endswith("a.sh t\n")  # nothing was moved
+
+
+async def test_logs_follow_of_a_cell_still_to_run_waits_for_it(make_queue_fleet):
+    """s37 dev-loop #15: `logs box1 later -f` said "has not started yet" and ended; it
+    waits for the cell's log, then follows it."""
+    import asyncio
+    import signal
+
+    from support.cli import RGT, cli_env
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    hold = qf.cell_script("hold", 'while [ ! -e "$HOME/go" ]; do sleep 0.05; done')
+    later = qf.cell_script("later", 'echo "later ran"; sleep 30')
+    qf.write_queue(f"{hold} t\n{later} t\n")
+    transport = qf.transport()
+    await launch(await plan_launch(qf.fleet, qf.host(), transport, preflight=False), transport)
+    await transport.close()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="hold to run")
+    proc = await asyncio.create_subprocess_exec(
+        *RGT, "logs", "box1", "later", "-f", "--poll", "0.2",
+        "--hosts", str(qf.loopback.hosts_file),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        stdin=asyncio.subprocess.DEVNULL, env=cli_env(),
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        said = (await asyncio.wait_for(proc.stderr.readline(), 60)).decode()
+        assert "cell 'later' has not started yet; waiting for its log" in said, said
+        (qf.root() / "go").touch()
+        lines: list[str] = []
+        while "later ran\n" not in lines:  # after the runner's own start line
+            lines.append((await asyncio.wait_for(proc.stdout.readline(), 60)).decode())
+            assert lines[-1], lines  # ended before the cell's output
+    finally:
+        proc.send_signal(signal.SIGINT)
+        await asyncio.wait_for(proc.wait(), 30)
