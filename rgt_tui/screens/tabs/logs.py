@@ -43,6 +43,7 @@ from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.logscan import LogChunk, LogPosition
+from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.domain.units import fmt_bytes
 from rgt_tui.screens.tabs.base import DetailTab, HostView, TabbedScreen
 from rgt_tui.screens.tabs.logs_recall import RECALL_LINES, Kind, LogRecall, Recalled
@@ -229,6 +230,14 @@ class LogsTab(DetailTab):
             self._load_cells()
         if not self.following:
             self.start()
+
+    def show_queue(self, view: QueueView) -> None:
+        """The poller's newest view: cells appended (or sent by a retry) while the screen
+        is open are offered by ``c`` (s37 dev-loop #6: only a reopen listed them). No box
+        read: the poll made one; a view with the same cells changes nothing."""
+        names = tuple(c.name for c in view.cells)
+        if names != self._cells:
+            self.post_message(self.Cells(names, unstarted_notes(view)))
 
     def _check_visible(self) -> None:
         if self.host is None:
