@@ -43,7 +43,7 @@ class Change:
     records: bool  # its pulled copy's manifest, pulled record or verification: a pull or verify ran
 
 
-def file_stamp(path: Path) -> Stamp:
+def file_stamp(path: Path | str) -> Stamp:
     """``path``'s (inode, size, mtime ns), or None when it cannot be stat'ed: what
     changes on every write, a rename over it included (blocking)."""
     try:
