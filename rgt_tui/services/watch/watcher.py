@@ -14,6 +14,9 @@ autostop (``drivers.autostop.AutoStop``), both holding hosts by the runtime's on
 
 Time-based events (a reminder, a silent box) need no new sample: each host is looked at
 again every ``tick_s`` as well. ``check_now`` does it at once (tests, with their clock).
+
+Over 450 lines on purpose: the watch's wiring (runtime, drivers, sinks, the fleet file's
+changes) is one place to read how `watch` runs; each driver lives in its own module.
 """
 
 from __future__ import annotations

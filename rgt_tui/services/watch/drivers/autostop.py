@@ -29,6 +29,10 @@ A condition that fails does nothing but keep its reason (``reasons``), said thro
 ``report`` (``watch``'s console) each time the kind of reason changes; a refusal of the
 configuration (``refusals``) is said when ``watch`` starts and when the file changes.
 Nothing here destroys anything.
+
+Over 450 lines on purpose: the conditions of one stop (config, idle clock, queue, gate,
+claim, the command, what follows it) are one decision, read together; its words are in
+``autostop_event``.
 """
 
 from __future__ import annotations

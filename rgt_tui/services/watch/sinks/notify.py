@@ -16,6 +16,10 @@ reads it, so a restart sends nothing again to a target that got a key, and ``res
 retries the targets that never did (for a day: a week-old "box went silent" helps no
 one). Before deciding, a Notifier reads lines other processes appended (the TUI and
 ``watch`` share the file), so two senders rarely tell a target the same thing twice.
+
+Over 450 lines on purpose: what a message may say (the box's words made inert) and how it
+is delivered once (the sent log, retries, resume) are read together by whoever checks
+that a box cannot reach a chat through it.
 """
 
 from __future__ import annotations
