@@ -70,6 +70,21 @@ def ended_hint(view: QueueView) -> str:
 
 ENDED = (FAILED, KILLED, INTERRUPTED, *SLURM_ENDED)
 
+
+def idle_hint(view: QueueView) -> str:
+    """``nothing runs · 2 cells not run: L starts from cell 3 · R retry a cell``: cells
+    left pending by a stop are said as the pane says them (s37 dev-loop #12: the tab read
+    "nothing runs · R retry a cell" beside the pane's "1 not run: L starts")."""
+    pending = [c for c in view.cells if c.status == PENDING]
+    if not pending or view.runner_alive:
+        return IDLE_HINT
+    start = relaunch_start(view.resume_index, view.cells)
+    return (
+        f"nothing runs · {plural(len(pending), 'cell')} not run: L starts from cell {start} "
+        "· R retry a cell"
+    )
+
+
 STATUS_STYLE = {
     "pending": "$foreground-muted",
     "running": "bold $accent",
@@ -244,7 +259,11 @@ def queue_lines(view: QueueView, *, answering: bool = True) -> list[Content]:
     if view.cells:
         ended = any(c.status in ENDED for c in view.cells)
         hint = (
-            CONTROL_HINT if view.current is not None else ended_hint(view) if ended else IDLE_HINT
+            CONTROL_HINT
+            if view.current is not None
+            else ended_hint(view)
+            if ended
+            else idle_hint(view)
         )
         lines.append(Content.styled(hint, muted))
     lines.append(Content(""))

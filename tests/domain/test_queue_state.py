@@ -351,7 +351,14 @@ def test_the_queue_tab_offers_relaunch_beside_retry_for_a_cell_cut_short() -> No
     ), text
     done = {"a": parse_cell_state(f"start 1000 {BOOT} 10\nend 1060 0\n")}
     plain = "\n".join(line.plain for line in queue_lines(view(launches(), done)))
-    assert IDLE_HINT in plain and "L relaunch" not in plain  # nothing to resume
+    assert IDLE_HINT not in plain and "L relaunch" not in plain  # nothing to resume
+    # The cells that never ran are said as the pane says them (s37 dev-loop #12).
+    assert "nothing runs · 3 cells not run: L starts from cell 1 · R retry a cell" in plain
+    all_done = {n: done["a"] for n in ("a", "b", "c", "d")}
+    plain = "\n".join(
+        line.plain for line in queue_lines(view(launches("done 1060 4 4\n"), all_done))
+    )
+    assert IDLE_HINT in plain, plain  # nothing left to run: R alone
 
 
 def test_a_cell_its_group_stopped_reads_so_and_an_old_user_kill_reads_as_before() -> None:
