@@ -134,7 +134,8 @@ def _duration(t: Table, key: str) -> float | None:
     seconds = parse_duration(value) if isinstance(value, str) else None
     if seconds is None:
         meant = _meant_duration(value)
-        fix = f" — did you mean {key} = {' or '.join(map(quoted, meant))}?" if meant else ""
+        said = " or ".join(f'"{m}"' for m in meant)  # as TOML strings are written
+        fix = f" — did you mean {key} = {said}?" if meant else ""
         raise t.error(
             key, f'expected a duration such as {key} = "15m" (h, m, s), got {value!r}{fix}'
         )
@@ -159,11 +160,6 @@ def _meant_duration(value: object) -> tuple[str, ...]:
     else:
         return ()
     return tuple(g for g in guesses if g != value and parse_duration(g) is not None)
-
-
-def quoted(text: str) -> str:
-    """``text`` as a TOML string is written (a duration: ``"15m"``)."""
-    return f'"{text}"'
 
 
 def _flag(t: Table, key: str, default: bool) -> bool:
