@@ -16,7 +16,6 @@ otherwise), so the runtime may ask it for each update of a host that does not an
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from rgt_tui.services.journal import Journal, JournalError
+from rgt_tui.services.records_watch import file_stamp
 from rgt_tui.services.runtime.monitors import GEN8_ALERT, not_forgotten
 from rgt_tui.services.telemetry import HostUpdate
 
@@ -91,14 +91,6 @@ def as_stopped(update: HostUpdate, at: float) -> HostUpdate:
     )
 
 
-def _stamp(path: Path) -> tuple[int, int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_ino, st.st_size, st.st_mtime_ns)
-
-
 class StoppedHosts:
     """Which hosts watch's autostop stopped and that have not answered since (see the
     module docstring); over ``journal`` (None: nothing is ever stopped)."""
@@ -119,7 +111,7 @@ class StoppedHosts:
         if journal is None:
             return None
         state = autostop_path(journal.directory, host)
-        stamps = (_stamp(state), _stamp(journal.path(host)))
+        stamps = (file_stamp(state), file_stamp(journal.path(host)))
         seen = self._seen.get(host)
         if seen is not None and seen[0] == stamps:
             return seen[1]
