@@ -16,24 +16,29 @@ from rgt_tui.services.runtime.fleet_file import left_words
 from rgt_tui.services.runtime.runtime import FleetRuntime
 
 
-async def test_removing_a_host_whose_cell_runs_warns(make_queue_fleet) -> None:
-    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+async def gate_running(qf) -> FleetRuntime:  # type: ignore[no-untyped-def]
+    """box1's gate cell launched and running, a runtime started whose queue poll has read
+    it running (the caller closes the runtime and opens the gate)."""
     qf.write_queue(f"{qf.cell_script('gate', GATE)} t 1\n", "box1")
-    qf.write_queue("", "box2")
     t1 = qf.transport("box1")
     await launch(await plan_launch(qf.fleet, qf.host("box1"), t1), t1)
     await t1.close()
     await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="the gate cell to run")
-
     runtime = FleetRuntime(qf.fleet, FleetConnections(qf.fleet.hosts), queue_poll_s=0.2)
     runtime.start()
+    await wait_for(
+        lambda: (v := runtime.queues.views.get("box1")) is not None and v.current,
+        60,
+        "the runtime's poll to read box1's running cell",
+    )
+    return runtime
+
+
+async def test_removing_a_host_whose_cell_runs_warns(make_queue_fleet) -> None:
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    qf.write_queue("", "box2")
+    runtime = await gate_running(qf)
     try:
-
-        def read_running() -> bool:
-            view = runtime.queues.views.get("box1")
-            return view is not None and view.current is not None
-
-        await wait_for(read_running, 60, "the runtime's poll to read box1's running cell")
         hosts = qf.loopback.hosts_file
         blocks = hosts.read_text().split("[[hosts]]")
         hosts.write_text("[[hosts]]".join(b for b in blocks if 'name = "box1"' not in b))
@@ -58,19 +63,8 @@ async def test_renaming_a_host_whose_cell_runs_warns_to_rename_it_back(make_queu
     shares its account), and then S on gpu-a sent the user to "that entry", box1, which
     no longer existed."""
     qf = await make_queue_fleet(1, run=SCRIPT_RUN)
-    qf.write_queue(f"{qf.cell_script('gate', GATE)} t 1\n", "box1")
-    t1 = qf.transport("box1")
-    await launch(await plan_launch(qf.fleet, qf.host("box1"), t1), t1)
-    await t1.close()
-    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="the gate cell to run")
-    runtime = FleetRuntime(qf.fleet, FleetConnections(qf.fleet.hosts), queue_poll_s=0.2)
-    runtime.start()
+    runtime = await gate_running(qf)
     try:
-        await wait_for(
-            lambda: (v := runtime.queues.views.get("box1")) is not None and v.current,
-            60,
-            "the runtime's poll to read box1's running cell",
-        )
         hosts = qf.loopback.hosts_file
         hosts.write_text(hosts.read_text().replace('name = "box1"', 'name = "gpu-a"'))
         changes = runtime.adopt(load_fleet(hosts))
