@@ -15,6 +15,7 @@ from rgt_tui.domain.teardown_gate import (
     GROUP_CELL,
     GROUP_ROSTER,
     MOVE_NOT_ON_RECORD,
+    NAME_TWICE,
     NO_MANIFEST,
     NOT_ANSWERING,
     NOT_VERIFIED,
@@ -98,6 +99,11 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
                 else f"`rgt-tui teardown {host} {acks}`"
             )
         return text
+    if key == "roster" and condition.cause == NAME_TWICE:
+        return (
+            "in the queue file, give the extra line a config of its own (a cell's name is "
+            f"its config's) and launch it, or delete the line; then {_bare(check)}"
+        )
     if key == "roster" and condition.settle:
         # A missing cell may never have run (appended, or after a stop): "pull the results
         # those cells left" was the only way on offered, and its ack threw away work never

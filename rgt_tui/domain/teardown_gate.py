@@ -362,6 +362,9 @@ GROUP_CELL = "group-cell"
 # The roster of a group's rank box with no queue of its own: its cells are the group's,
 # which a launch of the box itself refuses; the group runs them (s35 Slurm hour #9).
 GROUP_ROSTER = "group-roster"
+# The queue file names a cell on two lines: the second never runs under that name (one
+# output folder per name), and no acknowledgement settles it; the queue file's edit does.
+NAME_TWICE = "name-twice"
 
 
 def conditions(state: GateState) -> tuple[Condition, ...]:

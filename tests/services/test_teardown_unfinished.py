@@ -99,6 +99,18 @@ async def test_a_killed_cell_with_a_verified_checkpoint_locks_until_acknowledged
         in added.stdout
     )
 
+    # The same line again: its name is counted (alpha ran) but the line never runs, so
+    # the work written down is not done (s37 money hour #12 found the gate open).
+    qf.write_queue(f"{alpha} t\n{eta} t\n{alpha} t\n")
+    twice = await _cli(qf, tmp_path, "teardown", "box1", "--check", "--ack-unfinished", "eta_long")
+    assert twice.returncode == 1, twice.stdout + twice.stderr
+    roster = next(x for x in twice.stdout.splitlines() if x.startswith("  [ ] roster"))
+    assert "the queue file names alpha on more than one line" in twice.stdout, twice.stdout
+    assert (
+        "→ in the queue file, give the extra line a config of its own (a cell's name is its "
+        "config's) and launch it, or delete the line; then `rgt-tui teardown box1 --check`"
+    ) in twice.stdout
+
 
 async def test_a_failed_cell_locks_and_a_moved_one_does_not(
     make_queue_fleet, tmp_path: Path

@@ -4,7 +4,7 @@
 of its lines to what only this check knows (``BoxNow``, the queue file now, the fleet):
 the box line (which box, not answering, a refused host key), the idle line (unknown
 while the box does not answer; a group's cell), the roster (a cell added to the queue
-file since the last verify; a cell last seen on a box that does not answer), and the
+file since the last verify, or a name on two lines; a cell last seen on a box that does not answer), and the
 account line (another entry of the fleet logs in to this account or reached this box).
 Pure but for ``same_box``, which reads the other entries' journals.
 """
@@ -88,6 +88,19 @@ def roster_now(
     stopping the box, with an appended cell that had never run)."""
     if cells_now is None or state.expected_cells is None:
         return c
+    twice = sorted({n for n in cells_now if cells_now.count(n) > 1})
+    if twice:
+        # A line whose name another line already has never runs (launch and append refuse
+        # it; one output folder per name), yet its name is counted: the work the user
+        # wrote down is not done (s37 money hour #12 found the gate open on it).
+        named = ", ".join(twice[:3]) + (f" and {len(twice) - 3} more" if len(twice) > 3 else "")
+        return g.Condition(
+            "roster",
+            False,
+            f"{c.evidence}; the queue file names {named} on more than one line, and one "
+            "name runs once",
+            cause=g.NAME_TWICE,
+        )
     new = [n for n in cells_now if n not in state.expected_cells and n not in state.acked_missing]
     if not new:
         return c
