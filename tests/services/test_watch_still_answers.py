@@ -49,3 +49,35 @@ async def test_a_torn_down_box_that_still_answers_is_told_critical_once(
     await loop.box("box1").stop()
     tear_down(hosts, "box1", box_id, time.time() - 7200)  # a later record: a new key
     assert await once(hosts) == []  # gone, as it should be
+
+
+async def test_metrics_name_a_torn_down_box_that_still_answers_after_a_restart(
+    make_loopback_fleet,
+) -> None:  # type: ignore[no-untyped-def]
+    """A watch started after the teardown does not watch the box, so no sample carries its
+    alert: /metrics exported nothing for it, and no rule could page (s37 money hour #4).
+    The driver's look now keeps its alert in rgt_alert until the box stops answering."""
+    from prometheus_client import generate_latest
+
+    from rgt_tui.services.watch.sinks.metrics import FleetMetrics
+
+    loop = await make_loopback_fleet(1)
+    hosts = loop.hosts_file
+    await once(hosts)
+    box_id = (loop.box("box1").root / ".rgt" / "box-id").read_text().strip()
+    tear_down(hosts, "box1", box_id, time.time() - 3600)
+
+    fleet = load_fleet(hosts)
+    metrics = FleetMetrics(fleet)  # one exporter across two looks, as a running watch's
+
+    async def scrape() -> str:
+        await Watcher(fleet, sinks=[metrics], hosts=[]).once(timeout=20)
+        return generate_latest(metrics.registry).decode()
+
+    text = await scrape()
+    (line,) = [x for x in text.splitlines() if x.startswith("rgt_alert{")] or [text]
+    assert 'host="box1"' in line and 'alert="teardown.still-answers"' in line, text
+    assert 'severity="critical"' in line and 'gotcha="GEN1"' in line and line.endswith(" 1.0")
+
+    await loop.box("box1").stop()
+    assert "rgt_alert{" not in await scrape()  # gone: the series goes, nothing pages

@@ -31,6 +31,7 @@ from functools import partial
 from typing import Any
 
 from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.health import Alert
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.domain.units import fmt_duration
 from rgt_tui.paths import journal_dir
@@ -207,7 +208,16 @@ class Watcher:
             queue_view=self.runtime.queues.views.get,
         )  # fmt: skip
         # GEN1: a box recorded as torn down that still answers (it is not watched).
-        self.still_answers = StillAnswers(self.fleet, emit=self.emit, clock=self.clock)
+        self.still_answers = StillAnswers(
+            self.fleet, emit=self.emit, clock=self.clock, on_look=self._torn_down_looked
+        )
+
+    def _torn_down_looked(self, answering: dict[str, Alert]) -> None:
+        """The torn-down boxes that answered the driver's look, to the sinks (metrics)."""
+        for sink in self.sinks:
+            self._background(
+                self._call(sink, "on_torn_down", partial(sink.on_torn_down, answering))
+            )
 
     def emit(self, event: WatchEvent) -> None:
         """An event from a driver (a stop, a pull): delivered to the sinks in turn."""

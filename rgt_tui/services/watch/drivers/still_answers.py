@@ -7,6 +7,7 @@ billing, and a headless ``watch`` is where nobody else would notice. So every
 status`` samples it; the same box answering past the providers' grace is told as a
 critical ``still_answers`` event, once when first found and again each day it goes on
 answering. Another box under the name (a new rental) and no answer are not news.
+After each look the sinks hear which still answer (``/metrics`` exports their alert).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import dataclasses
 from collections.abc import Callable
 
 from rgt_tui.domain.config import Fleet
+from rgt_tui.domain.health import Alert
 from rgt_tui.domain.torn_down import STILL_ANSWERS
 from rgt_tui.services.box.status import collect_status
 from rgt_tui.services.box.torn_down import torn_down_hosts, with_teardown
@@ -37,9 +39,13 @@ class StillAnswers:
         emit: Callable[[WatchEvent], None],
         clock: Callable[[], float],
         every_s: float = EVERY_S,
+        on_look: Callable[[dict[str, Alert]], object] = lambda answering: None,
     ) -> None:
         self.fleet = fleet
         self.emit = emit
+        # After each look, the hosts whose box answered past the grace (/metrics keeps
+        # their alert: after a watch restart nothing else names a torn-down box).
+        self.on_look = on_look
         self.clock = clock
         self.every_s = every_s
 
@@ -47,6 +53,7 @@ class StillAnswers:
         """Sample every torn-down host once; emit and return what is told."""
         torn = torn_down_hosts(self.fleet, [h.name for h in self.fleet.hosts])
         if not torn:
+            self.on_look({})
             return []
         hosts = tuple(h for h in self.fleet.hosts if h.name in torn)
         reports = await collect_status(
@@ -54,6 +61,7 @@ class StillAnswers:
         )
         now = self.clock()
         told = []
+        answering: dict[str, Alert] = {}
         for report in reports:
             at = torn[report.host.name][0]
             alert = next(
@@ -67,6 +75,7 @@ class StillAnswers:
             if alert is None or alert.severity != "critical":
                 continue  # gone, another box, a cluster, or within the providers' grace
             host = report.host.name
+            answering[host] = alert
             day = int((now - at) // DAY_S)
             event = WatchEvent(
                 "still_answers",
@@ -78,6 +87,7 @@ class StillAnswers:
             )
             self.emit(event)
             told.append(event)
+        self.on_look(answering)
         return told
 
     async def run(self) -> None:

@@ -5,22 +5,24 @@ line-per-event printer."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Mapping
 from typing import Protocol
 
 from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.health import Alert
 from rgt_tui.services.watch.events import HostState, WatchEvent
 
 
 class Sink(Protocol):
     """What the watcher hands each sink, in this order: ``resume`` once at the start,
-    then a host's ``HostState`` after every sample, queue poll or tick (``on_host``) and
-    every event it owes (``on_event``: the runtime's, and the drivers' stops and pulls);
-    and the fleet as it is after each change of the fleet file (``on_fleet``).
+        then a host's ``HostState`` after every sample, queue poll or tick (``on_host``) and
+        every event it owes (``on_event``: the runtime's, and the drivers' stops and pulls);
+    the torn-down boxes that still answer after each look at them (``on_torn_down``);
+        and the fleet as it is after each change of the fleet file (``on_fleet``).
 
-    Each may return an awaitable, awaited before the next sink hears, or nothing; one
-    that raises is reported and the others still hear. A sink subclasses this and
-    overrides what it uses: the others do nothing."""
+        Each may return an awaitable, awaited before the next sink hears, or nothing; one
+        that raises is reported and the others still hear. A sink subclasses this and
+        overrides what it uses: the others do nothing."""
 
     def resume(self) -> Awaitable[object] | None:
         """Send what is owed from an earlier run (a notification a target never got)."""
@@ -32,6 +34,12 @@ class Sink(Protocol):
 
     def on_event(self, event: WatchEvent) -> Awaitable[None] | None:
         """An event owed (told once: the watch memory keeps what was told)."""
+        return None
+
+    def on_torn_down(self, answering: Mapping[str, Alert]) -> Awaitable[None] | None:
+        """The boxes recorded as torn down that answered the latest look at them, with the
+        alert each carries (``drivers.still_answers``; every ten minutes): a box no longer
+        named has stopped answering."""
         return None
 
     def on_fleet(self, fleet: Fleet) -> Awaitable[None] | None:

@@ -26,13 +26,14 @@ the same label from one scrape to the next.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 
 from prometheus_client import CollectorRegistry, ProcessCollector
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.health import Alert
 from rgt_tui.domain.queue_state import CELL_STATUSES
 from rgt_tui.domain.snapshot import HostSnapshot
 from rgt_tui.domain.text import printable
@@ -138,6 +139,9 @@ class FleetMetrics(Collector, Sink):
         # Entries watch started without (their ``left_out`` events), until the file is
         # applied whole: no other series names them, so RgtHostLost could not fire.
         self._left_out: set[str] = set()
+        # Boxes recorded as torn down that answered the latest look (``on_torn_down``):
+        # after a watch restart they are not watched, and only this names them.
+        self._torn_down: dict[str, Alert] = {}
         # on_host, on_event and the scrape's text (MetricsServer) all run on the watch's
         # event loop: no lock. ``version`` moves with every change, so the server rebuilds
         # its text only when there is something new to say.
@@ -158,6 +162,12 @@ class FleetMetrics(Collector, Sink):
         self._left_out.clear()  # a reading with a mistake is refused whole, never applied
         kept = {h.name for h in fleet.hosts}
         self._states = {name: s for name, s in self._states.items() if name in kept}
+        self.version += 1
+
+    def on_torn_down(self, answering: Mapping[str, Alert]) -> None:
+        """Keep the torn-down boxes that answered the latest look; the next scrape
+        exports their alert, and drops one no longer answering."""
+        self._torn_down = dict(answering)
         self.version += 1
 
     def on_event(self, event: WatchEvent) -> None:
@@ -182,6 +192,12 @@ class FleetMetrics(Collector, Sink):
             out.add("rgt_watch_events", (kind,), count)
         for name in sorted(self._left_out):
             out.add("rgt_fleet_entry_left_out", (name,), 1)
+        listed = {h.name for h in self.fleet.hosts}
+        for name, alert in sorted(self._torn_down.items()):
+            state = self._states.get(name)
+            if name not in listed or (state and any(a.id == alert.id for a in state.alerts)):
+                continue  # removed since the look, or watched and said by its own state
+            out.add("rgt_alert", (name, alert.id, alert.severity, alert.gotcha, ""), 1)
         yield from out.made.values()
 
     async def serve(self, address: str, port: int) -> MetricsServer:
