@@ -223,6 +223,7 @@ async def run_show(call: Call, transport: Transport) -> int:
     from rgt_tui.domain.errors import TransportError
     from rgt_tui.services.box_ctl import QueueError
     from rgt_tui.services.queue.append import AgainstBox, against_box
+    from rgt_tui.services.queue.box_code import pending_code_note
     from rgt_tui.services.queue.check import read_queue_file
     from rgt_tui.services.queue.view import read_queue_view
     from rgt_tui.services.runtime.preemption import with_unreachable_fix
@@ -244,8 +245,10 @@ async def run_show(call: Call, transport: Transport) -> int:
             compared = await against_box(call.host, transport, view, call.fleet)
         except (QueueError, TransportError) as exc:  # the view was read: show it anyway
             compared = AgainstBox(f"cannot compare the local queue file with the box's copy: {exc}")
+    code_note = await pending_code_note(call.fleet, call.host, transport, view)
     if call.args.json:
-        print(json.dumps(view_to_json(view, compared.not_sent, compared.changed, local), indent=2))
+        shown = view_to_json(view, compared.not_sent, compared.changed, local)
+        print(json.dumps(shown | {"code_differs": code_note}, indent=2))
         return EXIT_OK
     if line := preempted_line(call):
         print(line)
@@ -254,6 +257,9 @@ async def run_show(call: Call, transport: Transport) -> int:
     print(format_view(view, local, compared.not_sent))
     if compared.changed:
         print(f"note: {compared.changed}")
+    if code_note:
+        print(f"note: {code_note} (rgt-tui queue stop {call.host.name}; rgt-tui sync "
+              f"{call.host.name}; rgt-tui launch {call.host.name})")  # fmt: skip
     return EXIT_OK
 
 

@@ -198,6 +198,9 @@ class QueueView:
     # (which the box runs): ``append.against_box``'s words, "" when they agree or
     # were not compared. The Queue tab says it as `queue show` does (hour s20c #7).
     sent_changed: str = ""
+    # While its Queue tab is open: the cells still to run run the box's code, which differs
+    # from the local tree (``services.queue.box_code``); "" when not, or not looked at.
+    code_note: str = ""
     # The local queue file's cells the box's copy does not hold yet (lines added since the
     # last launch or append): the Queue tab lists them as `queue show` does. None when
     # nothing was added, or not compared.

@@ -294,3 +294,44 @@ async def test_a_retry_whose_queue_ended_before_the_answer_names_the_retry_that_
         qf, lambda v: v.state == FINISHED and v.cells[0].status == DONE, what="flaky again"
     )
     assert final.cells[1].status == DONE and final.cells[1].attempts == 1  # hold not re-run
+
+
+async def test_queue_show_says_cells_still_to_run_run_the_box_s_older_code(
+    make_queue_fleet, tmp_path
+):
+    """s37 dev-loop #2: a config edited here while the queue runs is in none of the cells
+    still to run (sync is refused then), and `queue show` listed them pending with
+    nothing said. It names them, the files that differ, and the way to run the edit."""
+    from support.code_trees import add_code, write
+
+    from rgt_tui.services.code_sync import sync_code
+    from rgt_tui.services.fleet.file import load_fleet
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    hosts = str(qf.loopback.hosts_file)
+    code = tmp_path / "proj"
+    write(code, "cells/hold.sh", gate("never") + "\n")
+    write(code, "cells/next.sh", "echo next\n")
+    write(code, "configs/next.yaml", "lr: 0.1\n")
+    add_code(qf.loopback.hosts_file, code)
+    fleet = load_fleet(qf.loopback.hosts_file)
+    qf.write_queue("cells/hold.sh t\ncells/next.sh t\n")
+    transport = qf.transport()
+    try:
+        await sync_code(fleet.host("box1"), transport, method="sftp")
+        await launch(await plan_launch(fleet, fleet.host("box1"), transport), transport)
+    finally:
+        await transport.close()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="hold to run")
+
+    same = await arun("queue", "show", "box1", "--hosts", hosts)
+    assert same.returncode == 0 and "still to run" not in same.stdout, same.stdout
+    write(code, "configs/next.yaml", "lr: 0.01  # the fix\n")
+    shown = await arun("queue", "show", "box1", "--hosts", hosts)
+    (note,) = [x for x in shown.stdout.splitlines() if "still to run" in x] or [shown.stdout]
+    assert note.startswith("note: 1 cell still to run (next) will run the code on box1"), note
+    assert "differs from the local tree in 1 file (configs/next.yaml)" in note
+    assert "sync is refused while the queue runs" in note
+    assert "(rgt-tui queue stop box1; rgt-tui sync box1; rgt-tui launch box1)" in note
+    as_json = json.loads((await arun("queue", "show", "box1", "--hosts", hosts, "--json")).stdout)
+    assert "1 file (configs/next.yaml)" in as_json["code_differs"]

@@ -86,3 +86,46 @@ async def test_a_queue_never_sent_lists_the_files_cells_with_the_key_that_launch
         rows = [line.split() for line in body().splitlines() if line.startswith("  ")]
         assert ["0", "first", "not", "sent", "line", "1"] in rows, body()
         assert ["1", "second", "not", "sent", "line", "2"] in rows, body()
+
+
+async def test_the_queue_tab_says_cells_still_to_run_run_the_box_s_older_code(
+    make_queue_fleet: Any, tmp_path: Path
+) -> None:
+    """s37 dev-loop #2: a config edited here while the queue runs is in none of the cells
+    still to run (sync is refused then); the tab listed them pending, unsaid. While the
+    tab is open it looks, as `queue show` does, and names the keys that run the edit."""
+    from support.code_trees import add_code, write
+
+    from rgt_tui.services.code_sync import sync_code
+    from rgt_tui.services.fleet.file import load_fleet
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    code = tmp_path / "proj"
+    write(code, "cells/hold.sh", 'while [ ! -e "$HOME/go" ]; do sleep 0.05; done\n')
+    write(code, "cells/next.sh", "echo next\n")
+    write(code, "configs/next.yaml", "lr: 0.1\n")
+    add_code(qf.loopback.hosts_file, code)
+    fleet = load_fleet(qf.loopback.hosts_file)
+    qf.write_queue("cells/hold.sh t\ncells/next.sh t\n")
+    transport = qf.transport()
+    try:
+        await sync_code(fleet.host("box1"), transport, method="sftp")
+        plan = await plan_launch(fleet, fleet.host("box1"), transport, preflight=False)
+        await launch(plan, transport)
+    finally:
+        await transport.close()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="hold to run")
+    write(code, "configs/next.yaml", "lr: 0.01  # the fix\n")
+    app = make_app(tmp_path, fleet=fleet, start_monitors=True, clock=time.time)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            body = await open_queue_body(app, pilot)
+            note = "1 cell still to run (next) will run the code on box1"
+            await wait_for(lambda: note in body(), 90, what="the code note", pilot=pilot)
+            flat = " ".join(body().split())
+            assert "differs from the local tree in 1 file (configs/next.yaml)" in flat, flat
+            assert "then launch (it goes on from the first cell not run) (S, then y, then L)" in (
+                flat
+            )
+    finally:
+        (qf.root() / "go").touch()

@@ -210,6 +210,9 @@ class QueueTab(DetailTab):
             lines = self._lines(self.view)
             if self.view.sent_changed:  # `queue show`'s note: the box runs its copy
                 lines.append(Content.styled(shown(self.view.sent_changed, lines=True), "$warning"))
+            if self.view.code_note:  # `queue show`'s too: the box runs its own code
+                note = f"{self.view.code_note} (S, then y, then L)"
+                lines.append(Content.styled(shown(note, lines=True), "$warning"))
         if not lines:
             return
         if self.host is not None and self.host.group is not None:

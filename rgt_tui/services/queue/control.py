@@ -517,26 +517,17 @@ async def plan_retry(
 
 
 async def _running_code_note(fleet: Fleet, host: HostConfig, transport: Transport) -> list[str]:
-    """A retry the running queue runs runs the box's code, not the local tree; sync is
-    refused while the queue runs, so a fix made here since the launch is not in it (s37
-    dev-loop hour #1: the retry ran the old code, unsaid; a launch's preflight says it)."""
-    from rgt_tui.domain.errors import TransportError
-    from rgt_tui.services.code_sync.rules import fleet_files
-    from rgt_tui.services.code_sync.status import code_status
-    from rgt_tui.services.code_sync.types import SyncError
+    """A retry the running queue runs runs the box's code, not the local tree
+    (``box_code``; s37 dev-loop hour #1: the retry ran the old code, unsaid)."""
+    from rgt_tui.services.queue.box_code import code_differs
 
-    try:
-        status = await code_status(host, transport, withhold=fleet_files(fleet))
-    except (SyncError, TransportError):
-        return []  # not known: a launch's preflight says why
-    if status is None or not status.differ_count:
+    differs = await code_differs(fleet, host, transport)
+    if not differs:
         return []
-    named = ", ".join(status.differs[:3]) + (", …" if status.differ_count > 3 else "")
     return [
         f"the running queue runs it with the code on {host.name}, which differs from the "
-        f"local tree in {plural(status.differ_count, 'file')} ({named}): a fix made here "
-        "since is not in it — sync is refused while the queue runs; stop it (S), sync, "
-        "then retry, to run the local code"
+        f"local tree in {differs}: a fix made here since is not in it — sync is refused "
+        "while the queue runs; stop it (S), sync, then retry, to run the local code"
     ]
 
 

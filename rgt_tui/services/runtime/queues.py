@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import cast
@@ -22,6 +23,7 @@ from rgt_tui.domain.queue_state import NOT_DEPLOYED, QueueView
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.queue.append import AgainstBox, against_box
 from rgt_tui.services.queue.backends import backend_for
+from rgt_tui.services.queue.box_code import pending_code_note, still_to_run
 from rgt_tui.services.queue.group.supervise import GroupSupervisor
 from rgt_tui.services.queue.scheduler import AllocationSampler, Supervised, Watch
 from rgt_tui.services.queue.view import read_queue_view
@@ -30,6 +32,7 @@ from rgt_tui.transport import Transport
 POLL_S = 10.0
 WATCHED_POLL_S = 3.0  # while the host's Queue tab is on screen
 TICK_S = 0.5
+CODE_NOTE_S = 30.0  # the Queue tab's look at the box's code against the local tree
 
 
 class QueuePoller:
@@ -73,6 +76,9 @@ class QueuePoller:
         # it found. Made again only when one of those changed, so a poll costs no extra
         # read of the box's queue.txt.
         self.sent_notes: dict[str, tuple[object, AgainstBox]] = {}
+        # Each host's last look at whether the cells still to run run other code than
+        # the local tree (``_with_code_note``): when it was made (monotonic), its words.
+        self.code_notes: dict[str, tuple[float, str]] = {}
 
     async def poll_once(self, host: HostConfig) -> QueueView | None:
         """Read ``host``'s queue now (when its telemetry is connected); the view, or None
@@ -96,6 +102,7 @@ class QueuePoller:
             else:
                 view = await read_queue_view(host, transport)
                 view = await self._with_sent_note(host, transport, view)
+                view = await self._with_code_note(host, transport, view)
             if self.inside is not None and backend_for(host).allocations:
                 view = await self.inside.annotate(host, transport, view)
         except Exception:  # noqa: BLE001 - the telemetry link reports connection trouble
@@ -143,6 +150,23 @@ class QueuePoller:
         if compared.changed is None and compared.not_sent is None:
             return view
         return replace(view, sent_changed=compared.changed or "", not_sent=compared.not_sent)
+
+    async def _with_code_note(
+        self, host: HostConfig, transport: Transport, view: QueueView
+    ) -> QueueView:
+        """``view`` with ``code_note`` while the user watches the host's Queue tab and its
+        queue runs with cells still to start (``box_code``): hashing the tree here and on
+        the box is too much for every poll of every host, so only then, and at most every
+        ``CODE_NOTE_S``. ``watch`` watches no tab: it never pays for it."""
+        if host.ready.code is None or not self.is_watched(host.name) or not still_to_run(view):
+            return view
+        now = time.monotonic()
+        kept = self.code_notes.get(host.name)
+        if kept is None or now - kept[0] >= CODE_NOTE_S:
+            fleet = self.fleet() if self.fleet is not None else None
+            note = await pending_code_note(fleet, host, transport, view) if fleet else ""
+            kept = self.code_notes[host.name] = (now, note)
+        return replace(view, code_note=kept[1]) if kept[1] else view
 
     def _live(self, host: HostConfig) -> bool:
         """``host``'s telemetry is connected; a group (issue 41) is watched while any of

@@ -1,0 +1,69 @@
+"""What a running queue runs: the code on the box, which sync may not touch while it runs.
+
+Sync is refused while a queue runs (a cell must not see its code change under it), so an
+edit made here after the launch is in none of the cells still to run: a retry the running
+queue takes (s37 dev-loop hour #1), nor a pending cell (s37 dev-loop hour #2: `queue show`
+listed it pending, with nothing to say it would run the old config). Both say so, with
+the files that differ and how to run the local code instead.
+"""
+
+from __future__ import annotations
+
+from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.errors import TransportError
+from rgt_tui.domain.queue_state import PENDING, Q_RUNNING, RETRY, QueueView
+from rgt_tui.domain.text import printable
+from rgt_tui.domain.units import plural
+from rgt_tui.services.code_sync.rules import fleet_files
+from rgt_tui.services.code_sync.status import code_status
+from rgt_tui.services.code_sync.types import SyncError
+from rgt_tui.transport import Transport
+
+
+async def code_differs(fleet: Fleet, host: HostConfig, transport: Transport) -> str:
+    """``2 files (configs/c.yaml, train.py)``: where the box's code differs from the local
+    tree; "" when it does not, when the host names no ``code``, or when it cannot be told
+    (a launch's preflight says why). Reads only."""
+    try:
+        status = await code_status(host, transport, withhold=fleet_files(fleet))
+    except (SyncError, TransportError):
+        return ""
+    if status is None or not status.differ_count:
+        return ""
+    named = ", ".join(status.differs[:3]) + (", …" if status.differ_count > 3 else "")
+    return f"{plural(status.differ_count, 'file')} ({named})"
+
+
+def still_to_run(view: QueueView) -> list[str]:
+    """The cells the running queue has yet to start (none when it does not run): those
+    waiting for a retry, and those pending from where the launch started on."""
+    if view.state != Q_RUNNING or not view.runner_alive:
+        return []
+    start = view.launch.start_index if view.launch is not None else 0
+    return [
+        c.name
+        for c in view.cells
+        if c.status == RETRY or (c.status == PENDING and c.index >= start)
+    ]
+
+
+async def pending_code_note(
+    fleet: Fleet, host: HostConfig, transport: Transport, view: QueueView
+) -> str:
+    """``3 cells still to run (c, d, e) run the code on box1, which differs …`` while the
+    queue runs with cells still to start; "" when none waits or the code agrees."""
+    waiting = still_to_run(view)
+    if not waiting:
+        return ""
+    differs = await code_differs(fleet, host, transport)
+    if not differs:
+        return ""
+    named = ", ".join(printable(n, 60) for n in waiting[:3]) + (", …" if len(waiting) > 3 else "")
+    them = "it" if len(waiting) == 1 else "them"
+    return (
+        f"{plural(len(waiting), 'cell')} still to run ({named}) will run the code on "
+        f"{host.name}, which differs from the local tree in {differs}: an edit made here "
+        f"since the launch is not in {them} — sync is refused while the queue runs; to run "
+        "the local code, stop the queue after the current cell, sync, then launch (it goes "
+        "on from the first cell not run)"
+    )
