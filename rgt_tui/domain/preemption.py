@@ -47,6 +47,9 @@ class Checkpoint:
     # The cell's newer checkpoints that are not pulled-and-verified whole here, each with
     # why (``domain.checkpoints.left_out_words``): what a resume from this one skips.
     newer_left_out: tuple[str, ...] = ()
+    # The host it was pulled from when not this one: the box the cell ran on before a
+    # resume move brought it here (``services.queue.resume.earlier_hop``); "" otherwise.
+    from_host: str = ""
 
 
 @dataclass(frozen=True)
@@ -133,6 +136,8 @@ def preemption_line(p: Preemption) -> str:
         tail = f"last verified step {p.step}, from {hhmm(ck.mtime)}"
     else:
         tail = f"its last verified checkpoint is from {hhmm(ck.mtime)}"
+    if ck is not None and ck.from_host and p.moved_to is None:
+        tail += f" (its run on {ck.from_host}, before it moved here: the one it resumed from)"
     if ck is not None and ck.newer_left_out and p.moved_to is None:
         tail += "; newer " + ", ".join(ck.newer_left_out) + " left out"
     return f"{head}: cell {p.cell} interrupted; {tail}"

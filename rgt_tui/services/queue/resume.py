@@ -132,6 +132,9 @@ class ResumePlan:
     # many of its own cells that never ran its launch runs first.
     runs_there: str = ""
     own_first: int = 0
+    # The host whose pulled copy the files come from when it is not the source: the box
+    # the cell ran on before a resume move to the source (``earlier_hop``); "" otherwise.
+    files_from: str = ""
 
     @property
     def ok(self) -> bool:
@@ -460,6 +463,22 @@ async def plan_resume_move(
     folder = fleet_host_dir(fleet, source)
     ran = status in UNFINISHED or not move.source_answered or bool(files)
     ckpt = newest_checkpoint(files)
+    files_from, hop_note = "", ""
+    if ckpt is None and not from_scratch:
+        hop = await asyncio.to_thread(earlier_hop, fleet, source.name, name)
+        if hop is not None:
+            files_from, files = hop
+            folder, ckpt, ran = (
+                fleet_host_dir(fleet, fleet.host(files_from)),
+                newest_checkpoint(files),
+                True,
+            )
+            hop_note = (
+                f"nothing of {name}'s run on {source.name} is pulled and verified here: it "
+                f"resumes from the checkpoint its move to {source.name} started from, pulled "
+                f"and verified from {files_from} — the work done on {source.name} since is "
+                "done again"
+            )
     if ckpt is not None and is_earlier_copy(ckpt):
         files = await asyncio.to_thread(_sidecar_left_out, folder, files, ckpt)
     good = [f for f in files if f.good]
@@ -503,6 +522,8 @@ async def plan_resume_move(
                 f"{move.dest} has {fmt_bytes(facts.free)} free at {facts.durable}: the push needs "
                 f"{fmt_bytes(need)} (files + {fmt_bytes(MARGIN_BYTES)} margin) — free space there first"
             )
+    if hop_note:
+        warnings.append(hop_note)
     runs_there, own_first = "", 0
     if ran and move.ok and not problems:
         runs_there, own_first = await plan_words(fleet, target, dest_transport, name)
@@ -539,8 +560,36 @@ async def plan_resume_move(
         ckpt if ran else None, step, step_from, bool(from_scratch and ran), status, stopped,
         manifest_taken, f"{(facts.durable or target.durable_dir).rstrip('/')}/{name}",
         facts.free, planned_at, ran, tuple(problems), tuple(warnings), stopped_exact=exact,
-        runs_there=runs_there, own_first=own_first,
+        runs_there=runs_there, own_first=own_first, files_from=files_from,
     )  # fmt: skip
+
+
+def earlier_hop(fleet: Fleet, host: str, name: str) -> tuple[str, list[CellFile]] | None:
+    """Where ``name`` ran before a resume move brought it to ``host``, and that host's
+    verified files of it, when they hold a checkpoint: what the move to ``host`` pushed
+    (the copy here is the verified one it came from). Followed back hop by hop while a
+    box holds no verified checkpoint of its own; None when none does, or when a retry
+    on one of the later boxes asked the cell to start over (its record here). Blocking.
+
+    A second preemption, before anything of the run on ``host`` was pulled, offered only
+    a start from scratch while the checkpoint it had resumed from lay verified here (s38
+    spot hour #1); moving a pending cell on left the pushed checkpoint behind (#2)."""
+    from rgt_tui.services.queue.move_origin import moved_here_from
+
+    seen = {host}
+    later = [host]
+    while True:
+        if any(set_aside_since(fleet_host_dir(fleet, fleet.host(h)), name, 0.0) for h in later):
+            return None  # a retry asked a later run to start over: not its base
+        origins = [o for o in moved_here_from(fleet, later[-1], name) if o not in seen]
+        if not origins:
+            return None
+        origin = origins[0]  # one line moves to one host: a second is a typed copy
+        seen.add(origin)
+        files = cell_files(fleet, fleet.host(origin), name)
+        if newest_checkpoint(files) is not None:
+            return origin, files
+        later.append(origin)
 
 
 async def _nothing_pulled(
@@ -601,6 +650,7 @@ def resume_lines(plan: ResumePlan, scratch: str = SCRATCH_CLI) -> list[str]:
             lines.append(
                 f"checkpoint: {ck.rel}{step}, written {local_time(ck.mtime)} ({age} ago), "
                 f"{fmt_bytes(ck.size)} — pulled and verified here"
+                + (f" (from {plan.files_from}, where it ran before)" if plan.files_from else "")
             )
             lines.append(_repeats_line(plan, ck, repeats))
     if plan.files:
@@ -658,7 +708,7 @@ async def _push(
             raise MoveError(
                 f"{target.name} did not say where it staged the files — nothing was moved"
             )
-        folder = fleet_host_dir(fleet, plan.move.source)
+        folder = fleet_host_dir(fleet, plan.files_from or plan.move.source)
         for f in plan.files:
             await transport.put_file(
                 folder / f.local, f"{staged}/{f.rel}", mode=0o644, on_bytes=on_bytes

@@ -46,7 +46,7 @@ from rgt_tui.domain.preemption import (
 from rgt_tui.domain.snapshot import HostSnapshot
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.queue.moved_skips import moved_cells
-from rgt_tui.services.queue.resume import NOT_VERIFIED_YET, cell_files
+from rgt_tui.services.queue.resume import NOT_VERIFIED_YET, cell_files, earlier_hop
 from rgt_tui.services.records import atomic_write_json, read_json
 from rgt_tui.services.runtime.monitors import GEN8_ALERT
 from rgt_tui.services.telemetry import HostUpdate
@@ -84,7 +84,16 @@ def cell_checkpoints(fleet: Fleet, host: HostConfig, cell: str) -> tuple[Checkpo
         left = tuple(left_out_words(f) for f in newer_left_out(files, best))
         return Checkpoint(best.rel, best.mtime, best.size, step_in_name(best.rel), left), ""
     waiting = [f for f in files if is_checkpoint(f.rel) and f.why.startswith(NOT_VERIFIED_YET)]
-    return None, max(waiting, key=lambda f: (f.mtime, f.rel)).local if waiting else ""
+    if waiting:
+        return None, max(waiting, key=lambda f: (f.mtime, f.rel)).local
+    # Moved here by a resume move, and nothing of its run here verified: the checkpoint it
+    # resumed from is the move's base, not "from scratch" (s38 spot hour #1).
+    hop = earlier_hop(fleet, host.name, cell)
+    if hop is not None and (base := newest_checkpoint(hop[1])) is not None:
+        return Checkpoint(
+            base.rel, base.mtime, base.size, step_in_name(base.rel), from_host=hop[0]
+        ), ""
+    return None, ""
 
 
 class PreemptionWatch:
