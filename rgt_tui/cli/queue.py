@@ -245,8 +245,8 @@ async def run_show(call: Call, transport: Transport) -> int:
             compared = await against_box(call.host, transport, view, call.fleet)
         except (QueueError, TransportError) as exc:  # the view was read: show it anyway
             compared = AgainstBox(f"cannot compare the local queue file with the box's copy: {exc}")
-    code_note = await pending_code_note(call.fleet, call.host, transport, view)
     if call.args.json:
+        code_note = await pending_code_note(call.fleet, call.host, transport, view)
         shown = view_to_json(view, compared.not_sent, compared.changed, local)
         print(json.dumps(shown | {"code_differs": code_note}, indent=2))
         return EXIT_OK
@@ -257,6 +257,9 @@ async def run_show(call: Call, transport: Transport) -> int:
     print(format_view(view, local, compared.not_sent))
     if compared.changed:
         print(f"note: {compared.changed}")
+    # After the view, which it must not hold up (the comparison hashes both trees).
+    sys.stdout.flush()
+    code_note = await pending_code_note(call.fleet, call.host, transport, view)
     if code_note:
         print(f"note: {code_note} (rgt-tui queue stop {call.host.name}; rgt-tui sync "
               f"{call.host.name}; rgt-tui launch {call.host.name})")  # fmt: skip

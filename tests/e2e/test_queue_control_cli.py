@@ -335,3 +335,58 @@ async def test_queue_show_says_cells_still_to_run_run_the_box_s_older_code(
     assert "(rgt-tui queue stop box1; rgt-tui sync box1; rgt-tui launch box1)" in note
     as_json = json.loads((await arun("queue", "show", "box1", "--hosts", hosts, "--json")).stdout)
     assert "1 file (configs/next.yaml)" in as_json["code_differs"]
+
+
+@pytest.mark.timeout(300)
+async def test_queue_show_is_not_held_up_by_a_box_slow_to_list_its_code(
+    make_queue_fleet, tmp_path, monkeypatch
+):
+    """A review (s38): `queue show` waited for the code comparison, and a workdir slow to
+    list (a network mount; here `find` stalled on the box) held the whole command for
+    minutes, then printed a stale view. The view comes first, and the comparison gives
+    up after its own bound, saying nothing it does not know."""
+    import os
+
+    from support.code_trees import add_code, write
+
+    from rgt_tui.services.code_sync import sync_code
+    from rgt_tui.services.fleet.file import load_fleet
+
+    stall = tmp_path / "stall-find"
+    bin_dir = tmp_path / "box-bin"  # the loopback boxes run with the test's PATH
+    bin_dir.mkdir()
+    (bin_dir / "find").write_text(
+        f'#!/bin/sh\n[ -e {stall} ] && sleep 600\nexec {shutil_which("find")} "$@"\n'
+    )
+    (bin_dir / "find").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    hosts = str(qf.loopback.hosts_file)
+    code = tmp_path / "proj"
+    write(code, "cells/hold.sh", gate("never") + "\n")
+    write(code, "cells/next.sh", "echo next\n")
+    add_code(qf.loopback.hosts_file, code)
+    fleet = load_fleet(qf.loopback.hosts_file)
+    qf.write_queue("cells/hold.sh t\ncells/next.sh t\n")
+    transport = qf.transport()
+    try:
+        await sync_code(fleet.host("box1"), transport, method="sftp")
+        await launch(await plan_launch(fleet, fleet.host("box1"), transport), transport)
+    finally:
+        await transport.close()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="hold to run")
+    write(code, "train.py", "x = 1\n")  # differs: only an answer from the box could say so
+    stall.touch()
+    # Bounded far below the stalled find's 600 s: arun's own timeout fails the test.
+    shown = await arun("queue", "show", "box1", "--hosts", hosts, timeout=150)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith("box1: running · 0/2 done"), shown.stdout
+    assert "still to run" not in shown.stdout  # not compared: nothing claimed
+
+
+def shutil_which(tool: str) -> str:
+    import shutil
+
+    found = shutil.which(tool)
+    assert found is not None
+    return found

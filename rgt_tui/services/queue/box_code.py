@@ -9,6 +9,8 @@ the files that differ and how to run the local code instead.
 
 from __future__ import annotations
 
+import asyncio
+
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.queue_state import PENDING, Q_RUNNING, RETRY, QueueView
@@ -17,16 +19,23 @@ from rgt_tui.domain.units import plural
 from rgt_tui.services.code_sync.rules import fleet_files
 from rgt_tui.services.code_sync.status import code_status
 from rgt_tui.services.code_sync.types import SyncError
+from rgt_tui.timeouts import within
 from rgt_tui.transport import Transport
+
+COMPARE_TIMEOUT_S = 20.0
 
 
 async def code_differs(fleet: Fleet, host: HostConfig, transport: Transport) -> str:
     """``2 files (configs/c.yaml, train.py)``: where the box's code differs from the local
     tree; "" when it does not, when the host names no ``code``, or when it cannot be told
-    (a launch's preflight says why). Reads only."""
+    (a launch's preflight says why), within ``COMPARE_TIMEOUT_S`` too: a workdir on a slow
+    disk, or a box that answers slowly, must not hold up what waits for the note (a
+    review made `queue show` wait three minutes). Reads only."""
     try:
-        status = await code_status(host, transport, withhold=fleet_files(fleet))
-    except (SyncError, TransportError):
+        status = await within(
+            code_status(host, transport, withhold=fleet_files(fleet)), COMPARE_TIMEOUT_S
+        )
+    except (SyncError, TransportError, asyncio.TimeoutError):
         return ""
     if status is None or not status.differ_count:
         return ""

@@ -79,6 +79,7 @@ class QueuePoller:
         # Each host's last look at whether the cells still to run run other code than
         # the local tree (``_with_code_note``): when it was made (monotonic), its words.
         self.code_notes: dict[str, tuple[float, str]] = {}
+        self._code_looks: dict[str, asyncio.Task[None]] = {}  # a look under way, per host
 
     async def poll_once(self, host: HostConfig) -> QueueView | None:
         """Read ``host``'s queue now (when its telemetry is connected); the view, or None
@@ -162,11 +163,24 @@ class QueuePoller:
             return view
         now = time.monotonic()
         kept = self.code_notes.get(host.name)
-        if kept is None or now - kept[0] >= CODE_NOTE_S:
-            fleet = self.fleet() if self.fleet is not None else None
-            note = await pending_code_note(fleet, host, transport, view) if fleet else ""
-            kept = self.code_notes[host.name] = (now, note)
-        return replace(view, code_note=kept[1]) if kept[1] else view
+        busy = self._code_looks.get(host.name)
+        fleet = self.fleet() if self.fleet is not None else None
+        if fleet is not None and (kept is None or now - kept[0] >= CODE_NOTE_S) and not busy:
+            # Beside the poll, never in it: the view goes on being read while the trees
+            # are hashed; a later poll carries the note.
+            look = asyncio.create_task(self._look_at_code(fleet, host, transport, view))
+            self._code_looks[host.name] = look
+            look.add_done_callback(lambda _: self._code_looks.pop(host.name, None))
+        return replace(view, code_note=kept[1]) if kept is not None and kept[1] else view
+
+    async def _look_at_code(
+        self, fleet: Fleet, host: HostConfig, transport: Transport, view: QueueView
+    ) -> None:
+        try:
+            note = await pending_code_note(fleet, host, transport, view)
+        except Exception:  # noqa: BLE001 - a look that failed says nothing; the next tries
+            note = ""
+        self.code_notes[host.name] = (time.monotonic(), note)
 
     def _live(self, host: HostConfig) -> bool:
         """``host``'s telemetry is connected; a group (issue 41) is watched while any of
@@ -178,7 +192,15 @@ class QueuePoller:
         return self.is_live(host.name) or any(self.is_live(b) for b in boxes)
 
     async def poll(self, host: HostConfig) -> None:
-        """Poll ``host`` until cancelled."""
+        """Poll ``host`` until cancelled (its code look, if one is under way, with it)."""
+        try:
+            await self._poll(host)
+        finally:
+            look = self._code_looks.pop(host.name, None)
+            if look is not None:
+                look.cancel()
+
+    async def _poll(self, host: HostConfig) -> None:
         while True:
             if not self._live(host):
                 await asyncio.sleep(TICK_S)
