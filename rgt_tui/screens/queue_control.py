@@ -138,8 +138,9 @@ class CellPickScreen(DialogScreen[str | None]):
                 yield Static(Content.styled(shown(self.note), "$foreground-muted"))
             first = self.first if self.cells else None
             options = _Picks(
-                *[Option(self._prompt(i, marked=i == first), id=name) for i, (name, _) in
-                  enumerate(self.cells)],
+                # No id: a box's records may hold one name twice, and OptionList refuses
+                # two options with one id (R ended the app: a review's hostile box).
+                *[Option(self._prompt(i, marked=i == first)) for i in range(len(self.cells))],
                 id="qp-list",
             )  # fmt: skip
             # Set here, as OptionList sets its first option in its constructor: a value
@@ -177,7 +178,7 @@ class CellPickScreen(DialogScreen[str | None]):
 
     @on(OptionList.OptionSelected)
     def _chosen(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(event.option.id)
+        self.dismiss(self.cells[event.option_index][0])
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -121,8 +121,9 @@ async def logs_tab(app: RgtApp, pilot: Any) -> None:
     await wait_for(lambda: tab.following, pilot=pilot)
     chunk = LogChunk((LogLine(HOSTILE),), LogPosition(), partial=HOSTILE, error=HOSTILE)
     tab.post_message(LogsTab.Chunk(QUEUE_SOURCE, chunk))
-    tab.post_message(LogsTab.Cells((HOSTILE,)))
-    await wait_for(lambda: HOSTILE in tab._cells, pilot=pilot)
+    # Without its '/': such a name is no log file, and is not offered (test below).
+    tab.post_message(LogsTab.Cells((HOSTILE.replace("/", "_"),)))
+    await wait_for(lambda: HOSTILE.replace("/", "_") in tab._cells, pilot=pilot)
     tab.query_one("#logs-source").focus()
     await pilot.press("enter")  # the picker opens: every option is on screen
 
@@ -241,3 +242,28 @@ async def test_the_logs_tab_shows_a_logs_colours_as_styles_and_drops_every_other
     for gone in ("\\x1b", "52;c;", "cm0gLXJmIH4=", "[31m", "[2J", "https://evil"):
         assert gone not in text, gone
     assert "PARTIALgoes on" in text
+
+
+async def test_a_box_cell_named_with_a_slash_is_not_offered_and_cannot_end_the_app(
+    tmp_path: Path,
+) -> None:
+    """A review (s38): a box's cells.tsv named a cell 'a/b' (and 'dup' twice); picking it
+    in the Logs tab's picker raised ValueError and ended the app. Only names that can be a
+    log file are offered, once; one asked for from elsewhere is said, not followed."""
+    from textual.widgets import Select
+
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await pilot.pause()
+        app.open_host(HOST, tab="logs")
+        await wait_for(lambda: app.screen.query(LogsTab), pilot=pilot)
+        tab = app.screen.query_one(LogsTab)
+        await wait_for(lambda: tab.following, pilot=pilot)
+        tab.post_message(LogsTab.Cells(("a/b", "..", "dup", "dup", "ok")))
+        await wait_for(lambda: "ok" in tab._cells, pilot=pilot)
+        select = tab.query_one("#logs-source", Select)
+        offered = [value for _, value in select._options]
+        assert offered == [QUEUE_SOURCE, "dup", "ok"], offered
+        tab.choose("a/b")  # as a Queue tab row would ask for it
+        await wait_for(lambda: "has no log file of its own" in screen_text(app), pilot=pilot)
+        assert app.is_running and app.screen.query(LogsTab)

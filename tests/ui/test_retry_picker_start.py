@@ -144,3 +144,32 @@ async def test_a_cell_with_its_code_fits_one_row_of_the_picker(tmp_path: Path) -
         assert len(rows) == 2, screen_text(app)
         assert all("git 89abcde (uncommitted changes)" in row for row in rows), rows
         await pilot.press("escape")
+
+
+async def test_the_picker_opens_on_a_box_that_names_two_cells_alike(tmp_path: Path) -> None:
+    """A review (s38): a box's records held 'dup' twice (launch and append refuse that, a
+    hand edit on the box does not); R's picker gave both lines one id and Textual's
+    OptionList ended the app with DuplicateID. Both are listed; Enter picks by line."""
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        host = app.fleet.hosts[0].name
+        cells = (
+            CellView(0, "dup", FAILED, exit_code=1, started_at=10, ended_at=20),
+            CellView(1, "dup", FAILED, exit_code=2, started_at=20, ended_at=40),
+        )
+        app.runtime.queues.views[host] = QueueView(host, "finished", cells, None, "boot", 100, None)
+        app.open_host(host, "queue")
+        screen = await wait_for(
+            lambda: app.screen if isinstance(app.screen, HostDetailScreen) else None, pilot=pilot
+        )
+        screen.action_queue_control("retry")
+        picker = await wait_for(
+            lambda: app.screen if isinstance(app.screen, CellPickScreen) else None, pilot=pilot
+        )
+        options = await wait_for(lambda: next(iter(picker.query(OptionList)), None), pilot=pilot)
+        assert options.option_count == 2
+        await pilot.press("down", "enter")
+        await wait_for(lambda: not isinstance(app.screen, CellPickScreen), pilot=pilot)
+        assert app.is_running and app.screen.cell.name == "dup"  # type: ignore[attr-defined]
+        await pilot.press("escape")

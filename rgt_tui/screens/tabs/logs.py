@@ -49,6 +49,7 @@ from rgt_tui.screens.tabs.base import DetailTab, HostView, TabbedScreen
 from rgt_tui.screens.tabs.logs_recall import RECALL_LINES, Kind, LogRecall, Recalled
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.logs import Tail
+from rgt_tui.services.logs.paths import is_cell_name
 from rgt_tui.services.telemetry import ConnectionState
 from rgt_tui.widgets.host_pane import screen_in_view, screen_on_top
 
@@ -258,6 +259,11 @@ class LogsTab(DetailTab):
         if host is None:
             return
         self._drop_held()  # the follower this one replaces
+        if self.source != QUEUE_SOURCE and not is_cell_name(self.source):
+            # Asked for from elsewhere (a Queue tab row): no file can hold its log.
+            why = f"cell {self.source!r} has no log file of its own: the queue log has its output"
+            self._set_status(Content.styled(shown(why), "$warning"))
+            return
         key = self._key()
         if self.recall is not None:
             self._seen = self.recall.entry(host.name, key)
@@ -553,13 +559,13 @@ class LogsTab(DetailTab):
             return  # removed meanwhile: the next mount reads the cells again
         self._cells = message.names
         select = self.query_one("#logs-source", Select)
+        # A box's records may name a cell 'a/b' or twice: only a name that can be a log
+        # file is offered, once (picking 'a/b' ended the app: a review's hostile box).
+        names = [n for n in dict.fromkeys(message.names) if is_cell_name(n)]
         with select.prevent(Select.Changed):
             # A Select reads a str prompt as markup: a cell's name goes in as Content.
             select.set_options(
-                [
-                    ("queue log", QUEUE_SOURCE),
-                    *((Content(f"cell {shown(n)}"), n) for n in message.names),
-                ]
+                [("queue log", QUEUE_SOURCE), *((Content(f"cell {shown(n)}"), n) for n in names)]
             )
             select.value = (
                 self.source if self.source in (QUEUE_SOURCE, *message.names) else (QUEUE_SOURCE)

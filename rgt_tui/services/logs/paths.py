@@ -10,8 +10,14 @@ def queue_log_path() -> str:
     return f"{QUEUE_DIR}/queue.log"
 
 
+def is_cell_name(cell: str) -> bool:
+    """Whether ``cell`` can name a log in the cells directory: a box's records can hold
+    any name (``a/b``, ``..``), and only these have a log of their own to follow."""
+    return bool(cell) and "/" not in cell and cell not in (".", "..") and "\0" not in cell
+
+
 def cell_log_path(cell: str) -> str:
     """One cell's own log; ValueError for a name that would leave the cells directory."""
-    if not cell or "/" in cell or cell in (".", "..") or "\0" in cell:
+    if not is_cell_name(cell):
         raise ValueError(f"not a cell name: {cell!r}")
     return f"{QUEUE_DIR}/cells/{cell}.log"
