@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rgt_tui.domain.text import printable
+from rgt_tui.domain.text import is_digits, printable
 from rgt_tui.domain.units import fmt_bytes
 
 # Full: less free than this, or than 1 % of the disk, whichever is more (a checkpoint
@@ -45,7 +45,7 @@ def parse_out_disk(row: str) -> OutDisk | None:
     it is not that shape (the box's text)."""
     size, _, rest = row.partition(" ")
     avail, _, mount = rest.partition(" ")
-    if not (size.isdigit() and avail.isdigit() and mount):
+    if not (is_digits(size) and is_digits(avail) and mount):
         return None
     return OutDisk(int(size), int(avail), printable(mount, 200))
 

@@ -18,6 +18,7 @@ from rgt_tui.domain.code_identity import CodeIdentity
 from rgt_tui.domain.config import Readiness
 from rgt_tui.domain.profiles import Profile
 from rgt_tui.domain.run_interpreter import RunInterpreter
+from rgt_tui.domain.text import is_digits
 
 MARKER = "RGT-PREFLIGHT "  # the python program's answer lines (preflight_check.py)
 MAX_DETAIL = 300  # the box's text shown in a check: one line, bounded
@@ -172,7 +173,7 @@ class BoxFacts:
 
 def _int(text: str) -> int | None:
     text = text.strip()
-    return int(text) if text.isdigit() else None
+    return int(text) if is_digits(text) else None
 
 
 def _answer(line: str) -> tuple[str, dict[str, Any]] | None:
@@ -238,7 +239,7 @@ def parse_box_facts(text: str) -> BoxFacts:
     checkpoint = None
     for line in multi.get("ckpt", [])[:1]:
         parts = line.split(" ", 2)
-        if len(parts) == 3 and parts[1].isdigit():
+        if len(parts) == 3 and is_digits(parts[1]):
             try:
                 checkpoint = (float(parts[0]), int(parts[1]), clip(parts[2]))
             except ValueError:

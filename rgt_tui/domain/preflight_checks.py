@@ -21,6 +21,7 @@ from rgt_tui.domain.preflight import TORCH_FIRST, BoxFacts, Check, CheckContext,
 from rgt_tui.domain.preflight_arch import check_arch
 from rgt_tui.domain.preflight_storage import MEMORY_FS, OVERLAY_FS, PSEUDO_FS, check_storage
 from rgt_tui.domain.queue_file import expand_home
+from rgt_tui.domain.text import is_digits
 from rgt_tui.domain.units import fmt_bytes, fmt_count, plural
 
 GIB = 1 << 30
@@ -87,7 +88,7 @@ def gpu_names(facts: BoxFacts) -> list[str]:
     names = []
     for line in facts.gpu_lines:
         cells = [c.strip() for c in line.split(",")]
-        if len(cells) >= 3 and cells[0].isdigit() and version(cells[1]):
+        if len(cells) >= 3 and is_digits(cells[0]) and version(cells[1]):
             names.append(clip(cells[2], 60))
     return names
 
@@ -327,7 +328,7 @@ def check_gpu_busy(facts: BoxFacts, ctx: CheckContext) -> Check:
 def df_row(line: str) -> list[str] | None:
     """A ``df -P`` data row: source, total, used, available, capacity, mount point."""
     cells = line.split(None, 5)
-    return cells if len(cells) == 6 and cells[3].isdigit() else None
+    return cells if len(cells) == 6 and is_digits(cells[3]) else None
 
 
 def disk_budget(facts: BoxFacts, ctx: CheckContext) -> tuple[int, str]:
@@ -385,7 +386,7 @@ def check_disk(facts: BoxFacts, ctx: CheckContext) -> Check:
     need = max(budget, MIN_FREE_BYTES)
     basis += f"; at least {fmt_bytes(MIN_FREE_BYTES)}" if budget < MIN_FREE_BYTES else ""
     irow = df_row(facts.df_inodes)
-    ifree = int(irow[3]) if irow is not None and irow[1].isdigit() and int(irow[1]) > 0 else None
+    ifree = int(irow[3]) if irow is not None and is_digits(irow[1]) and int(irow[1]) > 0 else None
     inodes = (
         f"{plural(ifree, 'inode', shown=fmt_count(ifree))} free"
         if ifree is not None

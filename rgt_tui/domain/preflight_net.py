@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rgt_tui.domain.preflight import Check, clip
+from rgt_tui.domain.text import is_digits
 from rgt_tui.domain.units import plural
 
 # What NCCL must not carry inter-node traffic over (MN2): a bridge no other box routes
@@ -64,7 +65,7 @@ def parse_net(text: str) -> NetFacts:
             addrs.append((clip(m.group(1), 32), m.group(2)))
         elif key == "ping":
             parts = (value.split("\t", 3) + ["", "", "", ""])[:4]
-            if all(p.isdigit() for p in parts[:3]):
+            if all(is_digits(p) for p in parts[:3]):
                 ping = (
                     int(parts[0][:7]),
                     int(parts[1][:5]),

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from rgt_tui.domain.gpu_faults import cuda_oom, size_bytes
 from rgt_tui.domain.preflight import Check, clip
+from rgt_tui.domain.text import is_digits
 from rgt_tui.domain.units import fmt_bytes
 
 SMOKE_DEFAULT_S = 300  # a smoke command's bound when no smoke_seconds is set
@@ -41,7 +42,7 @@ class SmokeFacts:
 
 def _int(text: str) -> int | None:
     text = text.strip()
-    return int(text) if text.isdigit() else None
+    return int(text) if is_digits(text) else None
 
 
 def parse_smoke(text: str) -> SmokeFacts:

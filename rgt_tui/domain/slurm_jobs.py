@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from rgt_tui.domain.text import printable
+from rgt_tui.domain.text import is_digits, printable
 
 FIELD_CHARS = 80  # one field of Slurm's text (a reason, a node list), cut
 MAX_ARRAY_TASKS = 100_000  # indices one slurm.jobs line may cover; a larger range is junk
@@ -188,7 +188,7 @@ class ClusterSide:
 
 
 def _int(text: str) -> int | None:
-    return int(text) if text.isdigit() and len(text) <= 20 else None
+    return int(text) if is_digits(text) else None
 
 
 def _field(text: str) -> str:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from rgt_tui.domain.at_risk import CheckpointsSeen
 from rgt_tui.domain.config import HostConfig, SlurmConfig
 from rgt_tui.domain.preflight import Check
+from rgt_tui.domain.text import is_digits
 from rgt_tui.domain.young_daly import cadence
 
 # Slurm may deliver the --signal warning up to 60 s early or late (SLURM2); a lead no
@@ -98,11 +99,11 @@ def time_seconds(value: str | None) -> int | None:
     rest = value
     if "-" in value:
         d, _, rest = value.partition("-")
-        if not d.isdigit():
+        if not is_digits(d):
             return None
         days = int(d)
     fields = rest.split(":")
-    if not all(f.isdigit() for f in fields) or len(fields) > 3:
+    if not all(is_digits(f) for f in fields) or len(fields) > 3:
         return None
     n = [int(f) for f in fields]
     if days:  # D-H, D-H:M, D-H:M:S

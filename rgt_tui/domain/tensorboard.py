@@ -13,7 +13,7 @@ import posixpath
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from rgt_tui.domain.text import printable
+from rgt_tui.domain.text import is_digits, printable
 
 TB_DEFAULT_PORT = 6006
 MAX_PROCESSES = 20  # TensorBoard processes read from the box's report
@@ -58,7 +58,7 @@ def parse_process(pid: int, cwd: str, argv: Sequence[str]) -> TensorBoardProcess
     dirs = list(_option(argv, "--logdir"))
     for spec in _option(argv, "--logdir_spec"):
         dirs += [part.split(":", 1)[-1] for part in spec.split(",") if part]
-    ports = [p for p in _option(argv, "--port") if p.isdigit()]
+    ports = [p for p in _option(argv, "--port") if is_digits(p)]
     logdirs = tuple(posixpath.normpath(posixpath.join(cwd or "/", d)) for d in dirs if d)
     return TensorBoardProcess(pid, logdirs, int(ports[-1]) if ports else TB_DEFAULT_PORT)
 
@@ -86,7 +86,7 @@ def parse_report(text: str) -> BoxTensorBoard:
         elif kind == "tb" and len(processes) < MAX_PROCESSES:
             pid, _, tail = rest.partition("\t")
             cwd, _, args = tail.partition("\t")
-            found = pid.isdigit() and parse_process(int(pid), cwd, args.split(_ARG_SEP))
+            found = is_digits(pid) and parse_process(int(pid), cwd, args.split(_ARG_SEP))
             if found:
                 processes.append(found)
         elif kind == "ev" and rest.startswith("/") and len(dirs) < MAX_EVENT_DIRS:

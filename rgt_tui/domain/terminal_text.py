@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import re
 
+from rgt_tui.domain.text import is_digits
+
 # One alternation, tried left to right at each position; every branch is linear (no
 # nested repetition), so a hostile line cannot make it backtrack for long.
 _ESCAPE_RE = re.compile(
@@ -75,7 +77,7 @@ def _safe_sgr(sgr: str) -> str:
             # that reads ':' as ';' would act on any other (1:8 conceals there; a review).
             if _UNDERLINE_STYLE.fullmatch(part):
                 kept.append(part)
-        elif part == "" or (part.isdigit() and int(part) in _KEPT_SGR):
+        elif part == "" or (is_digits(part) and int(part) in _KEPT_SGR):
             kept.append(part)
         i += 1
     if len(kept) == len(parts):

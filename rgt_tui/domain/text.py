@@ -86,3 +86,11 @@ def printable_lines(text: object) -> str:
     the box. The one place lines are cleaned one by one (UI, toasts and notifications)."""
     value = text if isinstance(text, str) else str(text)
     return "\n".join(printable(line, None) for line in value.split("\n"))
+
+
+def is_digits(text: str) -> bool:
+    """Whether ``int(text)`` reads ``text`` as a plain count: ASCII digits only, at most 20
+    of them. ``str.isdigit`` alone admits ``²`` and other Unicode digits, on which ``int``
+    raises, and a run of thousands of digits that Python refuses to convert: a box's df,
+    stat or ps could end a command with a traceback (a review's hostile box, s38 #3)."""
+    return 0 < len(text) <= 20 and text.isascii() and text.isdigit()

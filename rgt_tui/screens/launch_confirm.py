@@ -41,6 +41,7 @@ from rgt_tui.controllers.launch_plan import LaunchControl
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.queue_state import DONE
+from rgt_tui.domain.text import is_digits
 from rgt_tui.domain.units import plural
 from rgt_tui.screens.dialog import DialogBody, DialogButton, KeyHint, ReplanScreen, enter_does
 from rgt_tui.screens.type_ahead import InOrderInput
@@ -281,7 +282,7 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
         text = self._start_text()
         if text == self._asked_for and not again:
             return
-        if text.isdigit():
+        if is_digits(text):
             self.replan(int(text))
         elif text != self._asked_for:
             self._no_start(text)

@@ -18,6 +18,7 @@ from textual.content import Content
 from textual.widgets import Button, Input, Static
 
 from rgt_tui.content.vram_text import evidence_content
+from rgt_tui.domain.text import is_digits
 from rgt_tui.screens.dialog import BodyScreen, DialogBody, DialogButton, KeyHint, enter_does
 from rgt_tui.screens.type_ahead import InOrderInput
 from rgt_tui.services.box.vram import VramError, VramEvidence, check_kill
@@ -102,7 +103,7 @@ class VramKillScreen(BodyScreen[int | None]):
         typed = self.query_one("#vram-pid", Input).value.strip()
         if not typed:
             return None, ""
-        if not typed.isdigit():
+        if not is_digits(typed):
             return None, f"{typed[:20]!r} is not a process id"
         try:
             process = check_kill(self.evidence, int(typed))
@@ -114,7 +115,7 @@ class VramKillScreen(BodyScreen[int | None]):
     def _typed_refused(self) -> int | None:
         """The typed PID when the evidence lists it but refuses it here, else None."""
         typed = self.query_one("#vram-pid", Input).value.strip()
-        process = self.evidence.find(int(typed)) if typed.isdigit() else None
+        process = self.evidence.find(int(typed)) if is_digits(typed) else None
         if process is None or process.refusal(self.evidence.host) is None:
             return None
         return process.pid

@@ -22,6 +22,7 @@ from pathlib import Path
 import asyncssh
 from asyncssh.public_key import get_default_certificate_algs, get_default_public_key_algs
 
+from rgt_tui.domain.text import is_digits
 from rgt_tui.transport.base import HostKeyError
 
 DEFAULT_KNOWN_HOSTS = Path("~/.ssh/known_hosts")
@@ -105,10 +106,10 @@ def parse_jump(hop: str) -> tuple[str | None, str, int | None]:
     host, port = hostport, None
     if hostport.startswith("[") and "]" in hostport:
         host, _, rest = hostport[1:].partition("]")
-        port = int(rest[1:]) if rest.startswith(":") and rest[1:].isdigit() else None
+        port = int(rest[1:]) if rest.startswith(":") and is_digits(rest[1:]) else None
     elif hostport.count(":") == 1:
         host, port_text = hostport.split(":")
-        port = int(port_text) if port_text.isdigit() else None
+        port = int(port_text) if is_digits(port_text) else None
     return user or None, host, port
 
 

@@ -158,3 +158,27 @@ def test_a_kept_code_record_read_back_is_printable(tmp_path: Path) -> None:
     assert record is not None
     _clean(record)
     assert record.cells[0].name.startswith("c\\x1b]52;c;")
+
+
+# Digits the box may send that int() refuses: a superscript, Arabic-Indic digits, and a
+# run past Python's 4300-digit conversion limit. str.isdigit() takes all three.
+NOT_COUNTS = ("²", "٣٤", "1" * 4301)
+
+
+def test_a_box_s_unicode_or_endless_digits_are_no_count_and_raise_nothing() -> None:
+    """A review (s38 #3): df, stat or ps answering '²' made `diagnose`, `launch` and
+    `queue show` end in a traceback, and the Queue tab froze (its poll failed unsaid).
+    Every parser checks with is_digits, which int() always reads."""
+    from rgt_tui.domain.out_disk import parse_out_disk
+    from rgt_tui.domain.text import is_digits
+
+    assert is_digits("0") and is_digits("12345678901234567890")
+    assert not is_digits("") and not is_digits("123456789012345678901")
+    for bad in NOT_COUNTS:
+        assert bad.isdigit() and not is_digits(bad)
+        assert parse_out_disk(f"{bad} 0 /mnt") is None
+        assert parse_out_disk(f"100 {bad} /mnt") is None
+        facts = parse_probe(f"logt\tcell\t{bad}\noom_now\t{bad}\n")
+        assert facts.log_mtimes == {} and facts.oom_now is None
+    assert parse_out_disk("100 5 /mnt") is not None
+    assert parse_probe("logt\tcell\t17\n").log_mtimes == {"cell": 17}

@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from rgt_tui.domain.code_identity import FileHash, tree_hash
+from rgt_tui.domain.text import is_digits
 from rgt_tui.services.box_script import after_queue_ctl, run_box_script
 from rgt_tui.services.code_sync.box import HASH_TIMEOUT_S, BoxHashes, checked, hash_on_box
 from rgt_tui.services.code_sync.listing import LocalTree
@@ -205,7 +206,7 @@ async def scan_box(
     )
     free = next((i[5:] for i in items if i.startswith("free\t")), "")
     # The box's figure: ASCII digits only, bounded (a hostile box gains nothing by it).
-    space = int(free) if free.isascii() and free.isdigit() and len(free) < 20 else None
+    space = int(free) if is_digits(free) else None
     return BoxTree(hashes, local, tuple(box_only), record, space)
 
 

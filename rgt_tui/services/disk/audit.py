@@ -40,7 +40,7 @@ from typing import Any
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.manifest import Manifest, ManifestError, verified_here
 from rgt_tui.domain.queue_file import expand_home
-from rgt_tui.domain.text import printable
+from rgt_tui.domain.text import is_digits, printable
 from rgt_tui.services.box_script import box_refusal, run_box_script, script_text
 from rgt_tui.services.disk.running import (
     UNREAD_NOTE_START,
@@ -419,7 +419,7 @@ def _queue_cells(host: HostConfig) -> tuple[str, ...]:
 
 
 def _int(text: str) -> int | None:
-    return int(text) if text.isdigit() else None
+    return int(text) if is_digits(text) else None
 
 
 def _with(entry: Reclaimable, **changes: Any) -> Reclaimable:

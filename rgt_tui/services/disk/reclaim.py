@@ -36,7 +36,7 @@ from rgt_tui.domain.artifacts import HASH_ONLY, VERIFIED
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.gate_events import FileFacts
 from rgt_tui.domain.manifest import Manifest, ManifestError
-from rgt_tui.domain.text import printable
+from rgt_tui.domain.text import is_digits, printable
 from rgt_tui.services.disk.audit import (
     DiskAudit,
     DiskError,
@@ -174,7 +174,7 @@ def _deleted_line(path: str, out: str) -> str:
     count = next((r.split("\t", 1)[1] for r in out.split("\0") if r.startswith("keptcount\t")), "")
     if not kept:
         return f"deleted {printable(path)}"
-    n = int(count) if count.strip().isdigit() else len(kept)
+    n = int(count) if is_digits(count.strip()) else len(kept)
     shown = ", ".join(printable(k, 200) for k in kept[:5]) + (" …" if n > 5 else "")
     return (
         f"deleted what was pulled and verified under {printable(path)}; KEPT {n} "

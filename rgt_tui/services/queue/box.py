@@ -23,7 +23,7 @@ from rgt_tui.domain.queue_records import (
     parse_cells_tsv,
     parse_runner_state,
 )
-from rgt_tui.domain.text import printable
+from rgt_tui.domain.text import is_digits, printable
 from rgt_tui.domain.torchrun import TorchrunCause, parse_cause
 from rgt_tui.services.box_ctl import CTL_TIMEOUT_S, QueueError, refusal, run_ctl
 from rgt_tui.services.box_script import box_path
@@ -116,7 +116,7 @@ def parse_probe(text: str) -> BoxQueueFacts:
             last_lines[name] = printable(last)  # the box's text, shown
         elif key == "logt":
             name, _, mtime = rest.partition("\t")
-            if mtime.isdigit():
+            if is_digits(mtime):
                 log_mtimes[name] = int(mtime)
         elif key == "dmesg_line":
             dmesg_lines.append(printable(rest))  # shown by diagnose; "process PID " kept
@@ -183,7 +183,7 @@ def parse_probe(text: str) -> BoxQueueFacts:
         why=why,
         log_mtimes=log_mtimes,
         last_lines=last_lines,
-        oom_now=int(oom) if oom.isdigit() else None,
+        oom_now=int(oom) if is_digits(oom) else None,
         dmesg=printable(single.get("dmesg", "missing"), 20),
         dmesg_lines=tuple(dmesg_lines),
         xid_lines=tuple(lists["xid_line"][:5]),

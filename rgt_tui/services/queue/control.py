@@ -55,7 +55,7 @@ from rgt_tui.domain.queue_state import (
     QueueView,
     queue_is,
 )
-from rgt_tui.domain.text import printable
+from rgt_tui.domain.text import is_digits, printable
 from rgt_tui.domain.units import plural
 from rgt_tui.services.box_ctl import QueueError, refusal, run_ctl
 from rgt_tui.services.journal import torn_down_refusal
@@ -312,7 +312,7 @@ async def kill_cell(
         if error is not None:
             raise error
         fields = _answer(result.stdout, "killing")
-        pid = int(fields[0]) if fields and fields[0].isdigit() else 0
+        pid = int(fields[0]) if fields and is_digits(fields[0]) else 0
     except TransportError:
         dropped = True  # U1: the kill may take the asking session with it; check anew
     timeout = check_timeout_s if check_timeout_s is not None else grace_s + 20.0
@@ -609,7 +609,7 @@ async def mark_retry(
         fields[1]: int(fields[3])
         for line in result.stdout.splitlines()
         if (fields := line.split("\t"))[0] == "retry" and len(fields) >= 4
-        and fields[3].isascii() and fields[3].isdigit()
+        and is_digits(fields[3])
     }  # fmt: skip
     if fleet is not None and times:
         from rgt_tui.services.queue.retried import record_retries

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.queue_file import QueueCell, template_parts
+from rgt_tui.domain.text import is_digits
 from rgt_tui.services.box_script import run_box_script, script_text
 from rgt_tui.transport import Transport
 
@@ -139,7 +140,7 @@ async def _read_declared(
     for text in result.stdout.splitlines():
         kind, _, rest = text.partition("\t")
         number, _, value = rest.partition("\t")
-        if not number.isdigit() or int(number) >= len(paths):
+        if not is_digits(number) or int(number) >= len(paths):
             continue
         path = paths[int(number)]
         if kind == "file":
@@ -147,6 +148,6 @@ async def _read_declared(
         elif kind == "epochs":
             where, _, line = value.partition(":")
             match = _VALUE.match(line)
-            if where.isdigit() and match:
+            if is_digits(where) and match:
                 found.setdefault(path, []).append(Declared(int(match.group(1)), int(where)))
     return found, states

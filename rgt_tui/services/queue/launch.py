@@ -43,6 +43,7 @@ from rgt_tui.domain.queue_state import (
     relaunch_start,
 )
 from rgt_tui.domain.shared_account import shared_account_problem
+from rgt_tui.domain.text import is_digits
 from rgt_tui.domain.units import fmt_duration, plural
 from rgt_tui.services.box_ctl import QueueError, deployed_name, refusal, run_ctl
 from rgt_tui.services.box_script import script_text
@@ -544,7 +545,7 @@ async def launch(plan: LaunchPlan, transport: Transport) -> LaunchResult:
         raise error
     fields = dict((line.split("\t", 1) + [""])[:2] for line in result.stdout.splitlines())
     pid, _, method = fields.get("launched", "").partition("\t")
-    if not pid.isdigit():
+    if not is_digits(pid):
         raise QueueError(
             plan.host, f"the box did not confirm the launch: {result.stdout.strip()!r}"
         )

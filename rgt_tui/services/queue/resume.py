@@ -57,7 +57,7 @@ from rgt_tui.domain.manifest import ManifestError, verified_here
 from rgt_tui.domain.preflight_checks import df_row
 from rgt_tui.domain.queue_file import QueueCell, parse_queue_line
 from rgt_tui.domain.roster import output_prefixes
-from rgt_tui.domain.text import printable
+from rgt_tui.domain.text import is_digits, printable
 from rgt_tui.domain.units import fmt_bytes, fmt_duration, local_time, plural
 from rgt_tui.fsutil import NotThere, differs  # the gate re-checks its local copy so
 from rgt_tui.services.box_ctl import QueueError
@@ -381,7 +381,7 @@ async def _target_facts(
         elif key == "out":
             kind, _, count = rest.partition("\t")
             facts.out = kind
-            facts.out_files = int(count) if count.isdigit() else 0
+            facts.out_files = int(count) if is_digits(count) else 0
         elif key == "df":
             row = df_row(rest)
             facts.free = int(row[3]) * 1024 if row is not None else None

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.slurm_jobs import ArraySubmission, TaskReport
-from rgt_tui.domain.text import printable
+from rgt_tui.domain.text import is_digits, printable
 from rgt_tui.services.box_ctl import QueueError, refusal
 from rgt_tui.services.box_script import box_command, script_text
 from rgt_tui.services.queue.records import read_queue_facts
@@ -110,11 +110,17 @@ def parse_tasks(stdout: str) -> SlurmTasks:
     tasks: list[TaskReport] = []
     for line in stdout.splitlines():
         f = line.split("\t")
-        if f[0] == "array" and len(f) >= 5 and f[1].isdigit() and f[2].isdigit() and f[3].isdigit():
+        if (
+            f[0] == "array"
+            and len(f) >= 5
+            and is_digits(f[1])
+            and is_digits(f[2])
+            and is_digits(f[3])
+        ):
             # slurm_ctl.sh's tasks verb does not send the submit time: 0, not read here.
             arrays.append(ArraySubmission(f[1], int(f[2]), int(f[3]), 0, printable(f[4], 20)))
-        elif f[0] == "task" and len(f) >= 7 and TASK_ID.match(f[3]) and f[1].isdigit():
-            index = int(f[2]) if f[2].isdigit() else None
+        elif f[0] == "task" and len(f) >= 7 and TASK_ID.match(f[3]) and is_digits(f[1]):
+            index = int(f[2]) if is_digits(f[2]) else None
             if f[3] != (f[1] if index is None else f"{f[1]}_{index}"):
                 continue  # the task id must be the array's and index's (one squeue line)
             tasks.append(

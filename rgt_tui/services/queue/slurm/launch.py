@@ -28,6 +28,7 @@ from rgt_tui.domain.queue_file import expand_home
 from rgt_tui.domain.queue_records import tmux_session_name
 from rgt_tui.domain.queue_state import DONE
 from rgt_tui.domain.slurm_jobs import HELD_REASONS
+from rgt_tui.domain.text import is_digits
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.box_ctl import QueueError, deployed_name, refusal, run_ctl
 from rgt_tui.services.box_script import script_text
@@ -292,7 +293,7 @@ async def submit(
         raise error
     fields = dict((line.split("\t", 1) + [""])[:2] for line in result.stdout.splitlines())
     job = fields.get("submitted", "").split("\t", 1)[0]
-    if not job.isdigit():
+    if not is_digits(job):
         raise QueueError(plan.host, f"the box did not confirm the array: {result.stdout.strip()!r}")
     return int(job), fields.get("archived") or None
 
@@ -423,6 +424,6 @@ async def submit_indices(
     job = next(
         (ln.split("\t")[1] for ln in result.stdout.splitlines() if ln.startswith("submitted\t")), ""
     )
-    if not job.isdigit():
+    if not is_digits(job):
         raise QueueError(host.name, f"the box did not confirm the array: {result.stdout.strip()!r}")
     return int(job)

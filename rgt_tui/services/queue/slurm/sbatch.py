@@ -19,6 +19,7 @@ from rgt_tui.domain.slurm_lead import (  # noqa: F401 (the launch's, the tests')
     signal_lead_check,
     time_seconds,
 )
+from rgt_tui.domain.text import is_digits
 from rgt_tui.domain.units import plural
 
 # Where each task's Slurm output goes, under the box's queue dir (``%A``: the array's
@@ -67,7 +68,7 @@ def nproc_per_node(slurm: SlurmConfig) -> int:
     for part in (slurm.gres or "").split(","):
         name, *rest = part.strip().split(":")
         if name == "gpu":  # gpu, gpu:N, gpu:TYPE, gpu:TYPE:N
-            return int(rest[-1]) if rest and rest[-1].isdigit() else 1
+            return int(rest[-1]) if rest and is_digits(rest[-1]) else 1
     return 1
 
 

@@ -38,7 +38,7 @@ from rgt_tui.domain.slurm_jobs import (
     parse_squeue_line,
 )
 from rgt_tui.domain.slurm_vanished import PREEMPTION
-from rgt_tui.domain.text import printable
+from rgt_tui.domain.text import is_digits, printable
 from rgt_tui.domain.vanished import YES, Diagnosis, Evidence
 from rgt_tui.services.box_script import box_command, script_text
 from rgt_tui.transport import Transport
@@ -109,7 +109,7 @@ def parse_slurm_view(text: str) -> SlurmFacts:
             oom[printable(name, None)] = found
         elif key == "mine":
             count, _, state = rest.partition("\t")
-            if count.isdigit() and state.replace("_", "").isalpha():
+            if is_digits(count) and state.replace("_", "").isalpha():
                 mine.append((printable(state, 30), int(count)))
         elif key == "part":
             partition = parse_partition(rest)

@@ -36,7 +36,7 @@ from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.health import Alert
 from rgt_tui.domain.queue_state import CELL_STATUSES
 from rgt_tui.domain.snapshot import HostSnapshot
-from rgt_tui.domain.text import printable
+from rgt_tui.domain.text import is_digits, printable
 from rgt_tui.services.watch.events import EVENT_KINDS, HostState, WatchEvent
 from rgt_tui.services.watch.sinks import Sink
 from rgt_tui.services.watch.sinks.metrics_http import MetricsServer
@@ -282,7 +282,7 @@ def parse_listen_address(text: str) -> tuple[str, int]:
     """``ADDR:PORT`` (``127.0.0.1:9101``, ``[::1]:9101``, ``:9101`` for every address)
     as (address, port); ValueError naming the fix."""
     addr, sep, port = text.rpartition(":")
-    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+    if not sep or not is_digits(port) or not 0 <= int(port) <= 65535:
         raise ValueError(f"--metrics {text!r}: expected ADDR:PORT, e.g. 127.0.0.1:9101")
     if addr.startswith("[") and addr.endswith("]"):
         addr = addr[1:-1]
