@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import time
 from collections.abc import Sequence
 
 from rich.console import Console
@@ -38,6 +39,7 @@ from rgt_tui.cli.runner import Call, console
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.logscan import CRITICAL, LogChunk, LogLine, classify_line
+from rgt_tui.domain.queue_state import queue_is
 from rgt_tui.domain.terminal_text import terminal_safe
 from rgt_tui.services.connect import Transport, host_connection
 from rgt_tui.services.logs import (
@@ -153,17 +155,24 @@ async def _print_log(call: Call, transport: Transport, path: str, where: str) ->
             said = await _missing(transport, where, host.name, path, args.cell)
             if not (args.follow and said.endswith(NOT_STARTED)):
                 return call.fail(said + await _pulled_copy(call, args.cell))
-            # -f on a cell still to run waits for it, as tail -F would (s37 dev-loop #15:
-            # it stopped at once, and the user ran it again and again).
-            printer.notice(f"-- {where}: cell {args.cell!r} has not started yet; waiting for "
-                           "its log (Ctrl-C stops)")  # fmt: skip
-            while await transport.stat(path) is None:
-                await asyncio.sleep(args.poll)
-            async for chunk in iter_log(transport, path, tail_lines=args.tail, highlight=highlight):
-                printer.lines(chunk.lines)
-                last = chunk
         except OSError as exc:  # permission denied, a directory, ...
             return call.fail(f"{where}: cannot read {path}: {exc.strerror}")
+        if last is None:
+            # -f on a cell still to run waits for it, as tail -F would (s37 dev-loop #15:
+            # it stopped at once, and the user ran it again and again). Outside the handler
+            # above: a log that appears unreadable is said, not a traceback (review s38).
+            printer.notice(f"-- {where}: cell {args.cell!r} has not started yet; waiting for "
+                           "its log (Ctrl-C stops)")  # fmt: skip
+            if ended := await _wait_for_log(transport, host, path, args.cell, args.poll):
+                return call.fail(f"{where}: {ended}")
+            try:
+                async for chunk in iter_log(
+                    transport, path, tail_lines=args.tail, highlight=highlight
+                ):
+                    printer.lines(chunk.lines)
+                    last = chunk
+            except OSError as exc:  # a directory, no permission, gone again
+                return call.fail(f"{where}: cannot read {path}: {exc.strerror or exc}")
         assert last is not None
         if not args.follow:
             if last.partial:  # the file's last line has no newline yet: show it anyway
@@ -253,6 +262,33 @@ async def _pulled_copy(call: Call, cell: str | None) -> str:
         f" in the box's current queue records (a --fresh launch moves earlier ones aside to "
         f"~/.rgt/queue.archived.<time>); the copy a pull brought is {copy}"
     )
+
+
+async def _wait_for_log(
+    transport: Transport, host: HostConfig, path: str, cell: str, poll: float
+) -> str:
+    """Wait until ``path`` exists (""), or until the queue will not start ``cell`` after
+    all: stopped, finished, the cell moved or skipped (why, in words). The queue is read
+    again every ``QUEUE_LOOK_S``: a wait on a queue that ended went on forever."""
+    from rgt_tui.services.queue.box_code import still_to_run
+    from rgt_tui.services.queue.view import read_queue_view
+
+    looked = time.monotonic()
+    while await transport.stat(path) is None:
+        await asyncio.sleep(poll)
+        if time.monotonic() - looked < QUEUE_LOOK_S:
+            continue
+        looked = time.monotonic()
+        view = await read_queue_view(host, transport)
+        if cell in still_to_run(view) or await transport.stat(path) is not None:
+            continue
+        seen = next((c for c in view.cells if c.name == cell), None)
+        what = f"cell {cell!r} is {seen.label}" if seen is not None else f"no cell {cell!r}"
+        return f"{what} and {queue_is(view.state)}: it will not start; stopped waiting"
+    return ""
+
+
+QUEUE_LOOK_S = 10.0  # how often a wait for a cell's log reads the queue again
 
 
 async def _missing(transport: Transport, where: str, host: str, path: str, cell: str | None) -> str:

@@ -142,3 +142,53 @@ async def test_logs_follow_of_a_cell_still_to_run_waits_for_it(make_queue_fleet)
     finally:
         proc.send_signal(signal.SIGINT)
         await asyncio.wait_for(proc.wait(), 30)
+
+
+async def test_logs_follow_waiting_for_a_cell_ends_in_words_not_a_traceback(make_queue_fleet):
+    """A review (s38 #5): the wait ran inside the FileNotFoundError handler, so a log
+    that appeared unreadable (a directory) ended `logs -f` in a traceback; and a queue
+    stopped before the cell started left it waiting forever."""
+    import asyncio
+
+    from support.cli import RGT, cli_env
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    hold = qf.cell_script("hold", 'while [ ! -e "$HOME/go" ]; do sleep 0.05; done')
+    later = qf.cell_script("later", 'echo "later ran"')
+    qf.write_queue(f"{hold} t\n{later} t\n")
+    transport = qf.transport()
+    await launch(await plan_launch(qf.fleet, qf.host(), transport, preflight=False), transport)
+    await transport.close()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="hold to run")
+
+    async def follow():  # type: ignore[no-untyped-def]
+        proc = await asyncio.create_subprocess_exec(
+            *RGT, "logs", "box1", "later", "-f", "--poll", "0.2",
+            "--hosts", str(qf.loopback.hosts_file),
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            stdin=asyncio.subprocess.DEVNULL, env=cli_env(),
+        )  # fmt: skip
+        assert proc.stderr is not None
+        said = (await asyncio.wait_for(proc.stderr.readline(), 60)).decode()
+        assert "has not started yet; waiting for its log" in said, said
+        return proc
+
+    proc = await follow()
+    log = qf.qdir() / "cells" / "later.log"
+    log.mkdir()  # appears, and cannot be read as a log
+    _, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 1 and "Traceback" not in err.decode(), err.decode()
+    assert "cannot read ~/.rgt/queue/cells/later.log" in err.decode(), err.decode()
+    log.rmdir()
+
+    proc = await follow()
+    stopped = await arun(
+        "queue", "kill", "box1", "hold", "--then", "stop", "--yes",
+        "--hosts", str(qf.loopback.hosts_file),
+    )  # fmt: skip
+    assert stopped.returncode == 0, stopped.stderr
+    _, err = await asyncio.wait_for(proc.communicate(), 90)  # the queue is read every 10 s
+    assert proc.returncode == 1, err.decode()
+    assert "cell 'later' is pending and the queue is stopped by the user: it will not start; " in (
+        err.decode()
+    )
