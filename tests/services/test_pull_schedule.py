@@ -444,3 +444,23 @@ async def test_the_tuis_periodic_pulls_leave_the_hosts_to_a_running_watch(
     assert not tui_side.watch_pulls()
     await connections.close_all()
     await tui_connections.close_all()
+
+
+def test_a_pull_notice_names_ten_failed_files_and_counts_the_rest() -> None:
+    """A review (s38 #6): every file not pulled was a bullet of the notice, and a box
+    whose 100,000 files never match their hashes made a notice (and its sent-log line and
+    memory) of megabytes. Ten are named, the rest counted; a box's name is cut and shown."""
+    from rgt_tui.services.watch.drivers.periodic_pull import pull_problems
+
+    failed = [(f"cell0/f{i}.bin", "SHA-256 differs") for i in range(100_000)]
+    failed[0] = ("x" * 5000 + "\x1b[2J", "why " * 1000)
+    said = pull_problems("box1", ["folder runs/ is missing"], failed)
+    assert said[0] == "folder runs/ is missing" and len(said) == 12
+    assert said[2] == "cell0/f1.bin: SHA-256 differs"
+    assert said[-1] == "and 99990 more files not pulled (rgt-tui pull box1 names each)"
+    assert "\x1b" not in said[1] and len(said[1]) < 600
+    assert len("\n".join(said)) < 2000
+    assert pull_problems("box1", [], failed[1:3]) == [
+        "cell0/f1.bin: SHA-256 differs",
+        "cell0/f2.bin: SHA-256 differs",
+    ]

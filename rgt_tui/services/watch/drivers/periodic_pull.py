@@ -45,7 +45,7 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 
@@ -62,6 +62,7 @@ from rgt_tui.domain.queue_state import (
     SLURM_ENDED,
     QueueView,
 )
+from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_bytes, fmt_duration, plural
 from rgt_tui.profiles import profile
 from rgt_tui.services.connections import SHARED_PULL_CONCURRENCY, FleetConnections
@@ -107,6 +108,7 @@ WATCH_PULLS = (
 )
 RETRY_S = 300.0  # after a failure: again in this long (or the cadence, when shorter)
 BUSY_RETRY_S = 60.0  # another pull or a teardown held the host: look again this soon
+LISTED = 10  # the files a notice names one by one; the rest are counted
 # A typed confirmation this old no longer holds pulls back, whatever the journal says
 # (the teardown command's own limit, plus the re-scan before it).
 TEARDOWN_WINDOW_S = TEARDOWN_TIMEOUT_S + 300.0
@@ -197,6 +199,22 @@ def teardown_underway(
     if opened is not None and opened >= at and not voided(opened):
         return "a teardown is running (the gate opened for it)"
     return None  # the gate refused that confirmation, or it no longer holds
+
+
+def pull_problems(
+    host: str, shortfalls: Iterable[str], failed: Iterable[tuple[str, str]]
+) -> list[str]:
+    """What a pull's notice lists as gone wrong: its shortfalls, then the files not pulled
+    with why, at most ``LISTED`` of each and the rest counted. Bounded: a box whose
+    thousands of files never match their hashes made a notice, a sent-log line and a
+    memory of megabytes (a review's hostile box, s38 #6)."""
+    files = [f"{printable(p, 200)}: {printable(why, 300)}" for p, why in failed]
+    problems = list(shortfalls)[:LISTED] + files[:LISTED]
+    if len(files) > LISTED:
+        problems.append(
+            f"and {len(files) - LISTED} more files not pulled (rgt-tui pull {host} names each)"
+        )
+    return problems
 
 
 class PullScheduler:
@@ -474,7 +492,7 @@ class PullScheduler:
             return await self._failed(host, str(exc), "check the box is up (rgt-tui status)")
         except OSError as exc:
             return await self._failed(host, str(exc), "check the box is up (rgt-tui status)")
-        problems = list(result.shortfalls) + [f"{p}: {why}" for p, why in result.failed]
+        problems = pull_problems(host.name, result.shortfalls, result.failed)
         if not result.pulled and problems:
             # Nothing came and something was asked for in vain (a missing folder, an
             # empty one): a failed pull, told as one (once per run), not as news.
