@@ -53,7 +53,7 @@ from rgt_tui.domain.checkpoints import (
 )
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
-from rgt_tui.domain.manifest import ManifestError, verified_here
+from rgt_tui.domain.manifest import Manifest, ManifestError, verified_here
 from rgt_tui.domain.preflight_checks import df_row
 from rgt_tui.domain.queue_file import QueueCell, parse_queue_line
 from rgt_tui.domain.roster import output_prefixes
@@ -78,6 +78,7 @@ from rgt_tui.services.queue.move import (
 )
 from rgt_tui.services.queue.resume_run import GENERAL_RULE, plan_words, run_on_target
 from rgt_tui.services.queue.retried import set_aside_since
+from rgt_tui.services.reclaimed import load_reclaimed
 from rgt_tui.services.records import (
     RECORDS_DIR,
     REPLACED_DIR,
@@ -230,7 +231,36 @@ def cell_files(
         files.append(CellFile(local, rel, entry.size, entry.mtime, entry.sha256 or "", why))
         if why and check is not None and not set_aside:
             files += _earlier_copy(folder, rel, check.get("earlier"))
-    return files
+    return files + _reclaimed_files(folder, manifest, prefixes, set_aside)
+
+
+def _reclaimed_files(
+    folder: Path, manifest: Manifest, prefixes: Iterable[str], set_aside: str
+) -> list[CellFile]:
+    """The cell's files a reclaim deleted on the box after they verified (``reclaimed``):
+    the manifest no longer lists them, and the copies here are the only ones — as good a
+    base for a resume as the manifest's, re-hashed now all the same. `disk --delete` of
+    a failed cell's folder left its move refused: "the run wrote none" (s38 disk hour #1)."""
+    try:
+        recorded = load_reclaimed(folder, manifest.box_id)
+    except ValueError:
+        return []  # verify and the gate name the damaged record
+    listed = {manifest.local_relpath(e.root, e.path) for e in manifest.entries}
+    found = []
+    for f in recorded:
+        prefix = next((p for p in prefixes if f.local.startswith(p + "/")), None)
+        if prefix is None or f.local in listed:
+            continue
+        rel = f.local[len(prefix) + 1 :]
+        why = ""
+        if is_leftover(rel):
+            why = "an unfinished write (*.tmp / *.part): never pushed"
+        elif set_aside:
+            why = set_aside
+        elif said := _changed_here(folder, f.local, f.size, f.sha256):
+            why = f"the copy here changed since it was verified ({said}): never pushed"
+        found.append(CellFile(f.local, rel, f.size, f.mtime, f.sha256, why))
+    return found
 
 
 def _repeats_line(plan: ResumePlan, ck: CellFile, repeats: str) -> str:
