@@ -139,3 +139,32 @@ async def test_every_cell_reclaimed_leaves_a_gate_that_can_still_open(
     gate = await setup.check()
     assert gate.ready_but_confirmation, [c for c in gate.conditions if not c.ok]
     assert "(and 2 reclaimed on the box, their only copy here)" in _line(gate, "manifest").evidence
+
+
+async def test_a_leftover_reclaimed_with_its_folder_is_no_only_copy_to_keep(
+    make_loopback_fleet, tmp_path: Path
+) -> None:
+    """s38 disk hour #2: a crash's *.tmp went with its cell's folder; the reclaim recorded
+    it as a result, so after verify's own advice ("no result — delete it here") the next
+    verify named it the only copy, to put back or accept its cell as missing."""
+    from rgt_tui.services.reclaimed import load_reclaimed
+
+    setup = Setup(await make_loopback_fleet(1), tmp_path)
+    cell = setup.box.root / "results" / "cellA"
+    (cell / "ckpt_epoch8.pt.tmp").write_bytes(b"half a checkpoint")
+    report = await setup.pull_and_verify(expect_ok=False)  # the leftover is flagged
+    results = setup.fleet.results_dir
+    async with open_transport(setup.host) as t:
+        audit = await audit_disk(setup.host, t, results, cells=("cellA", "cellB"))
+        plan = await plan_delete(setup.host, t, results, audit, str(cell))
+        await delete_planned(t, plan)
+        assert (await pull_host(setup.host, results, t)).ok
+    assert not cell.exists()  # the leftover went with its folder
+    assert {f.local for f in load_reclaimed(results / "box1", plan.box_id)} == {
+        "cellA/metrics.json"
+    }
+    (results / "box1" / "cellA" / "ckpt_epoch8.pt.tmp").unlink()  # as verify asked
+    async with open_transport(setup.host) as t:
+        report = await verify_host(setup.host, results, transport=t)
+    assert report.ok, report.problems
+    assert "only copy" not in format_report(report)

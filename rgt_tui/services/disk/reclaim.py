@@ -32,7 +32,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from rgt_tui.domain.artifacts import HASH_ONLY, VERIFIED
+from rgt_tui.domain.artifacts import HASH_ONLY, VERIFIED, is_leftover
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.gate_events import FileFacts
 from rgt_tui.domain.manifest import Manifest, ManifestError
@@ -145,7 +145,10 @@ async def delete_planned(transport: Transport, plan: DeletePlan) -> str:
         # Before the delete: after it, this machine's copy is the only one, and verify and
         # the gate must know (a delete that then fails leaves entries the manifest outranks).
         try:
-            await asyncio.to_thread(record_reclaimed, plan.folder, plan.box_id, plan.files)
+            # Not a *.tmp a crash left: no result, and recorded, verify then asked to keep
+            # the copy here that it had just said to delete (s38 disk hour #2).
+            results = [f for f in plan.files if not is_leftover(f.local)]
+            await asyncio.to_thread(record_reclaimed, plan.folder, plan.box_id, results)
         except OSError as exc:
             raise DiskError(
                 plan.host,
