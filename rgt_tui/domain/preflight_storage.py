@@ -90,6 +90,19 @@ def check_storage(facts: BoxFacts, ctx: CheckContext) -> Check:
             "see that /proc/self/mountinfo is readable on the box",
         )
     items = {str(i.get("label")): i for i in storage.get("paths") or [] if isinstance(i, dict)}
+    data = items.get("data")
+    if data is not None and (data.get("exists") is False or data.get("readable") is False):
+        # The loader's first batch is where it would have failed (s38 spot hour #5: a
+        # data_dir that did not exist read "ok storage … ext4").
+        where = clip(data.get("path") or data.get("real") or "?", 160)
+        what = "does not exist" if data.get("exists") is False else "cannot be read"
+        return Check(
+            "storage",
+            False,
+            f"the data_dir {where} {what} on the box: the run's data loader fails there",
+            f"copy the dataset to {where} on the box, or set data_dir for {ctx.host} to "
+            "where it is",
+        )
     data_label = "data" if "data" in items else "workdir"
     said = []
     slow = ""

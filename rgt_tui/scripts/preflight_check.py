@@ -196,14 +196,21 @@ def block_device(devno, sys_root):
     return clip(os.path.basename(real)), rotational, clip(sys_path)
 
 
-def storage_facts(paths, mountinfo="/proc/self/mountinfo", sys_root="/sys"):
-    """Per (label, path): the path's real location, its mount, file system type,
-    source, and its disk with whether it rotates."""
+def path_there(real):
+    """(exists, readable) of a path on this box."""
+    return os.path.exists(real), os.access(real, os.R_OK)
+
+
+def storage_facts(paths, mountinfo="/proc/self/mountinfo", sys_root="/sys", there=path_there):
+    """Per (label, path): the path's real location, whether it exists and can be read,
+    its mount, file system type, source, and its disk with whether it rotates."""
     mounts = read_mounts(mountinfo)
     out = {"paths": [], "mounts": len(mounts)}
     for label, path in paths[:8]:
         real = os.path.realpath(os.path.expanduser(path)) if path else ""
         item = {"label": clip(label), "path": clip(path), "real": clip(real)}
+        if real:  # a data_dir that is not there, or not readable, fails at the first batch
+            item["exists"], item["readable"] = there(real)
         found = mount_of(real, mounts) if real else None
         if found is not None:
             point, devno, fstype, source = found

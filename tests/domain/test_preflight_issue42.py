@@ -148,8 +148,27 @@ def test_the_box_program_never_raises_on_a_broken_torch_cuda():
 
 
 def storage(tree: str, paths: list[tuple[str, str]]) -> dict:
+    """A recorded box's mounts: its paths are there on that box, not on this machine."""
     root = FIXTURES / "storage" / tree
-    return box_program().storage_facts(paths, str(root / "proc" / "mountinfo"), str(root / "sys"))
+    return box_program().storage_facts(
+        paths, str(root / "proc" / "mountinfo"), str(root / "sys"), lambda real: (True, True)
+    )
+
+
+def test_a_data_dir_that_is_not_there_fails_storage_before_the_first_batch(tmp_path):
+    """s38 spot hour #5: a data_dir that did not exist read "ok storage … ext4"; the run's
+    loader failed at its first batch. This machine's own mounts, real paths."""
+    data = tmp_path / "datasets" / "imagenet"
+    facts = box_program().storage_facts([("workdir", str(tmp_path)), ("data", str(data))])
+    check = check_storage(BoxFacts(python={}, storage=facts), ctx())
+    assert not check.ok
+    assert check.detail == (
+        f"the data_dir {data} does not exist on the box: the run's data loader fails there"
+    )
+    assert check.fix.startswith(f"copy the dataset to {data} on the box, or set data_dir for ")
+    data.mkdir(parents=True)
+    facts = box_program().storage_facts([("workdir", str(tmp_path)), ("data", str(data))])
+    assert check_storage(BoxFacts(python={}, storage=facts), ctx()).ok
 
 
 def test_this_machines_recorded_virtio_disk_is_named_not_failed():
