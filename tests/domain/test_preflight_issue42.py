@@ -233,6 +233,17 @@ def test_the_disk_budget_is_the_whole_queue_with_its_arithmetic():
     )
     # The old budget (one checkpoint × keep) fits: the queue is what overflows (U6).
     assert check_disk(facts, ctx(ready=ready, cells=1)).ok
+    assert "lower keep_checkpoints / checkpoint_gb, or pick a bigger disk" in three.fix
+
+
+def test_below_the_one_gib_floor_the_disk_fix_does_not_offer_a_smaller_budget():
+    """s38 spot hour #6: checkpoint_gb 0.0001 and 1 MiB free: "1.0G needed (… at least
+    1.0G)", and the fix said to lower checkpoint_gb again, which frees nothing."""
+    row = "/dev/x 100000000 0 1048576 1% /workspace"
+    facts = BoxFacts(df_bytes=row, df_inodes="/dev/x 1000000 0 900000 1% /workspace")
+    tiny = check_disk(facts, ctx(ready=Readiness(checkpoint_gb=0.0001, keep_checkpoints=1)))
+    assert not tiny.ok and "at least 1.0G" in tiny.detail
+    assert "checkpoint_gb" not in tiny.fix and tiny.fix.endswith("or pick a bigger disk")
 
 
 def test_crlf_kinds_and_the_check_names_each_file_with_the_fix():
