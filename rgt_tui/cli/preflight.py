@@ -94,12 +94,19 @@ def format_report(
             "until each is fixed or acknowledged (--ack CHECK, or preflight_ack for the host)"
             + also
         )
-    elif queue:
-        lines.append(
-            "not ready: every check passed"
-            + (" or is acknowledged" if acked else "")
-            + f", but a launch refuses the {plural(len(queue), 'problem')} above"
-        )
     else:
-        lines.append("ready: every check passed" + (" or is acknowledged" if acked else ""))
+        # A check not run passed nothing: "every check passed" stood above "- smoke not
+        # run" (s38 spot hour #4).
+        not_run = [c.name for c in report.checks if not c.ran]
+        every = "every check that ran passed" if not_run else "every check passed"
+        every += " or is acknowledged" if acked else ""
+        lines_say = "as its line says" if len(not_run) == 1 else "as their lines say"
+        every += f" (not run: {', '.join(not_run)}, {lines_say})" if not_run else ""
+        if queue:
+            lines.append(
+                f"not ready: {every}, but a launch refuses the "
+                f"{plural(len(queue), 'problem')} above"
+            )
+        else:
+            lines.append(f"ready: {every}")
     return "\n".join(lines)

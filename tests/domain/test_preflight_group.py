@@ -189,6 +189,11 @@ def test_a_check_not_run_and_code_on_no_box_never_read_as_passed() -> None:
     text = format_report(PreflightReport("g", (smoke, same)), ())
     assert "ok" not in text.split("g: preflight")[1].split(), text
     assert "  -       smoke" in text, text
+    # Nothing failed, and nothing not run reads as passed in the last line either (s38
+    # spot hour #4: "ready: every check passed" under "- smoke not run").
+    assert text.splitlines()[-1] == (
+        "ready: every check that ran passed (not run: smoke, same-code, as their lines say)"
+    ), text
 
 
 def test_same_stack_reads_the_torch_checks_of_every_box() -> None:
