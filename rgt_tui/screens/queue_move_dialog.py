@@ -352,7 +352,7 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
     def _done(self, moved: Moved, source: str) -> None:
         self.moving = False
         if moved.error:  # MoveError / TransportError / QueueError: shown, the modal stays
-            for ident in ("#move-cells", "#move-to", "#move-plan"):
+            for ident in ("#move-cells", "#move-to", "#move-plan", "#move-cancel"):
                 self.query_one(ident).disabled = False
             self.show_hint()
             self._show(Content.styled(shown(f"Not moved: {moved.error}", lines=True), "$error"))
@@ -376,8 +376,13 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
         self.dismiss(None)
 
 
-# What the dialog disables while a move runs (Cancel stays: Escape and it wait).
-MOVE_CONTROLS = ("#move-cells", "#move-to", "#move-plan", "#move-scratch", "#move-ack", "#move-go")
+# What the dialog disables while a move runs, Cancel too: a focused Cancel that did nothing
+# drew Enter after Enter, and the last one, landing as the dialog closed, opened a host on
+# the grid (s38 spot hour #12). Escape still answers: it waits for the move.
+MOVE_CONTROLS = (
+    "#move-cells", "#move-to", "#move-plan", "#move-scratch", "#move-ack", "#move-go",
+    "#move-cancel",
+)  # fmt: skip
 CELLS_LISTED = 24  # a long queue's first cells; the rest are counted
 
 

@@ -209,3 +209,59 @@ async def test_moving_a_finished_cell_leaves_enter_on_cancel(
         go = screen.query_one("#move-go", Button)
         assert not go.disabled  # a deliberate Shift+Tab still moves it
         await wait_for(lambda: app.focused is screen.query_one("#move-cancel", Button), pilot=pilot)
+
+
+async def test_a_move_under_way_leaves_no_button_to_press_and_enter_starts_nothing(
+    make_queue_fleet, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """s38 spot hour #12: while a move ran, Cancel stayed focused and did nothing; Enter
+    after Enter, and the last one, landing as the dialog closed, opened a host's screen
+    from the grid. Every button is disabled while it runs (the box's queue lock is held
+    here by a stalled flock, so the move waits where a slow box would)."""
+    import os
+    import shutil
+
+    stall = tmp_path / "stall-flock"
+    real = shutil.which("flock")
+    assert real is not None
+    bin_dir = tmp_path / "box-bin"  # the loopback boxes run with the test's PATH
+    bin_dir.mkdir()
+    (bin_dir / "flock").write_text(
+        f'#!/bin/sh\nwhile [ -e {stall} ]; do sleep 0.05; done\nexec {real} "$@"\n'
+    )
+    (bin_dir / "flock").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    gate = qf.cell_script("gate", GATE)
+    qf.write_queue(f"{gate} t 1\ncells/b.sh t 1\n", "box1")
+    qf.write_queue("cells/x.sh t 1\n", "box2")
+    t1 = qf.transport("box1")
+    await launch(await plan_launch(qf.fleet, qf.host("box1"), t1), t1)
+    await t1.close()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="the gate cell to run")
+
+    app = make_app(tmp_path, fleet=qf.fleet)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("m")
+        screen = await wait_for(
+            lambda: app.screen if isinstance(app.screen, QueueMoveScreen) else None,
+            what="the move dialog",
+            pilot=pilot,
+        )
+        await pilot.press(*"b", "enter", *"box2", "enter")
+        await planned(pilot, screen, "box1's box skips cell 1")
+        stall.touch()
+        await pilot.press("enter")  # Move
+        await wait_for(lambda: screen.moving, what="the move to start", pilot=pilot)
+        assert all(b.disabled for b in screen.query(Button)), [
+            b.id for b in screen.query(Button) if not b.disabled
+        ]
+        assert "moving… (it cannot be cut short" in screen_text(app)
+        await pilot.press("enter", "enter", "escape")  # nothing to press: nothing happens
+        assert app.screen is screen and screen.moving
+        stall.unlink()
+        await wait_for(
+            lambda: isinstance(app.screen, FleetScreen), what="the dialog to close", pilot=pilot
+        )
+        await pilot.pause()
+        assert isinstance(app.screen, FleetScreen)  # no Enter left over opened a host
