@@ -162,7 +162,15 @@ def connection_lines(
     # its line and alert say what to do. A suspected one may still be either.
     named = preempted is not None and preempted.kind != SUSPECTED
     if conn.fix and not named:
-        lines.append(Content.assemble(("fix: ", "bold $accent"), shown(conn.fix, lines=True)))
+        # Suspected: either may be so. The command line's fix named the move first and
+        # the pane only the port (s38 spot hour #8); the pane says both, in its keys.
+        fix = (
+            f"if it was preempted: m moves the cell it ran (it resumes elsewhere from its "
+            f"verified checkpoint); else: {conn.fix}"
+            if preempted is not None
+            else conn.fix
+        )
+        lines.append(Content.assemble(("fix: ", "bold $accent"), shown(fix, lines=True)))
     return lines
 
 

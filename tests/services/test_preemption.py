@@ -15,6 +15,7 @@ answers from a new PID 1 under the same boot id (a restarted container), and
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -137,6 +138,14 @@ async def test_a_silent_spot_box_reads_preempted_then_its_cell_moves_once_across
         assert shown.kind == SUSPECTED  # within the grace: "preempted?", no action
         line = connection_lines(lost.connection, None, clock.t, shown)[0].plain
         assert line.startswith("⚡ preempted? unreachable since ") and "(10s)" in line
+        # s38 spot hour #8: the pane's fix named only the port, the command line's the
+        # move first; a suspected preemption says both, in the pane's keys.
+        port = dataclasses.replace(lost.connection, fix="check the port in the SSH command")
+        said = "".join(c.plain for c in connection_lines(port, None, clock.t, shown))
+        assert (
+            "fix: if it was preempted: m moves the cell it ran (it resumes elsewhere from its "
+            "verified checkpoint); else: check the port in the SSH command"
+        ) in said, said
         assert "may still be alive" not in "".join(
             c.plain for c in connection_lines(lost.connection, None, clock.t, shown)
         )
