@@ -9,6 +9,7 @@ must match their new render exactly, or the same index would run something else.
 from __future__ import annotations
 
 import asyncio
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -102,13 +103,71 @@ class RenderedQueue:
         if len(mismatch) > 2 * _SHOWN_CELLS:
             more = len(mismatch) // 2 - _SHOWN_CELLS
             mismatch = [*mismatch[: 2 * _SHOWN_CELLS], f"  … and {more} more cells differ"]
+        moved = self.moved_out(deployed)
+        if moved is not None:
+            # durable_dir alone changed (a preflight disk fix followed): "put the template
+            # back" blamed a setting never touched (s38 spot hour #3).
+            was, now = moved
+            what = (
+                f"durable_dir changed since these cells were sent: their output folder was "
+                f"under {was} on the box and is now under {now}, so the same index would "
+                f"run another command: set durable_dir back to {was} for this queue"
+            )
+        else:
+            what = (
+                "cells already on the box no longer match the queue file and run template "
+                "(the same index must always run the same command): put the template back "
+                "as it was"
+            )
         return (
-            "cells already on the box no longer match the queue file and run template "
-            "(the same index must always run the same command): put the template back "
-            "as it was, or start over on the command line with rgt-tui launch "
+            f"{what}, or start over on the command line with rgt-tui launch "
             f"{host} --fresh (the Launch dialog has no --fresh; the done cells run "
             "again, their records kept aside):\n" + "\n".join(mismatch)
         )
+
+    def moved_out(self, deployed: tuple[DeployedCell, ...]) -> tuple[str, str] | None:
+        """(the folder the box's cells wrote under, the one they would now) when every
+        differing cell differs only there: durable_dir changed; None otherwise."""
+        found: set[tuple[str, str]] = set()
+        for cell in deployed:
+            if cell.index >= len(self.lines):
+                return None
+            now = self.command(cell.index)
+            if now == cell.command:
+                continue
+            if self.cells[cell.index].name != cell.name:
+                return None
+            pair = _out_change(cell.command, now, cell.name)
+            if pair is None:
+                return None
+            found.add(pair)
+        return found.pop() if len(found) == 1 else None
+
+
+def _out_change(before: str, after: str, name: str) -> tuple[str, str] | None:
+    """(old parent, new parent) when ``after`` is ``before`` with the cell's output folder
+    ``<parent>/<name>`` under another parent, and nothing else changed; else None."""
+    tail = "/" + name
+    for word in shlex.split(before) if _splits(before) else ():
+        if not word.endswith(tail):
+            continue
+        old_parent = word[: -len(tail)]
+        for other in shlex.split(after) if _splits(after) else ():
+            if other.endswith(tail) and other != word:
+                new_parent = other[: -len(tail)]
+                if before.replace(shlex.quote(word), shlex.quote(other)) == after:
+                    return old_parent, new_parent
+                if before.replace(word, other) == after:
+                    return old_parent, new_parent
+    return None
+
+
+def _splits(command: str) -> bool:
+    try:
+        shlex.split(command)
+    except ValueError:
+        return False
+    return True
 
 
 async def read_local_queue(
