@@ -139,7 +139,10 @@ class DiskUsageScreen(ReplanScreen[None]):
             # Not "delete what is typed" when nothing is offered (hour s24b #13).
             "nothing: no entry is offered for deletion"
             if none
-            else "delete what is typed (checked pulled and verified first)",
+            # Not "pulled and verified" alone: a model is checked for a process holding it
+            # (s38 disk hour #4 read the old words as true of a model too).
+            else "delete what is typed (checked first: results pulled and verified, "
+            "nothing holding it open)",
             *self.scroll_keys(),
             ("Esc", "close"),
         )

@@ -116,8 +116,28 @@ audit() {
     done
 }
 
+in_use() {  # PATH -> "PID (COMMAND)" of a process with a file under PATH open or mapped
+    # One find over every process's open files and one grep over their memory maps (a
+    # safetensors model is mmapped, its fd closed): a model deleted under a process that
+    # loads it breaks its next read (s38 disk hour #4). A process of another user is
+    # not seen; nothing here is a guarantee, only what this login can read.
+    local hit pid fds maps
+    set +f # this script globs nothing else (set -f above): the processes' folders only
+    fds=(/proc/[0-9]*/fd)
+    maps=(/proc/[0-9]*/maps)
+    set -f
+    # Both exit non-zero on a process gone mid-walk or another user's: only output counts.
+    hit=$(find "${fds[@]}" -mindepth 1 -maxdepth 1 \( -lname "$1" -o -lname "$1/*" \) \
+        -print -quit 2>/dev/null || true)
+    [ -n "$hit" ] || hit=$(grep -lF -- " $1/" "${maps[@]}" 2>/dev/null | head -n 1 || true)
+    [ -n "$hit" ] || return 0
+    pid=${hit#/proc/}
+    pid=${pid%%/*}
+    printf '%s (%s)' "$pid" "$(head -c 64 "/proc/$pid/comm" 2>/dev/null)"
+}
+
 delete() {
-    local dev=${1:-} ino=${2:-} type=${3:-} path parent now aside
+    local dev=${1:-} ino=${2:-} type=${3:-} path parent now aside holder
     case "$dev$ino" in '' | *[!0-9]*) refuse usage "delete DEV INO TYPE" ;; esac
     IFS= read -r -d '' path || refuse usage "the path comes on stdin, ended by a NUL"
     case "$path" in
@@ -138,6 +158,9 @@ delete() {
     esac
     [ "$(devino "$path")" = "$dev	$ino" ] ||
         refuse changed "$path is another file than the audit saw (device/inode differ)"
+    holder=$(in_use "$path")
+    [ -z "$holder" ] ||
+        refuse busy "process $holder has a file under $path open: a model it loads, or a file it writes, would be gone under it; stop that process first, then delete; nothing deleted"
     # Rename first, then check what was renamed: whatever was swapped in after the
     # checks above is what moved, so the inode check below sees it and puts it back.
     aside="$parent/.rgt-deleting.$$"

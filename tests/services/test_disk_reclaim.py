@@ -214,3 +214,51 @@ async def test_a_newer_file_of_another_name_supersedes_no_checkpoint(
     assert [(c.label, c.superseded_by) for c in audit.checkpoints] == [
         ("cellA/epoch1.pt", str(paths["cell"] / "epoch2.pt"))
     ]
+
+
+@pytest.mark.parametrize("how", ["open", "mmap"])
+async def test_a_model_a_process_holds_is_not_deleted(make_loopback_fleet, tmp_path, tmpfs, how):
+    """s38 disk hour #4: a Hugging Face model was deleted while a process had its weights
+    open (safetensors are mmapped, the fd then closed); its next read would fail. The box
+    refuses, naming the process, and deletes once it is gone."""
+    import asyncio
+    import sys
+
+    from support.waiting import wait_for
+
+    fleet = await make_loopback_fleet(1)
+    paths = build_box(fleet.box("box1").root, tmpfs)
+    results = str(tmpfs / "results")
+    host = host_of(fleet, mounts=(str(tmpfs),), pull=(results,), durable_dir=results)
+    ready = tmp_path / "holding"
+    hold = {
+        "open": "f = open(sys.argv[1], 'rb')",
+        "mmap": "import mmap; f = open(sys.argv[1], 'rb'); m = mmap.mmap(f.fileno(), 0, "
+        "access=mmap.ACCESS_READ); f.close()",
+    }[how]
+    holder = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", f"import sys, time\n{hold}\nopen(sys.argv[2], 'w').close()\n"
+        "time.sleep(120)", str(paths["blob"]), str(ready),
+    )  # fmt: skip
+    transport = transport_for(host)
+    try:
+        await wait_for(ready.exists, 30, "the process to hold the model")
+        audit = await audit_disk(host, transport, tmp_path / "local", cells=())
+        plan = await plan_delete(host, transport, tmp_path / "local", audit, "org/a")
+        with pytest.raises(DiskError) as refused:
+            await delete_planned(transport, plan)
+        said = str(refused.value)
+        assert f"process {holder.pid} (python" in said and "open" in said, said
+        assert "stop that process first" in said and "nothing deleted" in said
+        assert paths["model"].exists() and paths["blob"].exists()
+        holder.kill()
+        await holder.wait()
+        audit = await audit_disk(host, transport, tmp_path / "local", cells=())
+        plan = await plan_delete(host, transport, tmp_path / "local", audit, "org/a")
+        await delete_planned(transport, plan)
+        assert not paths["model"].exists()
+    finally:
+        if holder.returncode is None:
+            holder.kill()
+            await holder.wait()
+        await transport.close()
