@@ -40,12 +40,12 @@ def add_vram_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the evidence as JSON")
 
 
-def process_line(p: VramProcess) -> str:
+def process_line(p: VramProcess, evidence: VramEvidence) -> str:
     """One process of the evidence as a table row."""
     vram = "-" if p.smi_mib is None else fmt_bytes(p.smi_mib * 2**20)
     gpu = "-" if p.gpu_index is None else str(p.gpu_index)
     devices = " ".join(d.rsplit("/", 1)[-1] for d in p.devices) or "-"
-    where = p.cmdline or p.comm or ("not in this PID namespace" if not p.visible else "?")
+    where = evidence.command_of(p)
     age = fmt_duration(p.age_s) if p.age_s is not None else "-"
     return (
         f"  {p.pid:<8} {gpu:<4}{vram:>7}  {devices[:28]:<28} {p.state or '-':<2} {age:>6} "
@@ -77,7 +77,7 @@ def format_evidence(evidence: VramEvidence) -> str:
         f"  {'PID':<8} {'GPU':<4}{'VRAM':>7}  {'DEVICES HELD':<28} {'ST':<2} {'AGE':>6} "
         f"{'CELL':<12} COMMAND"
     )
-    lines += [process_line(p) for p in evidence.processes]
+    lines += [process_line(p, evidence) for p in evidence.processes]
     if evidence.holders:
         lines.append(f"kill one: rgt-tui vram {host} --kill PID")
     return "\n".join(lines)

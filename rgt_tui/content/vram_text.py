@@ -66,12 +66,13 @@ def candidates_content(gpus: list[GpuSample], history: HostHistory, th: Threshol
     )
 
 
-def process_content(p: VramProcess, host: str) -> Content:
+def process_content(p: VramProcess, evidence: VramEvidence) -> Content:
     """One process of the evidence on one line, with why it may not be killed."""
+    host = evidence.host
     devices = shown(" ".join(d.rsplit("/", 1)[-1] for d in p.devices) or "no device file")
     smi = f"nvidia-smi {p.smi_mib:,} MiB on GPU{p.gpu_index}" if p.listed else "not in nvidia-smi"
     age = f" up {fmt_duration(p.age_s)}" if p.age_s is not None else ""
-    what = shown(p.cmdline or p.comm or ("not in this PID namespace" if not p.visible else "?"))
+    what = shown(evidence.command_of(p))
     refusal = p.refusal(host)
     mark = ("  cannot be killed here", "$warning") if refusal else ("", "")
     cell = (f" cell {shown(p.cell)}", "bold") if p.cell else ("", "")
@@ -102,5 +103,5 @@ def evidence_content(evidence: VramEvidence) -> Content:
         lines.append(Content.styled(shown(evidence.hidden_reason), "$warning"))
     if not evidence.processes:
         lines.append(Content.styled(evidence.nothing_held, MUTED))
-    lines += [process_content(p, evidence.host) for p in evidence.processes]
+    lines += [process_content(p, evidence) for p in evidence.processes]
     return Content("\n").join(lines)

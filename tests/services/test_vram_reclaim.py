@@ -205,3 +205,25 @@ async def test_the_zombie_alert_clears_once_the_holder_is_killed(make_queue_flee
     finally:
         await watch.stop()
         await transport.close()
+
+
+def test_a_local_process_under_a_listed_pid_is_not_shown_as_the_gpus_holder() -> None:
+    """s38 disk hour #3: nvidia-smi listed a host PID that, in the container, was a
+    `sleep 600` of the user's; `vram` showed "11345 0 15G … sleep 600" as the holder. Its
+    row says the number is another process here, and the kill refusal stands."""
+    from rgt_tui.cli.vram import format_evidence
+    from rgt_tui.content.vram_text import evidence_content
+    from rgt_tui.services.box.vram import GpuMemory, VramEvidence, VramProcess
+
+    sleeper = VramProcess(
+        11345, True, (), 15690, 0, "S", "0", 4, "", "sleep", "sleep 600"
+    )  # fmt: skip
+    gpu = GpuMemory(0, "GPU-1", 15690, 0.0)
+    evidence = VramEvidence("box1", "ok", gpus=(gpu,), processes=(sleeper,))
+    assert evidence.command_of(sleeper) == "another process here (sleep 600), not the GPU's"
+    row = format_evidence(evidence).splitlines()[-1]
+    assert row.startswith("  11345") and row.endswith(
+        "another process here (sleep 600), not the GPU's"
+    )
+    assert "another process here (sleep 600)" in evidence_content(evidence).plain
+    assert sleeper.refusal("box1") is not None  # holds no device file: never killed
