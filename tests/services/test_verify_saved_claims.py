@@ -44,6 +44,11 @@ async def test_the_last_saved_claim_must_be_on_the_box(make_loopback_fleet, tmp_
         # A folder (save_pretrained) is claimed; its files are there.
         "folder": _cell(res, "folder", ["hf"], ["hf/model.pt"]),
     }
+    # Missing already (its only file, an empty metrics.json, loads as nothing), and its
+    # log claims a save the box never held: both said (s38 disk hour #5 saw the first only).
+    (res / "broke").mkdir(parents=True)
+    (res / "broke" / "metrics.json").write_bytes(b"")
+    cells["broke"] = f"epoch 2\nsaved checkpoint to {res / 'broke' / 'ckpt_epoch2.pt'}\n"
     for name, text in cells.items():
         (logs / f"{name}.log").write_text(text)
     queue = tmp_path / "queue.txt"
@@ -59,7 +64,10 @@ async def test_the_last_saved_claim_must_be_on_the_box(make_loopback_fleet, tmp_
     assert report.roster is not None
     assert report.roster.present == ("honest", "rotated", "folder")
     missing = dict(report.roster.missing)
-    assert set(missing) == {"liar"}
+    assert set(missing) == {"liar", "broke"}
+    assert "; also, line 2 of its log (.rgt/box-logs/cells/broke.log) says it saved " in (
+        missing["broke"]
+    ), missing["broke"]
     assert missing["liar"].startswith(
         f"line 6 of its log (.rgt/box-logs/cells/liar.log) says it saved {res}/liar/ck2.pt, "
         "and the box held no such file"

@@ -19,9 +19,30 @@ def claims_kept(
     folder: Path, manifest: Manifest, rost: RosterCheck, pulled: set[str]
 ) -> RosterCheck:
     """``rost`` with each present cell whose log's last "saved …" names a file the box
-    did not hold made missing, saying so (``domain.saved_claims``). Blocking."""
+    did not hold made missing, saying so (``domain.saved_claims``); a cell missing for
+    another reason gets the claim added to its reason (s38 disk hour #5: "holds 1 file
+    but none loaded" hid that its log claimed a save that never happened). Blocking."""
     missing = []
+    said = _claims(folder, manifest, pulled, [*rost.present, *(n for n, _ in rost.missing)])
     for name in rost.present:
+        if name in said:
+            missing.append((name, said[name]))
+    if not missing and not any(n in said for n, _ in rost.missing):
+        return rost
+    gone = {name for name, _ in missing}
+    before = tuple((n, f"{why}; also, {said[n]}" if n in said else why) for n, why in rost.missing)
+    return replace(
+        rost,
+        present=tuple(n for n in rost.present if n not in gone),
+        missing=(*before, *missing),
+    )
+
+
+def _claims(folder: Path, manifest: Manifest, pulled: set[str], names: list[str]) -> dict[str, str]:
+    """Each of ``names`` whose log's last "saved …" names a file the box did not hold,
+    with the words that say so."""
+    found = {}
+    for name in names:
         log = folder / pulled_cell_log(name)
         try:
             with open(log, "rb") as f:
@@ -35,20 +56,10 @@ def claims_kept(
         if claim is None or local is None or holds(pulled, local):
             continue
         where = f"line {claim.line} of" if size <= TAIL_BYTES else "the end of"
-        missing.append(
-            (
-                name,
-                f"{where} its log ({pulled_cell_log(name)}) says it saved "
-                f"{printable(claim.path, 300)}, and the box held no such file: the save "
-                "failed (a full disk, an error swallowed) — retry the cell, or accept it "
-                "as missing",
-            )
+        found[name] = (
+            f"{where} its log ({pulled_cell_log(name)}) says it saved "
+            f"{printable(claim.path, 300)}, and the box held no such file: the save "
+            "failed (a full disk, an error swallowed) — retry the cell, or accept it "
+            "as missing"
         )
-    if not missing:
-        return rost
-    gone = {name for name, _ in missing}
-    return replace(
-        rost,
-        present=tuple(n for n in rost.present if n not in gone),
-        missing=(*rost.missing, *missing),
-    )
+    return found
