@@ -65,8 +65,9 @@ async def test_the_last_saved_claim_must_be_on_the_box(make_loopback_fleet, tmp_
     assert report.roster.present == ("honest", "rotated", "folder")
     missing = dict(report.roster.missing)
     assert set(missing) == {"liar", "broke"}
-    assert "; also, line 2 of its log (.rgt/box-logs/cells/broke.log) says it saved " in (
-        missing["broke"]
+    assert (
+        "; also, line 2 of its log (.rgt/box-logs/cells/broke.log) says it saved "
+        in (missing["broke"])
     ), missing["broke"]
     assert missing["liar"].startswith(
         f"line 6 of its log (.rgt/box-logs/cells/liar.log) says it saved {res}/liar/ck2.pt, "

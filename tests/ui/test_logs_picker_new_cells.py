@@ -39,3 +39,34 @@ async def test_cells_appended_while_the_logs_tab_is_open_are_offered(tmp_path: P
         await offered("a")
         app.runtime.queue_viewed(host, view(host, ["a", "b", "c"]))  # appended, polled
         await offered("c")
+
+
+async def test_a_log_silent_past_a_minute_says_so_in_its_status(tmp_path: Path) -> None:
+    """s38 disk hour #7: a cell that printed nothing for minutes read as dead in the Logs
+    tab (status "following", no age), while the pane had its U43 alert. Past a minute
+    without a line the status says how long, after the follower's words; the next line
+    takes it away. The tab's clock is the test's: no wait on the wall clock."""
+    from rgt_tui.domain.logscan import LogChunk, LogLine, LogPosition
+    from rgt_tui.screens.tabs.logs import QUEUE_SOURCE, LogsTab
+
+    now = [1000.0]
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        tab = await open_logs_tab(app, pilot)
+        tab.clock = lambda: now[0]
+        await wait_for(lambda: tab.following, pilot=pilot)
+        line = LogChunk((LogLine("epoch 1"),), LogPosition())
+        tab.post_message(LogsTab.Chunk(QUEUE_SOURCE, line))
+        silent = "no new line for"
+        await wait_for(lambda: "epoch 1" in screen_text(app), pilot=pilot)
+        now[0] += 59
+        await pilot.pause(1.2)  # the tab looks each second: a minute is not yet past
+        assert silent not in screen_text(app)
+        now[0] += 61
+        await wait_for(lambda: silent in screen_text(app), what="the silence said", pilot=pilot)
+        flat = " ".join(screen_text(app).split())
+        assert "no new line for 2m00s" in flat and "U43 alert" in flat, flat
+        line = LogChunk((LogLine("epoch 2"),), LogPosition())
+        tab.post_message(LogsTab.Chunk(QUEUE_SOURCE, line))
+        await wait_for(lambda: silent not in screen_text(app), what="a new line", pilot=pilot)

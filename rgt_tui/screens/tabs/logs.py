@@ -25,6 +25,7 @@ content/log_text.py's.
 from __future__ import annotations
 
 import asyncio
+import time
 from functools import partial
 from typing import Any
 
@@ -44,7 +45,7 @@ from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.logscan import LogChunk, LogPosition
 from rgt_tui.domain.queue_state import QueueView
-from rgt_tui.domain.units import fmt_bytes
+from rgt_tui.domain.units import fmt_bytes, fmt_duration
 from rgt_tui.screens.tabs.base import DetailTab, HostView, TabbedScreen
 from rgt_tui.screens.tabs.logs_recall import RECALL_LINES, Kind, LogRecall, Recalled
 from rgt_tui.services.connections import FleetConnections
@@ -65,6 +66,7 @@ MAX_LINE_BYTES = 4096
 # log that grew by more than that meanwhile.
 TAIL = Tail(lines=MAX_LINES // 2, max_bytes=1 << 20)
 QUEUE_SOURCE = "queue"
+SILENT_SAID_S = 60.0  # a log this long without a new line: the status says so
 
 
 class LogsTab(DetailTab):
@@ -146,6 +148,11 @@ class LogsTab(DetailTab):
         self._link: ConnectionState | None = None  # the host's connection, as last shown
         self._shown = ""  # the follower key whose lines the view holds
         self._seen = Recalled()  # what was drawn of it, for this tab and the next
+        # When the last line (or part of one) came, this machine's clock, and the status
+        # the follower last set: a silence is added to it (``_say_silence``).
+        self._last_line_at: float | None = None
+        self._status_said: Content | None = None
+        self.clock = time.monotonic  # a test's own clock takes its place
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="logs-bar"):
@@ -243,6 +250,7 @@ class LogsTab(DetailTab):
     def _check_visible(self) -> None:
         if self.host is None:
             return
+        self._say_silence()
         self.catch_up()  # a dialog closed without the screen's catch-up reaching here
         visible = self.is_visible_tab()
         if self.following and not visible:
@@ -259,6 +267,7 @@ class LogsTab(DetailTab):
         if host is None:
             return
         self._drop_held()  # the follower this one replaces
+        self._last_line_at = None
         if self.source != QUEUE_SOURCE and not is_cell_name(self.source):
             # Asked for from elsewhere (a Queue tab row): no file can hold its log.
             why = f"cell {self.source!r} has no log file of its own: the queue log has its output"
@@ -423,6 +432,8 @@ class LogsTab(DetailTab):
         del self.crash_lines[:-MAX_LINES]
         self.status = chunk.status
         self._partial = chunk.partial or ""  # the line being written, kept while reconnecting
+        if chunk.lines or chunk.partial:
+            self._last_line_at = self.clock()
         self._set_status(
             follow_status(
                 chunk,
@@ -490,8 +501,27 @@ class LogsTab(DetailTab):
         return command
 
     def _set_status(self, content: Content) -> None:
+        self._status_said = content
+        self._show_status(content)
+
+    def _show_status(self, content: Content) -> None:
         for status in self.query("#logs-status").results(Static):  # none once removed
             status.update(content)
+
+    def _say_silence(self) -> None:
+        """Past a minute without a new line, the status says how long: a
+        silent cell's log read as dead while the pane had its U43 alert (s38 disk hour
+        #7). The follower's own words stay first; redrawn each second while it lasts."""
+        if not self.following or self._last_line_at is None or self._status_said is None:
+            return
+        quiet = self.clock() - self._last_line_at
+        if quiet < SILENT_SAID_S:
+            return
+        note = (
+            f" · no new line for {fmt_duration(quiet)} (a cell may work on without "
+            "printing: the pane's U43 alert says when its outputs still move)"
+        )
+        self._show_status(self._status_said + Content.styled(note, "$foreground-muted"))
 
     def _where(self) -> str:
         """``rank 1 (box2): `` on a group; nothing on any other host."""
