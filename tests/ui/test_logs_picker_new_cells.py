@@ -70,3 +70,35 @@ async def test_a_log_silent_past_a_minute_says_so_in_its_status(tmp_path: Path) 
         line = LogChunk((LogLine("epoch 2"),), LogPosition())
         tab.post_message(LogsTab.Chunk(QUEUE_SOURCE, line))
         await wait_for(lambda: silent not in screen_text(app), what="a new line", pilot=pilot)
+
+
+async def test_lines_drawn_before_a_resize_wrap_to_the_new_width(tmp_path: Path) -> None:
+    """s38 disk hour #6: at 160 columns, then 80, the lines drawn before lost their tails
+    ("runner" without "pid 24175, script"); a traceback's last words could go the same way.
+    The kept lines are drawn again at the new width."""
+    from rgt_tui.domain.logscan import LogChunk, LogLine, LogPosition
+    from rgt_tui.screens.tabs.logs import QUEUE_SOURCE, LogsTab
+
+    app = make_app(tmp_path)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await pilot.pause()
+        tab = await open_logs_tab(app, pilot)
+        await wait_for(lambda: tab.following, pilot=pilot)
+        # One word of 140 characters: one row at 160 columns, cut at 80 unless drawn again.
+        long = "FileNotFoundError:" + "/runs/cell/ckpt" * 8 + "x" * 2 + "/TAILWORD.pt"
+        tab.post_message(LogsTab.Chunk(QUEUE_SOURCE, LogChunk((LogLine(long),), LogPosition())))
+        await wait_for(lambda: "TAILWORD" in screen_text(app), pilot=pilot)
+        await pilot.resize_terminal(80, 24)
+
+        def rows_joined() -> str:
+            """The rows the line fills on screen now, joined: the line itself when none
+            lost its tail beyond the view's edge."""
+            rows = screen_text(app).splitlines()
+            first = next((i for i, r in enumerate(rows) if "FileNotFoundError" in r), None)
+            last = next((i for i, r in enumerate(rows) if "TAILWORD" in r), None)
+            if first is None or last is None:
+                return ""
+            return "".join(r.strip() for r in rows[first : last + 1])
+
+        await wait_for(lambda: rows_joined() == long, what="the line, whole, wrapped", pilot=pilot)
+        assert app.is_running

@@ -26,15 +26,17 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from functools import partial
 from typing import Any
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.content import Content
 from textual.message import Message
+from textual.timer import Timer
 from textual.widgets import RichLog, Select, Static
 from textual.worker import Worker
 
@@ -67,6 +69,7 @@ MAX_LINE_BYTES = 4096
 TAIL = Tail(lines=MAX_LINES // 2, max_bytes=1 << 20)
 QUEUE_SOURCE = "queue"
 SILENT_SAID_S = 60.0  # a log this long without a new line: the status says so
+REFLOW_S = 0.25  # a new width, unchanged this long, draws the lines again
 
 
 class LogsTab(DetailTab):
@@ -153,6 +156,11 @@ class LogsTab(DetailTab):
         self._last_line_at: float | None = None
         self._status_said: Content | None = None
         self.clock = time.monotonic  # a test's own clock takes its place
+        # What the view holds, as drawn (styles kept), to draw again at a new width; the
+        # width it was drawn at. Bounded as the view is.
+        self._drawn: deque[Text] = deque(maxlen=MAX_LINES)
+        self._drawn_width: int | None = None
+        self._reflow: Timer | None = None
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="logs-bar"):
@@ -180,6 +188,31 @@ class LogsTab(DetailTab):
     def on_mount(self) -> None:
         self.query_one(RichLog).anchor()
         self.set_interval(1.0, self._check_visible)
+
+    def on_resize(self, event: events.Resize) -> None:
+        """A new width draws the kept lines again: RichLog wraps a line once, as it is
+        written, and a terminal made narrower cut the tails of the lines drawn before
+        (a traceback's last words among them: s38 disk hour #6)."""
+        if self._drawn_width is None:
+            self._drawn_width = event.size.width
+            return
+        # Once the size settles: a terminal dragged wider sends a resize per column.
+        if self._reflow is not None:
+            self._reflow.stop()
+        self._reflow = self.set_timer(REFLOW_S, self._draw_again)
+
+    def _draw_again(self) -> None:
+        self._reflow = None
+        width, self._drawn_width = self._drawn_width, self.size.width
+        if width == self.size.width or not self._drawn or not self.query(RichLog):
+            return
+        view = self.query_one(RichLog)
+        at_end = view.is_vertical_scroll_end
+        view.clear()
+        for text in self._drawn:
+            view.write(text)
+        if at_end:
+            view.anchor()
 
     # -- scrolling -----------------------------------------------------------------------
     # The detail screen's PageUp/PageDown/Home/End and j/k scroll the tab on screen; the
@@ -280,6 +313,7 @@ class LogsTab(DetailTab):
             self._shown = key
             self._partial = ""
             self.query_one(RichLog).clear()
+            self._drawn.clear()
             self.lines.clear()
             self.crash_lines.clear()
             # What the last tab drew, its oldest lines beyond the recall said (a user's
@@ -448,6 +482,7 @@ class LogsTab(DetailTab):
     def _write(self, text: Text, kind: Kind, *, remember: bool = True) -> None:
         """Draw one line (or a note) and keep it for the next tab on this log."""
         self.query_one(RichLog).write(text)
+        self._drawn.append(text)
         if kind != "note":
             self.lines.append(text.plain)
         if kind == "crash":
