@@ -686,3 +686,27 @@ async def test_the_cli_move_runs_the_targets_preflight_before_moving_anything(ma
     assert moved.returncode == 0, moved.stdout + moved.stderr
     assert "ACKNOWLEDGED" in moved.stdout, moved.stdout
     assert "#moved-to box2" in qf.queue_file("box1").read_text()
+
+
+def test_a_config_in_the_code_tree_names_sync_and_the_ways_on_when_the_spare_is_busy(
+    tmp_path,
+) -> None:
+    """s38 spot hour #7: the refusal sent the user to `rgt-tui sync box2`, which box2's
+    running queue then refused; in a preemption the spare is often busy. The words name
+    the other ways on too."""
+    import dataclasses
+
+    from support.samples import FLEET_TOML, write_fleet
+
+    from rgt_tui.services.queue.resume import config_missing_words
+
+    host = write_fleet(tmp_path, FLEET_TOML).hosts[0]
+    (tmp_path / "proj" / "configs").mkdir(parents=True)
+    (tmp_path / "proj" / "configs" / "a.yaml").write_text("lr: 1\n")
+    host = dataclasses.replace(host, ready=dataclasses.replace(host.ready, code=tmp_path / "proj"))
+    said = config_missing_words(host, "a", "configs/a.yaml", "~/proj/configs/a.yaml")
+    assert f"rgt-tui sync {host.name} sends it with the code tree, then plan the move again" in said
+    assert f"while {host.name}'s own queue runs, sync is refused there: move to an idle spare" in (
+        said
+    )
+    assert f"rgt-tui shell {host.name}" in said

@@ -440,8 +440,12 @@ def config_missing_words(target: HostConfig, name: str, cfg: str, where: str) ->
     in_tree = (
         code is not None and not cfg.startswith(("/", "~")) and (code.expanduser() / cfg).is_file()
     )
+    # A spare busy with its own queue refuses sync until that ends (s38 spot hour #7 was
+    # sent to sync a box whose 1.4-hour cell ran): the other ways on are named too.
     fix = (
-        f"rgt-tui sync {target.name} sends it with the code tree, then plan the move again"
+        f"rgt-tui sync {target.name} sends it with the code tree, then plan the move again "
+        f"(while {target.name}'s own queue runs, sync is refused there: move to an idle "
+        f"spare instead, or copy the file by hand with rgt-tui shell {target.name})"
         if in_tree
         else f"put it in {target.name}'s workdir ({target.workdir}), then plan the move again"
     )
