@@ -507,6 +507,7 @@ def test_a_box_named_preempted_is_not_sent_to_check_its_ssh_port() -> None:
         p = Preemption("box1", kind, 100.0, "s", "eta_long")
         return "\n".join(c.plain for c in connection_lines(conn, None, 500.0, p))
 
-    assert "fix: check the port" in text(SUSPECTED)
+    # A suspected one keeps the port among its fixes, after the move (s38 spot hour #8).
+    assert "; else: check the port in the provider's SSH command" in text(SUSPECTED)
     named = text(LOST)
     assert named.startswith("⚡ preempted at ~") and "check the port" not in named, named
