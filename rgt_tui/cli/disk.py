@@ -101,7 +101,10 @@ def run_disk(call: Call) -> int:
         if args.confirm is not None:  # a script repeats the full path, never a short name
             confirmed = args.confirm == t.path
         else:
-            typed = ask(f"Type {printable(t.short)!r} (or the full path) to delete it: ")
+            # "(or the full path)" only where the short name is another text (s38 disk
+            # hour #8 read "Type '/x/y' (or the full path)").
+            other = " (or the full path)" if t.short != t.path else ""
+            typed = ask(f"Type {printable(t.short)!r}{other} to delete it: ")
             confirmed = typed in (t.path, t.short)
         if not confirmed:
             return call.fail("not confirmed: what was typed is not the path; nothing deleted")

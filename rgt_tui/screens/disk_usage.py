@@ -195,6 +195,17 @@ class DiskUsageScreen(ReplanScreen[None]):
     @on(Input.Submitted, "#disk-input")
     def _typed(self, event: Input.Submitted) -> None:
         typed = event.value.strip()
+        if typed and self.audit is None:
+            # Said, not dropped: the Enter did nothing, and the path stays typed for the
+            # next one (s38 disk hour #8 met the silence, a delete one Enter away).
+            self.query_one("#disk-status", Static).update(
+                Content.styled(
+                    "the box's disk is still being read: nothing is deleted until it is "
+                    "listed — press Enter again once it is",
+                    "$warning",
+                )
+            )
+            return
         if not typed or self.audit is None:
             return
         if self.deleting:

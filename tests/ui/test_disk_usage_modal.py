@@ -102,3 +102,43 @@ async def test_escape_while_a_delete_runs_waits_for_it(
         await wait_for(lambda: "deleted" in text_of(status), what="the status", pilot=pilot)
         await pilot.press("escape")
         await wait_for(lambda: not isinstance(app.screen, DiskUsageScreen), pilot=pilot)
+
+
+async def test_enter_before_the_audit_arrives_is_said_and_deletes_nothing(
+    make_loopback_fleet, tmp_path: Path, tmpfs: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """s38 disk hour #8: a path typed and Enter pressed before the audit came was dropped
+    without a word, the path left typed, a delete one Enter away. The status says so.
+    The box's `du` is held here (the boxes run with the test's PATH) until the test lets
+    it go, as a slow disk would."""
+    import os
+    import shutil
+
+    stall = tmp_path / "stall-du"
+    real = shutil.which("du")
+    assert real is not None
+    bin_dir = tmp_path / "box-bin"
+    bin_dir.mkdir()
+    (bin_dir / "du").write_text(
+        f'#!/bin/sh\nwhile [ -e {stall} ]; do sleep 0.05; done\nexec {real} "$@"\n'
+    )
+    (bin_dir / "du").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    fleet = await make_loopback_fleet(1)
+    app, paths = disk_app(fleet, tmp_path, tmpfs)
+    stall.touch()
+    async with app.run_test(size=SIZE) as pilot:
+        app.open_host("box1")
+        await pilot.pause()
+        await pilot.press("u")
+        screen = await wait_for(
+            lambda: app.screen if isinstance(app.screen, DiskUsageScreen) else None, pilot=pilot
+        )
+        await pilot.press(*"org/a", "enter")
+        status = screen.query_one("#disk-status", Static)
+        await wait_for(lambda: "still being read" in text_of(status), pilot=pilot)
+        assert screen.audit is None and paths["model"].exists()
+        stall.unlink()
+        await wait_for(lambda: "org/a" in audit_text(app), what="the audit", pilot=pilot)
+        await pilot.press("enter")  # the path is still typed: now it is checked and deleted
+        await wait_for(lambda: not paths["model"].exists(), what="the model deleted", pilot=pilot)
