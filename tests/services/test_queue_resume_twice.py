@@ -77,3 +77,34 @@ async def test_a_cell_preempted_again_resumes_from_the_checkpoint_it_resumed_fro
     await wait_view(qf, lambda v: v.state == FINISHED, name="box3", what="box3's run")
     assert loaded_steps(cell_log(qf, "box3")) == [step]
     assert "done at step 6" in cell_log(qf, "box3")
+
+
+async def test_a_cell_moved_from_scratch_is_not_resumed_from_the_checkpoint_declined(
+    make_queue_fleet,
+) -> None:  # type: ignore[no-untyped-def]
+    """The review of s38: the walk back followed any '#moved-to' line, so a cell the user
+    moved from scratch on purpose, preempted again, resumed from the checkpoint declined.
+    Only a resume move that pushed one leaves a base (its record beside the results)."""
+    qf = await make_queue_fleet(3, run=SCRIPT_RUN)
+    await run_until_held(qf)
+    give_cell(qf, "box3")
+    qf.write_queue("", "box3")
+    await pull_verify(qf, "box1")
+    await preempt(qf, "box1")
+    (qf.root("box2") / "hold").touch()
+    t1, t2 = qf.transport("box1"), qf.transport("box2")
+    try:
+        scratch = await plan_resume_move(
+            qf.fleet, qf.host("box1"), "ck", "box2", t1, t2, from_scratch=True
+        )
+        assert scratch.ok, scratch.problems
+        await resume_move(scratch, qf.fleet, qf.host("box1"), t1, t2)
+    finally:
+        await t1.close()
+        await t2.close()
+    await wait_for((qf.root("box2") / "held").exists, 60, "ck to run on box2")
+    assert loaded_steps(cell_log(qf, "box2")) == []  # a fresh start, as asked
+    await preempt(qf, "box2")
+    again = await plan_and_move(qf, "box2", "box3", apply=False)
+    assert not again.ok and again.checkpoint is None and again.files_from == ""
+    assert "--from-scratch" in "\n".join(resume_lines(again))

@@ -95,20 +95,3 @@ def rewrite_origins(marks: Iterable[OriginMark]) -> tuple[str, ...]:
             continue
         said.append(mark.says())
     return tuple(said)
-
-
-def moved_here_from(fleet: Fleet, host: str, name: str) -> tuple[str, ...]:
-    """The hosts whose queue file says cell ``name`` moved to ``host`` (their
-    ``#moved-to HOST:`` line): where its run was before. Blocking: reads the files; one
-    that cannot be read or parsed names none (its own views say what is wrong)."""
-    found = []
-    for other in fleet.hosts:
-        if other.queue is None or other.name == host:
-            continue
-        try:
-            parsed = read_queue_file(other.queue, host=other.name, default_epochs=other.epochs)
-        except (OSError, ValueError):
-            continue
-        if any(c.moved_to == host and c.name == name for c in parsed.parsed.moved):
-            found.append(other.name)
-    return tuple(found)

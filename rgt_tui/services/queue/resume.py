@@ -46,6 +46,7 @@ from rgt_tui.domain.artifacts import GOOD_STATUSES, is_leftover
 from rgt_tui.domain.checkpoints import (
     CellFile,
     damaged_checkpoints,
+    is_checkpoint,
     newest_checkpoint,
     sidecar_of,
     sidecar_step,
@@ -77,6 +78,7 @@ from rgt_tui.services.queue.move import (
     still_as_planned,
 )
 from rgt_tui.services.queue.resume_run import GENERAL_RULE, plan_words, run_on_target
+from rgt_tui.services.queue.resumed_record import record_resumed, resumed_from
 from rgt_tui.services.queue.retried import set_aside_since
 from rgt_tui.services.reclaimed import load_reclaimed
 from rgt_tui.services.records import (
@@ -231,11 +233,11 @@ def cell_files(
         files.append(CellFile(local, rel, entry.size, entry.mtime, entry.sha256 or "", why))
         if why and check is not None and not set_aside:
             files += _earlier_copy(folder, rel, check.get("earlier"))
-    return files + _reclaimed_files(folder, manifest, prefixes, set_aside)
+    return files + _reclaimed_files(folder, manifest, prefixes, name)
 
 
 def _reclaimed_files(
-    folder: Path, manifest: Manifest, prefixes: Iterable[str], set_aside: str
+    folder: Path, manifest: Manifest, prefixes: Iterable[str], name: str
 ) -> list[CellFile]:
     """The cell's files a reclaim deleted on the box after they verified (``reclaimed``):
     the manifest no longer lists them, and the copies here are the only ones — as good a
@@ -255,8 +257,10 @@ def _reclaimed_files(
         why = ""
         if is_leftover(rel):
             why = "an unfinished write (*.tmp / *.part): never pushed"
-        elif set_aside:
-            why = set_aside
+        elif later := set_aside_since(folder, name, f.mtime):
+            # Its own write time: the record may outlive the manifest it was taken with,
+            # and a retry since then discarded that attempt (the review of s38).
+            why = later
         elif said := _changed_here(folder, f.local, f.size, f.sha256):
             why = f"the copy here changed since it was verified ({said}): never pushed"
         found.append(CellFile(f.local, rel, f.size, f.mtime, f.sha256, why))
@@ -498,7 +502,9 @@ async def plan_resume_move(
     ran = status in UNFINISHED or not move.source_answered or bool(files)
     ckpt = newest_checkpoint(files)
     files_from, hop_note = "", ""
-    if ckpt is None and not from_scratch:
+    # Only when nothing of the run here holds a checkpoint: one pulled and not verified
+    # yet, or damaged, keeps its own refusal and fix (verify; the review of s38).
+    if ckpt is None and not from_scratch and not any(is_checkpoint(f.rel) for f in files):
         hop = await asyncio.to_thread(earlier_hop, fleet, source.name, name)
         if hop is not None:
             files_from, files = hop
@@ -567,8 +573,8 @@ async def plan_resume_move(
             "is counted up to now (at most)"
         )
     manifest_taken = None
-    try:
-        manifest = await asyncio.to_thread(load_manifest, folder)
+    try:  # the source's own pull, whatever copy the files come from (a hop's)
+        manifest = await asyncio.to_thread(load_manifest, fleet_host_dir(fleet, source))
         manifest_taken = manifest.taken_at if manifest is not None else None
     except (ManifestError, OSError, ValueError):
         pass
@@ -599,31 +605,23 @@ async def plan_resume_move(
 
 
 def earlier_hop(fleet: Fleet, host: str, name: str) -> tuple[str, list[CellFile]] | None:
-    """Where ``name`` ran before a resume move brought it to ``host``, and that host's
-    verified files of it, when they hold a checkpoint: what the move to ``host`` pushed
-    (the copy here is the verified one it came from). Followed back hop by hop while a
-    box holds no verified checkpoint of its own; None when none does, or when a retry
-    on one of the later boxes asked the cell to start over (its record here). Blocking.
+    """The host whose verified copy a resume move pushed when it brought ``name`` to
+    ``host`` (``record_resumed``), and that copy's files, when they still hold a
+    checkpoint: the base the run on ``host`` started from. None when no resume move
+    brought it (a plain move, or one from scratch: that checkpoint was declined), when a
+    retry on ``host`` asked the cell to start over, or when the copy holds none now.
+    Blocking: it re-hashes the copy.
 
     A second preemption, before anything of the run on ``host`` was pulled, offered only
     a start from scratch while the checkpoint it had resumed from lay verified here (s38
     spot hour #1); moving a pending cell on left the pushed checkpoint behind (#2)."""
-    from rgt_tui.services.queue.move_origin import moved_here_from
-
-    seen = {host}
-    later = [host]
-    while True:
-        if any(set_aside_since(fleet_host_dir(fleet, fleet.host(h)), name, 0.0) for h in later):
-            return None  # a retry asked a later run to start over: not its base
-        origins = [o for o in moved_here_from(fleet, later[-1], name) if o not in seen]
-        if not origins:
-            return None
-        origin = origins[0]  # one line moves to one host: a second is a typed copy
-        seen.add(origin)
-        files = cell_files(fleet, fleet.host(origin), name)
-        if newest_checkpoint(files) is not None:
-            return origin, files
-        later.append(origin)
+    origin = resumed_from(fleet, host, name)
+    if origin is None or origin == host or origin not in {h.name for h in fleet.hosts}:
+        return None
+    if set_aside_since(fleet_host_dir(fleet, host), name, 0.0):
+        return None  # a retry there asked for a fresh start: not its base any more
+    files = cell_files(fleet, fleet.host(origin), name)
+    return (origin, files) if newest_checkpoint(files) is not None else None
 
 
 async def _nothing_pulled(
@@ -854,6 +852,13 @@ async def resume_move(
             raise MoveError(await _take_back(exc, plan, target, dest_transport, token)) from exc
         raise
 
+    if plan.files and plan.checkpoint is not None:
+        # What the run there starts from, and whose verified copy it is: a later move of
+        # the cell, with nothing of its run there verified, resumes from it (earlier_hop).
+        # A record that cannot be written costs that fallback only: said, not raised.
+        ck = plan.checkpoint
+        origin = plan.files_from or plan.move.source
+        await asyncio.to_thread(record_resumed, fleet, target.name, plan.cell, origin, ck)
     if not plan.ran:  # a cell that never ran moves as `queue move` always moved cells
         return ResumeResult(plan, moved, out, run_moved_hint(target.name, 1))
     queued = await run_on_target(fleet, target, dest_transport, plan.cell, acks)
