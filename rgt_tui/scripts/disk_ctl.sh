@@ -116,20 +116,28 @@ audit() {
     done
 }
 
-in_use() {  # PATH -> "PID (COMMAND)" of a process with a file under PATH open or mapped
-    # One find over every process's open files and one grep over their memory maps (a
+in_use() {  # PATH -> "PID (COMMAND)" of a process with PATH, or a file under it, open or mapped
+    # One find over every process's open files and one awk over their memory maps (a
     # safetensors model is mmapped, its fd closed): a model deleted under a process that
     # loads it breaks its next read (s38 disk hour #4). A process of another user is
     # not seen; nothing here is a guarantee, only what this login can read.
-    local hit pid fds maps
+    local hit pid pattern fds maps
+    # -lname takes a glob: the path's own [ ] * ? \ are escaped to match as themselves.
+    pattern=$(printf '%s' "$1" | sed 's/[][*?\\]/\\&/g')
     set +f # this script globs nothing else (set -f above): the processes' folders only
     fds=(/proc/[0-9]*/fd)
     maps=(/proc/[0-9]*/maps)
     set -f
     # Both exit non-zero on a process gone mid-walk or another user's: only output counts.
-    hit=$(find "${fds[@]}" -mindepth 1 -maxdepth 1 \( -lname "$1" -o -lname "$1/*" \) \
+    hit=$(find "${fds[@]}" -mindepth 1 -maxdepth 1 \( -lname "$pattern" -o -lname "$pattern/*" \) \
         -print -quit 2>/dev/null || true)
-    [ -n "$hit" ] || hit=$(grep -lF -- " $1/" "${maps[@]}" 2>/dev/null | head -n 1 || true)
+    # A maps line's path is its 6th field on: compared whole, the path or one under it.
+    # (ENVIRON, not -v: awk would read a backslash in the path as an escape.)
+    [ -n "$hit" ] || hit=$(RGT_HELD="$1" awk '{
+            i = index($0, " /"); if (!i) next
+            s = substr($0, i + 1); p = ENVIRON["RGT_HELD"]
+            if (s == p || index(s, p "/") == 1) { print FILENAME; exit }
+        }' "${maps[@]}" 2>/dev/null || true)
     [ -n "$hit" ] || return 0
     pid=${hit#/proc/}
     pid=${pid%%/*}
