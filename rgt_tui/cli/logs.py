@@ -270,6 +270,7 @@ async def _wait_for_log(
     """Wait until ``path`` exists (""), or until the queue will not start ``cell`` after
     all: stopped, finished, the cell moved or skipped (why, in words). The queue is read
     again every ``QUEUE_LOOK_S``: a wait on a queue that ended went on forever."""
+    from rgt_tui.services.box_ctl import QueueError
     from rgt_tui.services.queue.box_code import still_to_run
     from rgt_tui.services.queue.view import read_queue_view
 
@@ -279,7 +280,10 @@ async def _wait_for_log(
         if time.monotonic() - looked < QUEUE_LOOK_S:
             continue
         looked = time.monotonic()
-        view = await read_queue_view(host, transport)
+        try:
+            view = await read_queue_view(host, transport)
+        except (QueueError, TransportError):
+            continue  # a read that failed says nothing of the cell: the next look tries
         if cell in still_to_run(view) or await transport.stat(path) is not None:
             continue
         seen = next((c for c in view.cells if c.name == cell), None)

@@ -107,6 +107,7 @@ class DiskUsageScreen(ReplanScreen[None]):
         self.results_dir = results_dir
         self.audit: DiskAudit | None = None
         self.deleting = False  # a typed delete runs (the screen's worker: Escape waits)
+        self.auditing = True  # the first audit is under way (its answer may be a failure)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="disk-box", classes="dialog-box"):
@@ -166,6 +167,7 @@ class DiskUsageScreen(ReplanScreen[None]):
     @on(Audited)
     def _audited(self, message: Audited) -> None:
         self.audit = message.audit
+        self.auditing = False
         if message.audit is not None:
             self.query_one("#disk-body", Static).update(
                 # In the host screen's keys behind this dialog: "press Esc, then p (pull)",
@@ -195,7 +197,8 @@ class DiskUsageScreen(ReplanScreen[None]):
     @on(Input.Submitted, "#disk-input")
     def _typed(self, event: Input.Submitted) -> None:
         typed = event.value.strip()
-        if typed and self.audit is None:
+        if typed and self.audit is None and self.auditing:
+            # Only while it is read: an audit that failed keeps its own words (review s38).
             # Said, not dropped: the Enter did nothing, and the path stays typed for the
             # next one (s38 disk hour #8 met the silence, a delete one Enter away).
             self.query_one("#disk-status", Static).update(

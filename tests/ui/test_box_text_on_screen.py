@@ -270,3 +270,9 @@ async def test_a_box_cell_named_with_a_slash_is_not_offered_and_cannot_end_the_a
         tab.choose("a/b")  # as a Queue tab row would ask for it
         await wait_for(lambda: "has no log file of its own" in screen_text(app), pilot=pilot)
         assert app.is_running and app.screen.query(LogsTab)
+        # The next poll's list, while 'a/b' is the source: the picker falls back to the
+        # queue log, never to a value it does not hold (the review of s38: Select raised).
+        tab.post_message(LogsTab.Cells(("a/b", "dup", "ok", "new")))
+        await wait_for(lambda: "new" in tab._cells, pilot=pilot)
+        await pilot.pause()
+        assert app.is_running and select.value == QUEUE_SOURCE

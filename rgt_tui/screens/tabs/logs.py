@@ -632,9 +632,9 @@ class LogsTab(DetailTab):
             select.set_options(
                 [("queue log", QUEUE_SOURCE), *((Content(f"cell {shown(n)}"), n) for n in names)]
             )
-            select.value = (
-                self.source if self.source in (QUEUE_SOURCE, *message.names) else (QUEUE_SOURCE)
-            )
+            # Against what is offered: a name asked for from elsewhere that is no log file
+            # is not an option, and Select refuses a value it does not hold (review s38).
+            select.value = self.source if self.source in (QUEUE_SOURCE, *names) else QUEUE_SOURCE
 
     def choose(self, source: str) -> None:
         """Follow ``source`` (``"queue"`` or a cell name) instead."""

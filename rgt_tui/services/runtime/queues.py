@@ -15,6 +15,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from typing import cast
 
 from rgt_tui.domain.config import Fleet, HostConfig
@@ -170,8 +171,13 @@ class QueuePoller:
             # are hashed; a later poll carries the note.
             look = asyncio.create_task(self._look_at_code(fleet, host, transport, view))
             self._code_looks[host.name] = look
-            look.add_done_callback(lambda _: self._code_looks.pop(host.name, None))
+            look.add_done_callback(partial(self._look_done, host.name))
         return replace(view, code_note=kept[1]) if kept is not None and kept[1] else view
+
+    def _look_done(self, host: str, look: asyncio.Task[None]) -> None:
+        """Forget ``look`` once it ended, unless another has taken its place (review s38)."""
+        if self._code_looks.get(host) is look:
+            del self._code_looks[host]
 
     async def _look_at_code(
         self, fleet: Fleet, host: HostConfig, transport: Transport, view: QueueView
