@@ -91,18 +91,24 @@ def check_storage(facts: BoxFacts, ctx: CheckContext) -> Check:
         )
     items = {str(i.get("label")): i for i in storage.get("paths") or [] if isinstance(i, dict)}
     data = items.get("data")
-    if data is not None and (data.get("exists") is False or data.get("readable") is False):
-        # The loader's first batch is where it would have failed (s38 spot hour #5: a
-        # data_dir that did not exist read "ok storage … ext4").
+    first = ""  # said first: a data_dir the run is to make (a download at its start)
+    if data is not None:
+        # The loader's first batch is where a data_dir that is not there fails (s38 spot
+        # hour #5 read "ok storage … ext4" of one). One whose folder above exists may be
+        # the run's own to fill (download=True): said, not failed (the review of s38).
         where = clip(data.get("path") or data.get("real") or "?", 160)
-        what = "does not exist" if data.get("exists") is False else "cannot be read"
-        return Check(
-            "storage",
-            False,
-            f"the data_dir {where} {what} on the box: the run's data loader fails there",
-            f"copy the dataset to {where} on the box, or set data_dir for {ctx.host} to "
-            "where it is",
-        )
+        gone, unread = data.get("exists") is False, data.get("readable") is False
+        if (gone and data.get("parent") is False) or (unread and not gone):
+            what = "does not exist" if gone else "cannot be read"
+            return Check(
+                "storage",
+                False,
+                f"the data_dir {where} {what} on the box: the run's data loader fails there",
+                f"copy the dataset to {where} on the box, or set data_dir for {ctx.host} to "
+                "where it is",
+            )
+        if gone:
+            first = f"data_dir {where} does not exist yet: the run must create or download it; "
     data_label = "data" if "data" in items else "workdir"
     said = []
     slow = ""
@@ -118,7 +124,7 @@ def check_storage(facts: BoxFacts, ctx: CheckContext) -> Check:
         said.append(f"{role} {where}: {words}")
         if label == data_label and is_slow:
             slow = f"{LABELS[label]} {where} is on {words}"
-    detail = "; ".join(said) or "no path reported"
+    detail = first + ("; ".join(said) or "no path reported")
     if slow:
         return Check(
             "storage",

@@ -197,8 +197,12 @@ def block_device(devno, sys_root):
 
 
 def path_there(real):
-    """(exists, readable) of a path on this box."""
-    return os.path.exists(real), os.access(real, os.R_OK)
+    """(exists, readable, its parent folder exists) of a path on this box."""
+    return (
+        os.path.exists(real),
+        os.access(real, os.R_OK | (os.X_OK if os.path.isdir(real) else 0)),
+        os.path.isdir(os.path.dirname(real)),
+    )
 
 
 def storage_facts(paths, mountinfo="/proc/self/mountinfo", sys_root="/sys", there=path_there):
@@ -210,7 +214,7 @@ def storage_facts(paths, mountinfo="/proc/self/mountinfo", sys_root="/sys", ther
         real = os.path.realpath(os.path.expanduser(path)) if path else ""
         item = {"label": clip(label), "path": clip(path), "real": clip(real)}
         if real:  # a data_dir that is not there, or not readable, fails at the first batch
-            item["exists"], item["readable"] = there(real)
+            item["exists"], item["readable"], item["parent"] = there(real)
         found = mount_of(real, mounts) if real else None
         if found is not None:
             point, devno, fstype, source = found
