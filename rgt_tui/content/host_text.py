@@ -164,9 +164,10 @@ def connection_lines(
     if conn.fix and not named:
         # Suspected: either may be so. The command line's fix named the move first and
         # the pane only the port (s38 spot hour #8); the pane says both, in its keys.
+        cell = preempted.cell if preempted is not None and preempted.cell else "its cell"
         fix = (
-            f"if it was preempted: m moves the cell it ran (it resumes elsewhere from its "
-            f"verified checkpoint); else: {conn.fix}"
+            f"if it was preempted: m moves {cell} (it resumes elsewhere from its last "
+            f"verified checkpoint, if one is pulled); else: {conn.fix}"
             if preempted is not None
             else conn.fix
         )

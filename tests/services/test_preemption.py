@@ -143,8 +143,8 @@ async def test_a_silent_spot_box_reads_preempted_then_its_cell_moves_once_across
         port = dataclasses.replace(lost.connection, fix="check the port in the SSH command")
         said = "".join(c.plain for c in connection_lines(port, None, clock.t, shown))
         assert (
-            "fix: if it was preempted: m moves the cell it ran (it resumes elsewhere from its "
-            "verified checkpoint); else: check the port in the SSH command"
+            "fix: if it was preempted: m moves its cell (it resumes elsewhere from its last "
+            "verified checkpoint, if one is pulled); else: check the port in the SSH command"
         ) in said, said
         assert "may still be alive" not in "".join(
             c.plain for c in connection_lines(lost.connection, None, clock.t, shown)
