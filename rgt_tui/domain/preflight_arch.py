@@ -31,7 +31,7 @@ ARCH_WHEELS: tuple[tuple[tuple[int, int], str, str, str], ...] = (
     ((7, 0), "cu118", "2.0", "Volta/Turing: V100, T4, RTX 20xx"),
 )
 NO_KERNEL = "no kernel image is available"
-_ARCH = re.compile(r"(sm|compute)_(\d+)([a-z]?)$")
+_ARCH = re.compile(r"(sm|compute)_(\d{1,6})([a-z]?)$", re.ASCII)  # a box's text: bounded
 
 
 def sm(cap: tuple[int, int]) -> str:

@@ -16,8 +16,11 @@ from dataclasses import dataclass
 
 from rgt_tui.domain.text import printable
 
+# ASCII digits, bounded: int() refuses Unicode digits and runs past 4300 digits, and a box
+# writes this text (the review of s38).
 _EXITCODE_RE = re.compile(
-    r"exitcode\s*:\s*(-?\d+)(?:\s*\(pid:\s*(\d+)\))?(?:\s*\((SIG[A-Z0-9]+)\))?"
+    r"exitcode\s*:\s*(-?\d{1,12})(?:\s*\(pid:\s*(\d{1,12})\))?(?:\s*\((SIG[A-Z0-9]+)\))?",
+    re.ASCII,
 )
 _TRACEBACK_RE = re.compile(r"traceback\s*:\s*(.*)")
 _SIGNAL_RE = re.compile(r"Signal (\d+) \((SIG[A-Z0-9]+)\)")

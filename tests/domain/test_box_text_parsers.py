@@ -160,8 +160,9 @@ def test_a_kept_code_record_read_back_is_printable(tmp_path: Path) -> None:
     assert record.cells[0].name.startswith("c\\x1b]52;c;")
 
 
-# Digits the box may send that int() refuses: a superscript, Arabic-Indic digits, and a
-# run past Python's 4300-digit conversion limit. str.isdigit() takes all three.
+# Digits the box may send that are no plain count: a superscript (int() raises), Arabic-
+# Indic digits (int() reads them; no box's df prints them), and a run past Python's
+# 4300-digit conversion limit (int() raises). str.isdigit() takes all three.
 NOT_COUNTS = ("²", "٣٤", "1" * 4301)
 
 
@@ -181,4 +182,8 @@ def test_a_box_s_unicode_or_endless_digits_are_no_count_and_raise_nothing() -> N
         facts = parse_probe(f"logt\tcell\t{bad}\noom_now\t{bad}\n")
         assert facts.log_mtimes == {} and facts.oom_now is None
     assert parse_out_disk("100 5 /mnt") is not None
+    from rgt_tui.domain.preflight_arch import parse_arch
+
+    assert parse_arch("sm_" + "9" * 5000) is None and parse_arch("sm_²") is None
+    assert parse_arch("sm_90a") == ("sm", (9, 0), True)
     assert parse_probe("logt\tcell\t17\n").log_mtimes == {"cell": 17}
