@@ -102,7 +102,8 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
     if key == "roster" and condition.cause == NAME_TWICE:
         return (
             "in the queue file, give the extra line a config of its own (a cell's name is "
-            f"its config's) and launch it, or delete the line; then {_bare(check)}"
+            "its config's) and send it (append, while the queue runs; else launch), or "
+            f"delete the line; then {_bare(check)}"
         )
     if key == "roster" and condition.settle:
         # A missing cell may never have run (appended, or after a stop): "pull the results

@@ -108,7 +108,8 @@ async def test_a_killed_cell_with_a_verified_checkpoint_locks_until_acknowledged
     assert "the queue file names alpha on more than one line" in twice.stdout, twice.stdout
     assert (
         "→ in the queue file, give the extra line a config of its own (a cell's name is its "
-        "config's) and launch it, or delete the line; then `rgt-tui teardown box1 --check`"
+        "config's) and send it (append, while the queue runs; else launch), or delete the "
+        "line; then `rgt-tui teardown box1 --check`"
     ) in twice.stdout
 
 

@@ -207,12 +207,14 @@ class LogsTab(DetailTab):
         if width == self.size.width or not self._drawn or not self.query(RichLog):
             return
         view = self.query_one(RichLog)
-        at_end = view.is_vertical_scroll_end
+        at_end, where = view.is_vertical_scroll_end, view.scroll_y / max(1, view.max_scroll_y)
         view.clear()
         for text in self._drawn:
             view.write(text)
         if at_end:
             view.anchor()
+        else:  # about where the reader was (rows moved with the new wrapping), not the top
+            view.scroll_to(y=round(where * view.max_scroll_y), animate=False)
 
     # -- scrolling -----------------------------------------------------------------------
     # The detail screen's PageUp/PageDown/Home/End and j/k scroll the tab on screen; the

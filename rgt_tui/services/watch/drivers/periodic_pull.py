@@ -209,7 +209,10 @@ def pull_problems(
     thousands of files never match their hashes made a notice, a sent-log line and a
     memory of megabytes (a review's hostile box, s38 #6)."""
     files = [f"{printable(p, 200)}: {printable(why, 300)}" for p, why in failed]
-    problems = list(shortfalls)[:LISTED] + files[:LISTED]
+    short = list(shortfalls)
+    problems = short[:LISTED] + files[:LISTED]
+    if len(short) > LISTED:
+        problems.insert(LISTED, f"and {len(short) - LISTED} more shortfalls")
     if len(files) > LISTED:
         problems.append(
             f"and {len(files) - LISTED} more files not pulled (rgt-tui pull {host} names each)"
