@@ -345,21 +345,13 @@ async def test_queue_show_is_not_held_up_by_a_box_slow_to_list_its_code(
     list (a network mount; here `find` stalled on the box) held the whole command for
     minutes, then printed a stale view. The view comes first, and the comparison gives
     up after its own bound, saying nothing it does not know."""
-    import os
-
     from support.code_trees import add_code, write
+    from support.machine import stalled_tool
 
     from rgt_tui.services.code_sync import sync_code
     from rgt_tui.services.fleet.file import load_fleet
 
-    stall = tmp_path / "stall-find"
-    bin_dir = tmp_path / "box-bin"  # the loopback boxes run with the test's PATH
-    bin_dir.mkdir()
-    (bin_dir / "find").write_text(
-        f'#!/bin/sh\nwhile [ -e {stall} ]; do sleep 0.2; done\nexec {shutil_which("find")} "$@"\n'
-    )
-    (bin_dir / "find").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    stall = stalled_tool("find", tmp_path, monkeypatch)
     qf = await make_queue_fleet(1, run=SCRIPT_RUN)
     hosts = str(qf.loopback.hosts_file)
     code = tmp_path / "proj"
@@ -383,11 +375,3 @@ async def test_queue_show_is_not_held_up_by_a_box_slow_to_list_its_code(
     assert shown.stdout.startswith("box1: running · 0/2 done"), shown.stdout
     assert "still to run" not in shown.stdout  # not compared: nothing claimed
     stall.unlink()  # the box's stalled find goes on and ends
-
-
-def shutil_which(tool: str) -> str:
-    import shutil
-
-    found = shutil.which(tool)
-    assert found is not None
-    return found

@@ -185,3 +185,20 @@ def read_only_tmpfs(path: Path) -> Iterator[Path]:
     with tmpfs(path) as mounted:
         subprocess.run(["mount", "-o", "remount,ro", str(mounted)], check=True)
         yield mounted.resolve()
+
+
+def stalled_tool(tool: str, folder: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``tool`` put first on PATH (the loopback boxes run with the test's PATH) as a
+    wrapper that waits while the returned flag file exists, then runs the real one: a
+    slow disk, a held lock or a stalled listing, started and ended by the test (touch
+    the flag, unlink it)."""
+    real = shutil.which(tool)
+    assert real is not None, f"{tool} is not on PATH"
+    flag = folder / f"stall-{tool}"
+    bin_dir = folder / f"stalled-{tool}"
+    bin_dir.mkdir()
+    wrapper = bin_dir / tool
+    wrapper.write_text(f'#!/bin/sh\nwhile [ -e {flag} ]; do sleep 0.05; done\nexec {real} "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return flag

@@ -111,19 +111,9 @@ async def test_enter_before_the_audit_arrives_is_said_and_deletes_nothing(
     without a word, the path left typed, a delete one Enter away. The status says so.
     The box's `du` is held here (the boxes run with the test's PATH) until the test lets
     it go, as a slow disk would."""
-    import os
-    import shutil
+    from support.machine import stalled_tool
 
-    stall = tmp_path / "stall-du"
-    real = shutil.which("du")
-    assert real is not None
-    bin_dir = tmp_path / "box-bin"
-    bin_dir.mkdir()
-    (bin_dir / "du").write_text(
-        f'#!/bin/sh\nwhile [ -e {stall} ]; do sleep 0.05; done\nexec {real} "$@"\n'
-    )
-    (bin_dir / "du").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    stall = stalled_tool("du", tmp_path, monkeypatch)
     fleet = await make_loopback_fleet(1)
     app, paths = disk_app(fleet, tmp_path, tmpfs)
     stall.touch()

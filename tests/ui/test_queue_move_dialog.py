@@ -218,19 +218,9 @@ async def test_a_move_under_way_leaves_no_button_to_press_and_enter_starts_nothi
     after Enter, and the last one, landing as the dialog closed, opened a host's screen
     from the grid. Every button is disabled while it runs (the box's queue lock is held
     here by a stalled flock, so the move waits where a slow box would)."""
-    import os
-    import shutil
+    from support.machine import stalled_tool
 
-    stall = tmp_path / "stall-flock"
-    real = shutil.which("flock")
-    assert real is not None
-    bin_dir = tmp_path / "box-bin"  # the loopback boxes run with the test's PATH
-    bin_dir.mkdir()
-    (bin_dir / "flock").write_text(
-        f'#!/bin/sh\nwhile [ -e {stall} ]; do sleep 0.05; done\nexec {real} "$@"\n'
-    )
-    (bin_dir / "flock").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    stall = stalled_tool("flock", tmp_path, monkeypatch)
     qf = await make_queue_fleet(2, run=SCRIPT_RUN)
     gate = qf.cell_script("gate", GATE)
     qf.write_queue(f"{gate} t 1\ncells/b.sh t 1\n", "box1")

@@ -16,9 +16,6 @@ from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.queue_state import PENDING, Q_RUNNING, RETRY, QueueView
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import plural
-from rgt_tui.services.code_sync.rules import fleet_files
-from rgt_tui.services.code_sync.status import code_status
-from rgt_tui.services.code_sync.types import SyncError
 from rgt_tui.timeouts import within
 from rgt_tui.transport import Transport
 
@@ -31,6 +28,12 @@ async def code_differs(fleet: Fleet, host: HostConfig, transport: Transport) -> 
     (a launch's preflight says why), within ``COMPARE_TIMEOUT_S`` too: a workdir on a slow
     disk, or a box that answers slowly, must not hold up what waits for the note (a
     review made `queue show` wait three minutes). Reads only."""
+    # Here, not at the top: the runtime imports this module at start-up, and only an
+    # open Queue tab, `queue show` or a retry's plan compares code.
+    from rgt_tui.services.code_sync.rules import fleet_files
+    from rgt_tui.services.code_sync.status import code_status
+    from rgt_tui.services.code_sync.types import SyncError
+
     try:
         status = await within(
             code_status(host, transport, withhold=fleet_files(fleet)), COMPARE_TIMEOUT_S
