@@ -10,6 +10,9 @@ answers from a new PID 1 under the same boot id (a restarted container), and
 ``on_preempt = "move"`` moves the interrupted cell to the spare once across a restart of
 ``watch`` (two Watchers over the same journal). The move itself is the resume move's
 (``services.queue.resume``, tested with its own boxes): here a stand-in records the call.
+
+Over 450 lines on purpose: one recorded spot stream and its watch set-up serve every
+case of naming and acting; split, each file would rebuild them.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Queue control over the loopback boxes: stop, kill, retry and skip, each checked in the
 box's records and files afterwards. Cells wait on gate files the test creates, never on
-a sleep."""
+a sleep. Over 450 lines on purpose: the four verbs share the runner, its gate cells and
+their records; each case reads them the same way."""
 
 from __future__ import annotations
 

@@ -27,6 +27,9 @@ the box re-checks by device and inode, and compared with the pull roots and the 
 manifest, so it stays as the box wrote it, and whatever shows it escapes it
 (``content/disk_text``, ``disk_reclaim``'s messages, the CLI's fence). A short name is
 what a user types to confirm a delete: printable, it can be typed.
+
+Over 450 lines on purpose: the walk's parse, the offers and the checkpoint families all
+read one audit of one box; split, each would re-read its shape.
 """
 
 from __future__ import annotations
