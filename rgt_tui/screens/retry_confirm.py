@@ -283,7 +283,11 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
                 Content.styled(STALE_PLAN.replace("launch again", "retry again"), "$warning")
             )
             return
-        self.query_one("#retry-go", Button).disabled = True
+        # Every button, Cancel too, as in the move dialog: a focused Cancel that did
+        # nothing drew Enter after Enter, and one landing as the dialog closed went to
+        # the Queue tab beneath. Escape still answers: it waits for the retry.
+        for button in self.query(Button):
+            button.disabled = True
         self.query_one("#retry-status", Static).update(
             Content.styled(
                 "retrying… (it cannot be cut short: the dialog closes when it ends)", "$accent"
@@ -302,6 +306,9 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
             self.retrying = False
             self.show_hint()
         if done.error:  # refused on the box, or unreachable: shown, the modal stays
+            cancel = self.query_one("#retry-cancel", Button)
+            cancel.disabled = False
+            cancel.focus()
             self.query_one("#retry-status", Static).update(
                 Content.styled(shown(f"Not retried: {done.error}", lines=True), "$error")
             )
