@@ -39,7 +39,7 @@ from rgt_tui.cli.runner import Call, console
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.logscan import CRITICAL, LogChunk, LogLine, classify_line
-from rgt_tui.domain.queue_state import queue_is
+from rgt_tui.domain.queue_state import PENDING, RETRY, RUNNING, SKIPPED, queue_is
 from rgt_tui.domain.terminal_text import terminal_safe
 from rgt_tui.services.connect import Transport, host_connection
 from rgt_tui.services.logs import (
@@ -270,8 +270,8 @@ async def _wait_for_log(
     """Wait until ``path`` exists (""), or until the queue will not start ``cell`` after
     all: stopped, finished, the cell moved or skipped (why, in words). The queue is read
     again every ``QUEUE_LOOK_S``: a wait on a queue that ended went on forever."""
+    from rgt_tui.domain.queue_waiting import will_not_start
     from rgt_tui.services.box_ctl import QueueError
-    from rgt_tui.services.queue.box_code import still_to_run
     from rgt_tui.services.queue.view import read_queue_view
 
     looked = time.monotonic()
@@ -284,11 +284,16 @@ async def _wait_for_log(
             view = await read_queue_view(host, transport)
         except (QueueError, TransportError):
             continue  # a read that failed says nothing of the cell: the next look tries
-        if cell in still_to_run(view) or await transport.stat(path) is not None:
-            continue
+        if await transport.stat(path) is not None:
+            break
         seen = next((c for c in view.cells if c.name == cell), None)
-        what = f"cell {cell!r} is {seen.label}" if seen is not None else f"no cell {cell!r}"
-        return f"{what} and {queue_is(view.state)}: it will not start; stopped waiting"
+        if seen is None:
+            return f"no cell {cell!r} and {queue_is(view.state)}: stopped waiting"
+        if seen.status not in (PENDING, RETRY, RUNNING, SKIPPED):  # it ran: its log is gone
+            return f"cell {cell!r} is {seen.label} but its log is not there; stopped waiting"
+        why = will_not_start(view).get(cell)
+        if why is not None:
+            return f"cell {cell!r} {why}: it will not start; stopped waiting"
     return ""
 
 

@@ -11,7 +11,8 @@ from textual.content import Content
 
 from rgt_tui.content.box_text import shown
 from rgt_tui.domain.logscan import LogChunk
-from rgt_tui.domain.queue_state import PENDING, Q_RUNNING, SKIPPED, QueueView, queue_is
+from rgt_tui.domain.queue_state import QueueView
+from rgt_tui.domain.queue_waiting import will_not_start
 from rgt_tui.domain.terminal_text import terminal_safe
 
 # What terminal_safe leaves that is still no printable text: a newline, the Unicode line
@@ -66,14 +67,7 @@ def follow_status(
 
 
 def unstarted_notes(view: QueueView) -> dict[str, str]:
-    """Why each cell that has not run will not write its log while nothing runs (a user's
-    hour read "waiting for the file to appear" for a cell a later start had passed over,
-    in a queue that had finished)."""
-    if view.state == Q_RUNNING:
-        return {}
-    return {
-        c.name: f"cell {shown(c.name)} has not started and {queue_is(view.state)}"
-        + (" (moved or taken off this box)" if c.status == SKIPPED else "")
-        for c in view.cells
-        if c.status in (PENDING, SKIPPED)
-    }
+    """Why each cell that has not run will not write its log unless launched again (a
+    user's hour read "waiting for the file to appear" for a cell a later start had passed
+    over, in a queue that had finished)."""
+    return {name: f"cell {shown(name)} {why}" for name, why in will_not_start(view).items()}

@@ -189,6 +189,7 @@ async def test_logs_follow_waiting_for_a_cell_ends_in_words_not_a_traceback(make
     assert stopped.returncode == 0, stopped.stderr
     _, err = await asyncio.wait_for(proc.communicate(), 90)  # the queue is read every 10 s
     assert proc.returncode == 1, err.decode()
-    assert "cell 'later' is pending and the queue is stopped by the user: it will not start; " in (
-        err.decode()
+    assert (
+        "cell 'later' has not started and the queue is stopped by the user: it will not start; "
+        in (err.decode())
     )

@@ -13,7 +13,8 @@ import asyncio
 
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
-from rgt_tui.domain.queue_state import PENDING, Q_RUNNING, RETRY, QueueView
+from rgt_tui.domain.queue_state import QueueView
+from rgt_tui.domain.queue_waiting import still_to_run
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import plural
 from rgt_tui.timeouts import within
@@ -44,19 +45,6 @@ async def code_differs(fleet: Fleet, host: HostConfig, transport: Transport) -> 
         return ""
     named = ", ".join(status.differs[:3]) + (", …" if status.differ_count > 3 else "")
     return f"{plural(status.differ_count, 'file')} ({named})"
-
-
-def still_to_run(view: QueueView) -> list[str]:
-    """The cells the running queue has yet to start (none when it does not run): those
-    waiting for a retry, and those pending from where the launch started on."""
-    if view.state != Q_RUNNING or not view.runner_alive:
-        return []
-    start = view.launch.start_index if view.launch is not None else 0
-    return [
-        c.name
-        for c in view.cells
-        if c.status == RETRY or (c.status == PENDING and c.index >= start)
-    ]
 
 
 async def pending_code_note(

@@ -21,10 +21,11 @@ from typing import cast
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.group_run import RankView
 from rgt_tui.domain.queue_state import NOT_DEPLOYED, QueueView
+from rgt_tui.domain.queue_waiting import still_to_run
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.queue.append import AgainstBox, against_box
 from rgt_tui.services.queue.backends import backend_for
-from rgt_tui.services.queue.box_code import pending_code_note, still_to_run
+from rgt_tui.services.queue.box_code import pending_code_note
 from rgt_tui.services.queue.group.supervise import GroupSupervisor
 from rgt_tui.services.queue.scheduler import AllocationSampler, Supervised, Watch
 from rgt_tui.services.queue.view import read_queue_view
