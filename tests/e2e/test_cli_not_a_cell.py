@@ -193,3 +193,40 @@ async def test_logs_follow_waiting_for_a_cell_ends_in_words_not_a_traceback(make
         "cell 'later' has not started and the queue is stopped by the user: it will not start; "
         in (err.decode())
     )
+
+
+async def test_logs_follow_of_a_cell_that_ran_but_has_no_log_says_so(make_queue_fleet):
+    """A cell that ran, whose log is gone from the box (deleted by hand), while the queue
+    runs on: `logs -f` used to end with "it will not start", which is false of a cell that
+    ran; it says the cell ran and its log is not there."""
+    import asyncio
+
+    from support.cli import RGT, cli_env
+
+    from rgt_tui.domain.queue_state import DONE
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    first = qf.cell_script("first", 'echo "first ran"')
+    hold = qf.cell_script("hold", 'while [ ! -e "$HOME/go" ]; do sleep 0.05; done')
+    qf.write_queue(f"{first} t\n{hold} t\n")
+    transport = qf.transport()
+    await launch(await plan_launch(qf.fleet, qf.host(), transport, preflight=False), transport)
+    await transport.close()
+    try:
+        await wait_view(
+            qf, lambda v: v.cells[0].status == DONE and v.cells[1].status == RUNNING, what="hold"
+        )
+        (qf.qdir() / "cells" / "first.log").unlink()
+        proc = await asyncio.create_subprocess_exec(
+            *RGT, "logs", "box1", "first", "-f", "--poll", "0.2",
+            "--hosts", str(qf.loopback.hosts_file),
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            stdin=asyncio.subprocess.DEVNULL, env=cli_env(),
+        )  # fmt: skip
+        _, err = await asyncio.wait_for(proc.communicate(), 90)  # the queue is read every 10 s
+        assert proc.returncode == 1, err.decode()
+        said = " ".join(err.decode().split())
+        assert "cell 'first' is done but its log is not there; stopped waiting" in said, said
+        assert "will not start" not in said
+    finally:
+        (qf.root() / "go").touch()
