@@ -18,6 +18,7 @@ from support.code_trees import (
 )
 
 from rgt_tui.services.code_sync import code_status, sync_code
+from rgt_tui.services.code_sync.rsync import rsync_failure
 from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.transport import transport_for
 from rgt_tui.transport.openssh import OpenSsh, openssh_for
@@ -94,6 +95,12 @@ def test_the_ssh_rsync_uses_checks_the_host_key_against_the_fleet_known_hosts(
     )
     assert refused.returncode == 255 and refused.stdout == ""
     assert "Host key verification failed" in refused.stderr
+    # What sync then says, from OpenSSH's own words (a user's hour, s39: it said "add the
+    # key" or go round it with --sftp, where a changed key may be someone in the middle).
+    said = rsync_failure("real1", 255, refused.stderr)
+    assert "real1's host key CHANGED since it was trusted" in said.fix, said.fix
+    assert "rgt-tui status real1 shows both fingerprints" in said.fix
+    assert "--sftp" not in said.fix and "add the key" not in said.fix
 
 
 def test_the_sync_command_reports_checks_and_exits_as_pull_does(openssh_server, tmp_path):

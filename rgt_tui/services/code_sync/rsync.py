@@ -123,6 +123,16 @@ def rsync_failure(host: str, status: int, stderr: str) -> SyncError:
             f"{host} in hosts.toml to the key that logs in, or rgt-tui sync {host} --sftp; "
             "the workdir is unchanged"
         )
+    elif "has changed" in words or "IDENTIFICATION HAS CHANGED" in words:
+        # Not "add the key", nor around it by --sftp: a changed key may be someone in
+        # the middle (a user's hour, s39). rgt-tui's own connection shows both
+        # fingerprints and the exact ssh-keygen -R when it connects again.
+        fix = (
+            f"{host}'s host key CHANGED since it was trusted: expected if the box was "
+            "re-created (T6), otherwise someone may be intercepting the connection; do "
+            f"not sync until you know which: rgt-tui status {host} shows both fingerprints "
+            "and the fix; the workdir is unchanged"
+        )
     elif "Host key verification failed" in words:
         fix = (
             f"OpenSSH does not find {host}'s host key in the known_hosts files rgt-tui "
