@@ -8,7 +8,7 @@ are named. Real components: loopback asyncssh boxes, git, the console entry poin
 from __future__ import annotations
 
 from support.cli import arun
-from support.code_trees import box_files, git, git_tree, write
+from support.code_trees import box_files, git, git_tree, older_sync, write
 from support.fleet_files import set_host_key
 
 from rgt_tui.content.ready_text import sync_result_lines
@@ -42,7 +42,7 @@ async def test_the_fleet_file_and_its_queues_are_never_sent_and_a_copy_already_t
     t = transport_for(host)
     try:
         # What an earlier version sent (nothing held back): the file is on the box.
-        await sync_code(host, t, method="sftp")
+        await older_sync(host, t)
         assert set(HELD) <= box_files(root)
         result = await sync_code(host, t, method="sftp", withhold=held)
         status = await code_status(host, t, withhold=held)
@@ -62,6 +62,38 @@ async def test_the_fleet_file_and_its_queues_are_never_sent_and_a_copy_already_t
     assert changed is not None and changed.uncommitted == ("src/train.py",)
     problem = changed.problem() or ""
     assert f"uncommitted changes in {code}: src/train.py (1 file)" in problem
+
+
+async def test_copies_of_the_fleet_file_by_name_or_by_content_are_held_back_too(
+    make_loopback_fleet, tmp_path
+):
+    """A new user's hour (s39 #1): ``hosts.toml~`` (an editor's backup) and
+    ``hosts.toml.bak`` (a user's) went to the box with every sync, only the exact path
+    held back; so did a copy under another name. They name every box as the fleet file
+    does: held back by name beside it, and by content (a ``[[hosts]]`` table) anywhere;
+    a TOML file of the project's own is still sent."""
+    fleet, code, root = await _fleet_in_tree(make_loopback_fleet, tmp_path)
+    host = fleet.host("box1")
+    text = fleet.path.read_text()
+    copies = ("hosts.toml~", "hosts.toml.bak", ".hosts.toml.swp", "old/fleet-before.toml")
+    for rel in copies:
+        write(code, rel, text)
+    write(code, "configs/model.toml", "[model]\nwidth = 512\n")
+    t = transport_for(host)
+    try:
+        await older_sync(host, t)  # copies sent with the rest
+        assert set(copies) <= box_files(root)
+        result = await sync_code(host, t, method="sftp", withhold=fleet_files(fleet))
+        status = await code_status(host, t, withhold=fleet_files(fleet))
+    finally:
+        await t.close()
+    on_box = box_files(root)
+    assert not set(copies) & on_box, on_box
+    assert "configs/model.toml" in on_box
+    assert set(copies) <= set(result.withheld), result.withheld
+    assert set(copies) <= set(result.removed), result.removed
+    assert status is not None and status.in_sync, status
+    assert not set(copies) & set(status.uncommitted)  # never sent: no uncommitted change
 
 
 async def test_cli_sync_says_what_it_left_out_and_check_names_the_uncommitted_files(

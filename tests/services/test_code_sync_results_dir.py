@@ -8,7 +8,7 @@ components: loopback asyncssh boxes, git, the console entry point.
 from __future__ import annotations
 
 from support.cli import arun
-from support.code_trees import git_tree, write
+from support.code_trees import git_tree, older_sync, write
 from support.fleet_files import set_host_key
 
 from rgt_tui.content.ready_text import sync_result_lines
@@ -54,7 +54,7 @@ async def test_pulled_results_in_the_tree_are_never_sent_nor_code_and_an_old_cop
     t = transport_for(host)
     try:
         # What an earlier version sent (results not held back): the results are on the box.
-        await sync_code(host, t, method="sftp")
+        await older_sync(host, t)
         assert _results_on_box(root) == set(PULLED)
         result = await sync_code(host, t, method="sftp", withhold=held)
         status = await code_status(host, t, withhold=held)

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 SYNC_RECORD = ".rgt-sync.record"  # what syncs installed, in the workdir (box_tree.py)
 
@@ -86,3 +87,15 @@ def box_files(workdir: Path) -> set[str]:
 def staging_left(workdir: Path) -> list[str]:
     """The sync's staging dirs left in ``workdir`` (its record is not one)."""
     return [p for p in os.listdir(workdir) if p.startswith(".rgt-sync.") and p != SYNC_RECORD]
+
+
+async def older_sync(host: Any, transport: Any) -> None:
+    """A sync as an earlier rgt-tui made it: no fleet file held back by its content (the
+    test's own ``withhold`` is not passed: nothing is held back by path either)."""
+    import pytest
+
+    from rgt_tui.services.code_sync import listing, sync_code
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(listing, "reads_as_fleet_file", lambda path, rel: False)
+        await sync_code(host, transport, method="sftp")

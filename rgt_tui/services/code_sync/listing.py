@@ -21,7 +21,7 @@ import os
 import stat
 import subprocess
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pathspec
@@ -30,12 +30,14 @@ from rgt_tui.domain.code_identity import CodeIdentity, FileHash, tree_hash
 from rgt_tui.domain.crlf import crlf_kind, has_crlf
 from rgt_tui.services.code_sync.rules import (
     SendRules,
+    copy_of,
     held_back,
     held_under,
     ignored_by,
     is_secret,
     name_ok,
     never_sent,
+    reads_as_fleet_file,
 )
 from rgt_tui.services.code_sync.types import MAX_DIFFERS, SyncError
 
@@ -102,22 +104,33 @@ def list_tree(
             f"fix code for {host} in hosts.toml",
         )
     extra = pathspec.GitIgnoreSpec.from_lines(excludes)
+    withhold = tuple(withhold)
     held = held_back(root, withhold)
+    # The held files (not results_dir, even before it exists): their copies beside them
+    # are held back too.
+    held_files = held_back(root, (f for f in withhold if f.is_file()))
     git = _git_listing(root, host)
     changed: list[str] = []
     if git is not None:
         names, commit, changed = git
         # What never reaches the box does not make its code differ from the commit.
-        changed = [c for c in changed if held_under(c, held) is None and not never_sent(c, extra)]
-        rules = SendRules(root, excludes, git=True, held=held)
+        changed = [
+            c
+            for c in changed
+            if held_under(c, held) is None
+            and not copy_of(c, held_files)
+            and not never_sent(c, extra)
+        ]
+        rules = SendRules(root, excludes, git=True, held=held, copied=held_files)
     else:
         names, specs = _walk(root)
         commit = ""
-        rules = SendRules(root, excludes, git=False, specs=specs, held=held)
+        rules = SendRules(root, excludes, git=False, specs=specs, held=held, copied=held_files)
     files: list[LocalFile] = []
     skipped: list[str] = []
     withheld: list[str] = []
     secrets: list[str] = []
+    copies: set[str] = set()
     for rel in sorted(set(names)):
         if is_secret(rel):  # named, so the user knows it stayed here
             secrets.append(rel)
@@ -127,6 +140,10 @@ def list_tree(
         holder = held_under(rel, held)
         if holder is not None:  # a file held back, or one under a held folder (once)
             withheld.append(rel if holder == rel else holder + "/")
+            continue
+        if copy_of(rel, held_files) or reads_as_fleet_file(root / rel, rel):  # a copy
+            withheld.append(rel)
+            copies.add(rel)
             continue
         if not name_ok(rel):
             skipped.append(f"{rel!r} (a name with control characters or not UTF-8)")
@@ -150,6 +167,9 @@ def list_tree(
                 skipped.append(f"{rel} ({exc.strerror or exc})")
                 continue
             files.append(LocalFile(rel, digest, bool(st.st_mode & 0o111), st.st_size, crlf))
+    if copies:  # the box's copy of one is no more code than this one, nor a change here
+        rules = replace(rules, held=rules.held | copies)
+        changed = [c for c in changed if c not in copies]
     return LocalTree(
         root,
         tuple(files),

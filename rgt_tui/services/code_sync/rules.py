@@ -8,7 +8,9 @@ a tracked path is never ignored), elsewhere the tree's own ``.gitignore`` files
 (``pathspec``, git's precedence); the host's ``code_exclude`` on top; ``.git``, the
 sync's own ``.rgt-sync.*``, secrets (``is_secret``) and names that cannot cross (control characters, not UTF-8)
 never; nor the fleet file in use and the queue files it names (``held_back``: they name
-every box, its address, key path and teardown command), nor the fleet's ``results_dir``
+every box, its address, key path and teardown command), nor copies of them by name
+(``is_copy_name``) or, for the fleet file, by content (``reads_as_fleet_file``), nor the
+fleet's ``results_dir``
 and everything under it (what pulls bring back from the boxes). The box cannot apply
 these rules itself (it has no ``.git``, and its
 ``.gitignore`` files are copies that may be stale); it only lists names. Blocking: run in
@@ -18,6 +20,7 @@ a thread.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -123,6 +126,47 @@ def held_under(rel: str, held: frozenset[str]) -> str | None:
     return None
 
 
+def copy_of(rel: str, files: frozenset[str]) -> bool:
+    """Whether ``rel`` is, by its name, a copy of one of the held ``files`` beside it."""
+    folder, _, name = rel.rstrip("/").rpartition("/")
+    for held in files:
+        where, _, held_name = held.rpartition("/")
+        if where == folder and is_copy_name(name, held_name):
+            return True
+    return False
+
+
+def is_copy_name(name: str, of: str) -> bool:
+    """Whether ``name`` is a copy of the file ``of`` by its name: ``hosts.toml~``,
+    ``hosts.toml.bak`` (any suffix), ``#hosts.toml#``, ``.#hosts.toml``, vim's
+    ``.hosts.toml.swp``. The fleet file's backups went to the box with every sync, only
+    its exact path held back (a new user's hour, s39 #1); they name every box too."""
+    return (
+        name == of + "~"
+        or name.startswith((of + ".", "." + of + "."))
+        or name in ("#" + of + "#", ".#" + of)
+    )
+
+
+_FLEET_TABLE = re.compile(rb"^[ \t]*\[\[[ \t]*hosts[ \t]*\]\]", re.MULTILINE)
+_FLEET_READ = 1 << 20  # a fleet file is small: what a copy of one holds is in its start
+
+
+def reads_as_fleet_file(path: Path, rel: str) -> bool:
+    """Whether the TOML file at ``path`` is a fleet file (a ``[[hosts]]`` table in its
+    first MiB), whatever its name (``hosts.good.toml``, ``old/fleet.toml``): a sync holds
+    it back as it does the fleet file in use. Only names with ``.toml`` are read."""
+    if ".toml" not in rel.rsplit("/", 1)[-1].lower():
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as f:
+            head = f.read(_FLEET_READ)
+    except OSError:
+        return False  # unreadable: the listing says why when it hashes it
+    return _FLEET_TABLE.search(head) is not None
+
+
 def git_top(folder: Path) -> Path | None:
     """The top of the git work tree ``folder`` lies in; None when it lies in none (or git
     cannot say)."""
@@ -190,6 +234,7 @@ class SendRules:
     git: bool  # git answers; else ``specs``
     specs: Mapping[str, pathspec.GitIgnoreSpec] = field(default_factory=dict)
     held: frozenset[str] = frozenset()  # ``held_back``: never sent (nor what is under them)
+    copied: frozenset[str] = frozenset()  # held files whose copies are held too (``copy_of``)
 
     def sent(self, paths: Iterable[str], host: str) -> set[str]:
         """Which of ``paths`` (files, or directories ending in "/") the sync would send
@@ -198,7 +243,10 @@ class SendRules:
         asked = [
             p
             for p in paths
-            if name_ok(p) and not never_sent(p, extra) and held_under(p, self.held) is None
+            if name_ok(p)
+            and not never_sent(p, extra)
+            and held_under(p, self.held) is None
+            and not copy_of(p, self.copied)
         ]
         asked = [p for p in asked if not any(extra.match_file(a) for a in _ancestors(p))]
         if self.git:

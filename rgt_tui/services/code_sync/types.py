@@ -264,7 +264,8 @@ def withheld_note(withheld: tuple[str, ...]) -> str:
     if files:
         named = ", ".join(files[:_NAMED]) + (", …" if len(files) > _NAMED else "")
         parts.append(
-            f"{named} — the fleet file and its queue files are never sent (they name every box)"
+            f"{named} — the fleet file, its queue files and copies of them are never sent "
+            "(they name every box)"
         )
     if folders:
         parts.append(
