@@ -6,12 +6,17 @@ under two names) each read the other's cells as their own, a launch of one is re
 for the other's lines, and ``--fresh`` would archive the other's queue. A launch is
 refused while another host of the file names the same account; this says which.
 
-Only what the fleet file itself says is compared (user, host, port; ``local``): two
-ssh_config aliases for one machine are not seen here. A group is not an account: it
-runs on its member boxes, each with its own entry.
+Only what the fleet file itself says is compared (user, host, port; ``local``) unless the
+caller passes ``account``: ``add`` resolves each entry through ssh_config, so an alias
+for a box already in the file is seen before it is added (a new user's hour, s39 #3).
+A launch compares the file's words alone; the box's own owner record
+(``~/.rgt/queue/owner``) refuses the second of two entries the file cannot tell apart. A
+group is not an account: it runs on its member boxes, each with its own entry.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from rgt_tui.domain.config import Fleet, HostConfig
 
@@ -27,12 +32,17 @@ def account_of(host: HostConfig) -> tuple[str, ...] | None:
     return (host.ssh.user or "", host.ssh.host.lower(), str(host.ssh.port or DEFAULT_PORT))
 
 
-def sharing_account(fleet: Fleet, host: HostConfig) -> tuple[str, ...]:
-    """The other hosts of ``fleet`` that log in to ``host``'s account, by name."""
-    mine = account_of(host)
+def sharing_account(
+    fleet: Fleet,
+    host: HostConfig,
+    account: Callable[[HostConfig], tuple[str, ...] | None] = account_of,
+) -> tuple[str, ...]:
+    """The other hosts of ``fleet`` that log in to ``host``'s account, by name; each
+    account named by ``account`` (the fleet file's words by default)."""
+    mine = account(host)
     if mine is None or any(h.group is not None and h.name == host.name for h in fleet.hosts):
         return ()  # a group, or one of its ranks (planned under the group's name)
-    return tuple(h.name for h in fleet.hosts if h.name != host.name and account_of(h) == mine)
+    return tuple(h.name for h in fleet.hosts if h.name != host.name and account(h) == mine)
 
 
 def shared_account_problem(fleet: Fleet, host: HostConfig) -> str | None:

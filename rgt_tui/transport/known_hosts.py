@@ -66,6 +66,7 @@ class Destination:
     # ssh_config's ProxyCommand, as one line ("" when none): asyncssh runs it and drops
     # its stderr, so a failure is said naming it.
     proxy_command: str = ""
+    user: str = ""  # the login user ssh_config (or this machine's user) gives
 
 
 def resolve_destination(address: str, port: int | None, username: str | None) -> Destination:
@@ -96,7 +97,8 @@ def resolve_destination(address: str, port: int | None, username: str | None) ->
     files = tuple(p for p in (Path(str(f)).expanduser() for f in named) if p.is_file())
     jump = options.tunnel if isinstance(options.tunnel, str) else None
     proxy = " ".join(options.proxy_command or ())
-    return Destination(options.host, options.port, name, files, jump, proxy)
+    user = str(options.username or "")
+    return Destination(options.host, options.port, name, files, jump, proxy, user)
 
 
 def parse_jump(hop: str) -> tuple[str | None, str, int | None]:

@@ -70,6 +70,35 @@ async def test_cli_add_of_an_account_in_the_fleet_asks_first_and_no_is_the_defau
     assert [h.name for h in load_fleet(hosts).hosts] == ["box1", "again"]
 
 
+async def test_cli_add_of_an_ssh_config_alias_for_an_account_in_the_fleet_is_seen(
+    make_loopback_fleet, home, tmp_path
+):
+    """A new user's hour (s39 #3): ``ssh boxalias`` (an ssh_config alias for box1's
+    address, port and user) was added with exit 0, unwarned, and its launch refused on
+    the box after a whole preflight. ``add`` resolves both through ssh_config now."""
+    fleet = await make_loopback_fleet(1)
+    hosts = fleet.hosts_file
+    before = hosts.read_text()
+    (home / ".ssh").mkdir(exist_ok=True)
+    (home / ".ssh" / "config").write_text(
+        f"Host boxalias\n  HostName {LOOPBACK_HOST}\n  Port {fleet.boxes[0].port}\n"
+        f"  User {fleet.username}\n  IdentityFile {fleet.client_key}\n"
+    )
+    unasked = await arun("add", "ssh boxalias", "--name", "again", "--hosts", str(hosts))
+    assert unasked.returncode == 2, unasked.stderr
+    said = " ".join(unasked.stderr.split())
+    assert f"box1 ({hosts}:4) already logs in to boxalias" in said, said
+    assert "--same-account" in said
+    assert hosts.read_text() == before
+    # Another port on the same address is another account: added without a word of it.
+    (home / ".ssh" / "config").write_text(
+        f"Host boxalias\n  HostName {LOOPBACK_HOST}\n  Port 1\n  User {fleet.username}\n"
+    )
+    other = await arun("add", "ssh boxalias", "--name", "again", "--hosts", str(hosts))
+    assert "already logs in" not in other.stdout + other.stderr, other.stderr
+    assert "checking the host key of boxalias" in other.stdout  # went on to the box
+
+
 class AddApp(App[None]):
     """Just the add screen, and what it dismissed with."""
 

@@ -30,7 +30,7 @@ from typing import Literal
 from rgt_tui.domain.config import HostConfig, SshTarget, parse_ssh_target
 from rgt_tui.domain.errors import HostKeyError, TransportError
 from rgt_tui.domain.profiles import DEFAULT_PROFILE
-from rgt_tui.domain.shared_account import sharing_account
+from rgt_tui.domain.shared_account import account_of, sharing_account
 from rgt_tui.domain.ssh_target import is_ssh_command, parse_ssh_command
 from rgt_tui.profiles import KNOWN_PROFILES
 from rgt_tui.services.code_sync.rules import git_top, git_would_list, held_back
@@ -46,7 +46,7 @@ from rgt_tui.services.fleet.append import (
     render_block,
 )
 from rgt_tui.transport import open_transport
-from rgt_tui.transport.known_hosts import trust_host_key
+from rgt_tui.transport.known_hosts import resolve_destination, trust_host_key
 
 __all__ = [
     "AddRefused", "FleetFile", "KeyCheck", "NewHost", "Pasted", "add_to_fleet",
@@ -204,7 +204,9 @@ def same_account(target: SshTarget | None, fleet_file: FleetFile) -> str | None:
     if fleet_file.fleet is None or fleet_file.fleet.is_default:
         return None
     # Not named yet: "" is no host's name, so sharing_account leaves none of them out.
-    others = sharing_account(fleet_file.fleet, probe_config(NewHost("", target, DEFAULT_PROFILE)))
+    others = sharing_account(
+        fleet_file.fleet, probe_config(NewHost("", target, DEFAULT_PROFILE)), resolved_account
+    )
     if not others:
         return None
     named = ", ".join(f"{name} ({fleet_file.where(name)})" for name in others)
@@ -214,6 +216,19 @@ def same_account(target: SshTarget | None, fleet_file: FleetFile) -> str | None:
         "entry shows its status too, but one account holds one queue (~/.rgt/queue), so a "
         "launch of either is refused while both are in the fleet file"
     )
+
+
+def resolved_account(host: HostConfig) -> tuple[str, ...] | None:
+    """``host``'s account as ssh_config resolves it (user, HostName, Port), so an alias
+    and the address it names compare equal; the fleet file's words where ssh_config
+    cannot be read (``account_of``). Reads ~/.ssh/config: for ``add``, not a poll."""
+    if host.group is not None or host.ssh is None:
+        return account_of(host)
+    try:
+        to = resolve_destination(host.ssh.host, host.ssh.port, host.ssh.user)
+    except (ValueError, OSError):
+        return account_of(host)
+    return (to.user, to.host.lower(), str(to.port))
 
 
 def fleet_known_hosts(fleet_file: FleetFile) -> Path | None:
