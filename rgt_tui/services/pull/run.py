@@ -415,8 +415,8 @@ async def _retrying(run: PullRun, action: Callable) -> object:
                 raise TransportError(run.host.name, "the connection was lost")
             await _connect(run)  # at once when connected (a reconnect just happened)
             return await action()
-        except HostKeyError as exc:
-            raise PullError(str(exc)) from exc
+        except HostKeyError as exc:  # its words and fix apart: str() says both, host first
+            raise PullError(exc.message, exc.fix) from exc
         except LocalWriteError as exc:
             raise exc.to_pull_error(run.dest) from exc
         except TransportError as exc:
@@ -464,7 +464,7 @@ async def _reconnect(run: PullRun, failures: int, lost: TransportError) -> int:
             max_attempts=run.options.max_attempts,
         )
     except HostKeyError as exc:
-        raise PullError(str(exc)) from exc
+        raise PullError(exc.message, exc.fix) from exc
     except TransportError as exc:
         # Where, as Ctrl-C's message says it: "partial files are kept" named no folder
         # (s36 faults #5).
