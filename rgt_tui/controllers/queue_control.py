@@ -44,11 +44,18 @@ class QueueControl:
                 if result.moved_on(cell):
                     severity = "warning"
             elif action == "kill":
-                # Short: the outcome's own toast follows (two stacked read as one too many).
-                self.app.notify(f"killing {cell}…", title=title, timeout=4)
-                killed = await use(
-                    host.name, lambda t: backend_for(host).kill(t, cell, then=chosen)
+                # Said only when the kill is slow (a far box): its outcome's own toast
+                # follows, and the two stacked read as one too many (s39 new user #5).
+                slow = self.app.set_timer(
+                    KILLING_SAID_AFTER_S,
+                    lambda: self.app.notify(f"killing {cell}…", title=title, timeout=4),
                 )
+                try:
+                    killed = await use(
+                        host.name, lambda t: backend_for(host).kill(t, cell, then=chosen)
+                    )
+                finally:
+                    slow.stop()
                 message = killed.summary()
             else:  # a retry runs from its own dialog
                 return
@@ -59,3 +66,6 @@ class QueueControl:
         self.app.notify(
             message.removeprefix(f"{host.name}: "), title=title, severity=severity, timeout=10
         )
+
+
+KILLING_SAID_AFTER_S = 1.5  # a kill answered sooner is said once, by its outcome
