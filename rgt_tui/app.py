@@ -139,7 +139,7 @@ class RgtApp(ThemedApp):
         self.start_monitors = start_monitors
         self.host_keys = HostKeys(
             self,
-            self.reconnect,
+            partial(self.reconnect, said=True),  # its toast says "reconnecting…"
             show=self._show_key_refusal,
             ask=lambda error, answered: self.push_screen(HostKeyScreen(error), answered),
         )
@@ -340,8 +340,9 @@ class RgtApp(ThemedApp):
 
     # -- actions -----------------------------------------------------------------------
 
-    def reconnect(self, host: str) -> None:
-        """Drop and retry ``host``'s connection now."""
+    def reconnect(self, host: str, *, said: bool = False) -> None:
+        """Drop and retry ``host``'s connection now; ``said``: the caller's own toast
+        says it already (a trusted key's: two toasts said one thing)."""
         if host not in self.runtime.monitors:
             self.notify(f"{host} is not being monitored", severity="warning")
             return
@@ -350,7 +351,8 @@ class RgtApp(ThemedApp):
             self.box_watch.retry(host)
         self.runtime.reconnect(host)  # the monitor died or stopped: started again
         # r pressed again while the toast shows: the toast keeps its own timeout.
-        self.notify(f"Reconnecting {host}…", title=host)
+        if not said:
+            self.notify(f"Reconnecting {host}…", title=host)
 
     @on(ReconnectRequested)
     def _reconnect(self, message: ReconnectRequested) -> None:

@@ -63,6 +63,11 @@ async def test_unknown_key_is_trusted_only_after_confirm(tmp_path: Path, loopbac
         assert known_hosts.read_text() == box1.known_hosts_line + "\n"
         await wait_for(lambda: app.latest["box1"].connection.status == "connected", 40, pilot=pilot)
         await wait_for(lambda: "box1" not in refusals, pilot=pilot)
+        # One toast says it: "trusted …; reconnecting…", not a second "Reconnecting box1…"
+        # (s39 new user #5).
+        said = [str(n.message) for n in shown_notifications(app)]
+        assert any("box1: trusted ssh-ed25519" in m and "reconnecting…" in m for m in said), said
+        assert not any("Reconnecting box1" in m for m in said), said
         assert app.latest["box2"].connection.status != "connected" and "box2" in refusals
         await wait_for(lambda: "K" not in footer_keys(app), pilot=pilot)  # box1 is selected
     assert not loopback_fleet.errors
