@@ -17,7 +17,7 @@ from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.cli.prompt import confirmed
 from rgt_tui.cli.runner import Call
 from rgt_tui.domain.config import PREFLIGHT_CHECKS
-from rgt_tui.domain.queue_state import QueueView, queue_is
+from rgt_tui.domain.queue_state import RUNNING, QueueView, queue_is
 from rgt_tui.domain.rank_control import rank_control_refusal
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_duration, plural
@@ -147,6 +147,16 @@ def run_kill(call: Call) -> int:
     if args.grace < 0:
         return call.fail("--grace must be 0 or more", code=EXIT_BAD_INPUT)
     view = _read_view(call)
+    running = [c for c in view.cells if c.status == RUNNING]
+    if args.cell is None and len(running) > 1:
+        # Several run at once (Slurm's max_parallel): the current one is a guess, and
+        # --yes killed it unasked (a Slurm hour, s39 #6). The TUI's X asks which.
+        names = ", ".join(printable(c.name, 60) for c in running[:8])
+        return call.fail(
+            f"{host.name}: {len(running)} cells are running ({names}): name the one to kill",
+            fix=f"rgt-tui queue kill {host.name} CELL",
+            code=EXIT_BAD_INPUT,
+        )
     cell = view.current if args.cell is None else next(
         (c for c in view.cells if c.name == args.cell), None
     )  # fmt: skip

@@ -146,6 +146,33 @@ async def test_kill_cancels_one_task_records_the_user_and_the_next_one_runs(
             await backend_for(qf.host()).kill(t, "c2")
 
 
+async def test_the_command_line_kill_names_no_guess_when_two_cells_run(
+    slurm_cluster: SlurmCluster, slurm_queue_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    """A Slurm hour (s39 #6): with two cells running, `queue kill HOST` asked to kill one
+    of them (the view's current), and --yes killed it unasked. It names both and wants
+    the CELL; nothing is cancelled."""
+    from support.cli import arun
+
+    qf = await slurm_queue_fleet(1)
+    job = await submit_gated(slurm_cluster, qf.root(), cells=3, parallel=2)
+    await wait_state(slurm_cluster, f"{job}_0", "RUNNING")
+    await wait_state(slurm_cluster, f"{job}_1", "RUNNING")
+    try:
+        killed = await arun(
+            "queue", "kill", qf.host().name, "--yes", "--hosts", str(qf.loopback.hosts_file)
+        )
+        assert killed.returncode == 2, killed.stderr
+        said = " ".join(killed.stderr.split())
+        assert "2 cells are running (c0, c1): name the one to kill" in said, said
+        assert f"rgt-tui queue kill {qf.host().name} CELL" in said
+        states = await squeue_states(slurm_cluster, job)
+        assert states[f"{job}_0"][0] == states[f"{job}_1"][0] == "RUNNING", states
+    finally:
+        for k in range(3):
+            (qf.qdir() / f"go_{k}").touch()
+
+
 # --- retry and move --------------------------------------------------------------------
 
 
