@@ -454,7 +454,7 @@ def stop_order(
             continue
         since = r.view.launch.ts  # a failure before this rank's latest launch is history
         for cell in r.view.cells:
-            if cell.status in (FAILED, INTERRUPTED) and (cell.ended_at or since) >= since:
+            if _stops_peers(cell) and (cell.ended_at or since) >= since:
                 peers = [a for a in alive if a.rank != r.rank]
                 late = [a for a in peers if _started_after(a, cell)]
                 # A peer already running a later cell has moved on with its own runner:
@@ -471,6 +471,17 @@ def stop_order(
         why = ", ".join(f"rank {r.rank} ({r.box}) lost: {r.error}" for r in lost)
         return StopOrder(current.name if current else "", why, tuple(a.rank for a in alive))
     return None
+
+
+def _stops_peers(cell: CellView) -> bool:
+    """A rank's cell that ended so its peers must not go on with it: failed, cut short,
+    or killed by the group's own stop. The last: a rank whose box went quiet while the
+    group was stopped came back still running the cell, alone, and nothing stopped it
+    (a groups hour, s39 #1). A user's kill is not one: with ``--then next`` every rank
+    goes on to the next cell together."""
+    if cell.status in (FAILED, INTERRUPTED):
+        return True
+    return cell.status == KILLED and cell.killed_by == BY_GROUP
 
 
 def _runs(rank: RankView, cell: str) -> bool:

@@ -19,6 +19,8 @@ from rgt_tui.domain.group_run import (
 from rgt_tui.domain.queue_file import QueueCell, render_command
 from rgt_tui.domain.queue_records import RunnerLaunch
 from rgt_tui.domain.queue_state import (
+    BY_GROUP,
+    BY_USER,
     DONE,
     FAILED,
     GROUP_STOPPED,
@@ -130,6 +132,24 @@ def test_the_others_are_stopped_when_a_rank_dies_or_its_box_goes_quiet() -> None
     assert stop_order([running, quiet], {1: 0.0}, LOST_AFTER_S - 1) is None
     lost = stop_order([running, quiet], {1: 0.0}, LOST_AFTER_S)
     assert lost is not None and lost.ranks == (0,) and "lost" in lost.why
+
+
+def test_a_rank_back_from_silence_still_running_a_cell_the_group_stopped_is_stopped() -> None:
+    """A groups hour (s39 #1): box3 went quiet, the group stopped rank 0 (killed by the
+    group); box3 answered again still running the cell, alone, billing, and no order
+    came (only a failed or cut-short cell stopped peers). A user's kill with ``--then
+    next`` is no such order: every rank goes on to the next cell together."""
+    stopped = _cell(KILLED, exit_code=143, started_at=110, ended_at=150, killed_by=BY_GROUP)
+    rank0 = RankView(0, "b1", _view(stopped, alive=False))
+    back = RankView(1, "b2", _view(_cell(RUNNING, started_at=110)))
+    order = stop_order([rank0, back], {}, 200.0)
+    assert order is not None and order.ranks == (1,) and order.cell == "a", order
+    assert "rank 0 (b1) stopped with its group (exit 143) in a" in order.why, order.why
+    by_user = _cell(KILLED, exit_code=143, started_at=110, ended_at=150, killed_by=BY_USER)
+    later = CellView(1, "b", RUNNING, started_at=151)
+    rank0_next = RankView(0, "b1", _view(by_user, later))
+    rank1_next = RankView(1, "b2", _view(by_user, later))
+    assert stop_order([rank0_next, rank1_next], {}, 200.0) is None
 
 
 def _stopped_view(*cells: CellView, stop_by: str, stopped_before: int | None) -> QueueView:
