@@ -223,6 +223,21 @@ async def test_a_groups_teardown_tab_offers_nothing_to_tear_down(tmp_path: Path)
         assert box.placeholder == GROUP_PLACEHOLDER
         tab.take_focus()
         await wait_for(lambda: "Enter: nothing (a group)" in str(box.border_subtitle), pilot=pilot)
+        # Nothing is acknowledged under a group's name (s39 groups hour #7: "Missing:
+        # accept" recorded one in the group's journal): no button to press, and Enter in
+        # the cell's box says where to acknowledge instead.
+        from textual.widgets import Button
+
+        from rgt_tui.screens.tabs.teardown import ACK_IDS, GROUP_ACKS_NOTHING
+
+        assert all(tab.query_one(f"#{i}", Button).disabled for i in ACK_IDS)
+        cell = tab.query_one("#ack-cell", Input)
+        cell.focus()
+        await pilot.press(*"g_fail", "enter")
+        note = tab.query_one("#ack-note", Static)
+        await wait_for(lambda: "each box's" in str(note.content), pilot=pilot)
+        tab._send_ack("missing", "g_fail")  # as a button would: refused here, said
+        assert tab._ack_said == GROUP_ACKS_NOTHING
 
 
 async def test_a_groups_sample_adds_nothing_to_the_headers_counts(tmp_path: Path) -> None:

@@ -59,6 +59,10 @@ ACK_BUTTONS = {
     "unfinished": "Unfinished: accept",
 }
 ACK_IDS = tuple(f"ack-{kind}" for kind in ACK_BUTTONS)
+GROUP_ACKS_NOTHING = (
+    "nothing is acknowledged under a group's name: acknowledge the cell on each box's "
+    "own Teardown tab (its gate asks for its own cells)"
+)
 
 
 def _when(at: float) -> str:
@@ -178,6 +182,9 @@ class TeardownTab(DetailTab):
     def show(self, view: HostView) -> None:
         self.host_name = view.host.name
         self._is_group = view.host.group is not None  # known before any gate check
+        for ident in ACK_IDS:  # nothing to press on a group's tab (GROUP_ACKS_NOTHING)
+            if self.query(f"#{ident}"):
+                self.query_one(f"#{ident}", Button).disabled = self._is_group
         self._draw()
 
     def show_jobs(self, jobs: HostJobs) -> None:
@@ -385,8 +392,8 @@ class TeardownTab(DetailTab):
         event.stop()
         cell = event.value.strip()
         kinds = self._asked().get(cell, [])
-        if len(kinds) == 1:
-            self._send_ack(kinds[0], cell)
+        if len(kinds) == 1 or self._group():  # a group's: refused, said (_send_ack)
+            self._send_ack(kinds[0] if kinds else "", cell)
             return
         self._ack_said = self._enter_does(cell) or ""
         self._show_ack_note()
@@ -394,7 +401,14 @@ class TeardownTab(DetailTab):
 
     def _send_ack(self, kind: str, cell: str) -> None:
         """Ask for ``kind``'s acknowledgement of ``cell``, then put the cursor in the name
-        box, where the checklist's next step ("ready: type …") is typed."""
+        box, where the checklist's next step ("ready: type …") is typed. Never for a
+        group: it was recorded in the group's journal with a box's id (a groups hour,
+        s39 #7), where each box's own gate asks for its own."""
+        if self._group():
+            self._ack_said = GROUP_ACKS_NOTHING
+            self._show_ack_note()
+            self._show_keys()
+            return
         self._ack_said = ""
         self._refusal_typed_over = None
         self._request(f"acknowledge-{kind}", cell)
