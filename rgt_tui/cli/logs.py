@@ -49,6 +49,7 @@ from rgt_tui.services.logs import (
     queue_log_path,
     reconnect_with_backoff,
 )
+from rgt_tui.services.logs.paths import QUEUE_DIR
 
 CRASH = Style(color="red")
 CRITICAL_CRASH = Style(color="red", bold=True)
@@ -152,7 +153,7 @@ async def _print_log(call: Call, transport: Transport, path: str, where: str) ->
                     fix=f"rgt-tui logs {host.name} CELL (-f follows it; rgt-tui queue show "
                     f"{host.name} lists the cells)",
                 )
-            said = await _missing(transport, where, host.name, path, args.cell)
+            said = await _missing(transport, where, host, path, args.cell)
             if not (args.follow and said.endswith(NOT_STARTED)):
                 return call.fail(said + await _pulled_copy(call, args.cell))
         except OSError as exc:  # permission denied, a directory, ...
@@ -271,6 +272,7 @@ async def _wait_for_log(
     all: stopped, finished, the cell moved or skipped (why, in words). The queue is read
     again every ``QUEUE_LOOK_S``: a wait on a queue that ended went on forever."""
     from rgt_tui.domain.queue_waiting import will_not_start
+    from rgt_tui.domain.slurm_queue import CLUSTER_UNKNOWN
     from rgt_tui.services.box_ctl import QueueError
     from rgt_tui.services.queue.view import read_queue_view
 
@@ -284,6 +286,8 @@ async def _wait_for_log(
             view = await read_queue_view(host, transport)
         except (QueueError, TransportError):
             continue  # a read that failed says nothing of the cell: the next look tries
+        if view.state == CLUSTER_UNKNOWN:
+            continue  # squeue did not answer: nothing is known of the cell either
         if await transport.stat(path) is not None:
             break
         seen = next((c for c in view.cells if c.name == cell), None)
@@ -300,14 +304,18 @@ async def _wait_for_log(
 QUEUE_LOOK_S = 10.0  # how often a wait for a cell's log reads the queue again
 
 
-async def _missing(transport: Transport, where: str, host: str, path: str, cell: str | None) -> str:
-    """Why there is no log: the queue never launched, or this cell has not started."""
-    queue_log = queue_log_path()
-    launched = cell is not None and await transport.stat(queue_log) is not None
+async def _missing(
+    transport: Transport, where: str, host: HostConfig, path: str, cell: str | None
+) -> str:
+    """Why there is no log: the queue never launched, or this cell has not started. A
+    launch leaves the runner's log, or on a Slurm login node (no runner) its arrays'
+    record: a pending Slurm cell read "the queue has not been launched" (s39 Slurm #5)."""
+    proof = f"{QUEUE_DIR}/slurm.jobs" if host.is_login_node else queue_log_path()
+    launched = cell is not None and await transport.stat(proof) is not None
     if not launched:
         return (
-            f"{where} has no {queue_log}: the queue has not been launched "
-            f"on this host (rgt-tui launch {host})"
+            f"{where} has no {proof}: the queue has not been launched "
+            f"on this host (rgt-tui launch {host.name})"
         )
     return f"{where} has no {path}: cell {cell!r} {NOT_STARTED}"
 

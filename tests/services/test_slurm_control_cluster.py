@@ -173,6 +173,50 @@ async def test_the_command_line_kill_names_no_guess_when_two_cells_run(
             (qf.qdir() / f"go_{k}").touch()
 
 
+async def test_logs_of_a_pending_cell_says_it_has_not_started_and_follow_waits(
+    slurm_cluster: SlurmCluster, slurm_queue_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    """A Slurm hour (s39 #5): `logs HOST CELL` of a pending task said "the queue has not
+    been launched" (a login node has no runner's log, the proof it looked for), and -f
+    ended at once. It says the cell has not started; -f waits for its log."""
+    import asyncio
+    import signal
+
+    from support.cli import RGT, arun, cli_env
+
+    qf = await slurm_queue_fleet(1)
+    job = await submit_gated(slurm_cluster, qf.root(), cells=3, parallel=1)
+    await wait_state(slurm_cluster, f"{job}_0", "RUNNING")
+    name, hosts = qf.host().name, str(qf.loopback.hosts_file)
+    try:
+        once = await arun("logs", name, "c1", "--hosts", hosts)
+        assert once.returncode == 1, once.stderr
+        said = " ".join(once.stderr.split())
+        assert "cell 'c1' has not started yet" in said, said
+        assert "has not been launched" not in said
+        proc = await asyncio.create_subprocess_exec(
+            *RGT, "logs", name, "c1", "-f", "--poll", "0.2", "--hosts", hosts,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            stdin=asyncio.subprocess.DEVNULL, env=cli_env(),
+        )  # fmt: skip
+        assert proc.stderr is not None
+        first = (await asyncio.wait_for(proc.stderr.readline(), 60)).decode()
+        assert "cell 'c1' has not started yet; waiting for its log" in first, first
+        assert proc.returncode is None  # waiting, not ended
+        proc.send_signal(signal.SIGINT)
+        await asyncio.wait_for(proc.wait(), 30)
+        # Never launched: said so, naming the login node's record.
+        (qf.qdir() / "slurm.jobs").rename(qf.qdir() / "slurm.jobs.aside")
+        never = await arun("logs", name, "c1", "--hosts", hosts)
+        assert "has no ~/.rgt/queue/slurm.jobs: the queue has not been launched" in (
+            " ".join(never.stderr.split())
+        ), never.stderr
+        (qf.qdir() / "slurm.jobs.aside").rename(qf.qdir() / "slurm.jobs")
+    finally:
+        for k in range(3):
+            (qf.qdir() / f"go_{k}").touch()
+
+
 # --- retry and move --------------------------------------------------------------------
 
 
