@@ -11,7 +11,8 @@
 #   kill NAME TASKID THEN TASKID...  `kill <ts> user THEN` in NAME.state, `scancel TASKID`;
 #                                  THEN=stop: hold the pending TASKIDs after it (as hold)
 #   cancel MODE TASKID...          `scancel` each; MODE=pending refuses (nothing cancelled)
-#                                  unless every one is still PENDING (queue move)
+#                                  unless every one is still PENDING (queue move);
+#                                  MODE=any records a running cell's as `kill <ts> user stop`
 #
 # Records are written under the same lock as queue_ctl.sh's. A refusal prints
 # "refused<TAB>CODE<TAB>DETAIL" and exits 3. Slurm's own messages are cut to one line.
@@ -150,6 +151,16 @@ kill_task() {
     fi
 }
 
+# `kill <ts> user stop` in the state file of the cell array task TASKID runs (cells.tsv
+# names it by the task's index); nothing for a plain job or a name that is no file's.
+record_kill_of() {  # TASKID
+    local idx=${1#*_} name
+    [ "$idx" != "$1" ] || return 0
+    name=$(head -n 5000 "$q/cells.tsv" 2>/dev/null | awk -F'\t' -v i="$idx" '$1 == i { print $2; exit }')
+    case "$name" in '' | */* | . | ..) return 0 ;; esac
+    printf 'kill %s user stop\n' "$(date +%s)" >>"$q/cells/$name.state" 2>/dev/null || true
+}
+
 cancel() {
     [ $# -ge 2 ] || refuse usage "cancel needs MODE and TASKIDs"
     local mode=$1 id state msg
@@ -165,6 +176,10 @@ cancel() {
         done
     fi
     for id in "$@"; do
+        # A running cell's cancel (teardown --cancel-jobs, typed) is the user's kill, and
+        # recorded as kill_task records one: unrecorded, diagnose read it as someone
+        # else's scancel to hunt down (a Slurm hour, s39 #8).
+        [ "$mode" = any ] && [ "$(task_state "$id")" = RUNNING ] && record_kill_of "$id"
         if msg=$(scancel "$id" 2>&1); then
             printf 'cancelled\t%s\n' "$id"
         else

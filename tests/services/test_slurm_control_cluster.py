@@ -365,6 +365,12 @@ async def test_the_gate_stays_locked_while_a_job_is_live_and_unlocks_once_they_e
     done = await setup.cli("teardown", "box1", "--cancel-jobs", "box1")
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"scancel {job}_0" in done.stdout and f"scancel {job}_1" in done.stdout
+    # The running cell's cancel is the user's kill, recorded as a kill is (s39 Slurm hour
+    # #8: diagnose read it as someone else's scancel); the pending one never ran.
+    cells = setup.box.root / ".rgt" / "queue" / "cells"
+    kill = (cells / "c0.state").read_text().splitlines()[-1].split()
+    assert kill[0] == "kill" and kill[2:] == ["user", "stop"], kill
+    assert "kill" not in ((cells / "c1.state").read_text() if (cells / "c1.state").exists() else "")
 
     async def ended() -> bool:
         states = await squeue_states(slurm_cluster, job)
