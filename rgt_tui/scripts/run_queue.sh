@@ -149,6 +149,10 @@ finish() {  # [STOP_NOTE]: the QUEUE DONE line and the done record, then exit
     printf 'done %s %s %s\n' "$(date +%s)" "$n_ok" "$n_bad" >>"$qdir/runner.state"
 }
 
+# A rank of a group's job runs the group's template, which sources the group's env file
+# first (domain.group_run.ENV_PREFIX, the same bytes).
+group_prefix='set -a && . "$HOME/.rgt/group.env" && set +a && '
+
 run_cell() {  # INDEX NAME COMMAND
     bash "$run_one" "$qdir" "$1" "$2" "$workdir" "$3" 9>&-  # the cell must not hold the lock
     local code=$?
@@ -156,6 +160,16 @@ run_cell() {  # INDEX NAME COMMAND
         n_ok=$((n_ok + 1))
     else  # counted by finish, which sees whether the cell was skipped since
         cell_failures+=("$2"$'\t'"$(failure_text "$2" "$code")")
+        case $3 in
+            "$group_prefix"*)
+                # One rank's failure fails the group's job: this rank stops here, as its
+                # peers are stopped by rgt-tui's watch. Going on started the next cell
+                # alone, its checkpoint left in that cell's {out} and this rank's resume
+                # point past the group's (a groups hour, s39 #3).
+                printf 'stop %s group\n' "$(date +%s)" >>"$qdir/runner.state"
+                failed_here="cell $1 $2"
+                ;;
+        esac
     fi
     last_ran="cell $1 $2"
 }
@@ -181,7 +195,9 @@ stopped_by() {
     if [ "$asked" = kill ] && [ -n "$last_ran" ]; then
         who=$(killed_by "${last_ran#cell * }")
     fi
-    if [ "$who" = group ]; then
+    if [ "$who" = group ] && [ -n "$failed_here" ] && [ "$last_ran" = "$failed_here" ]; then
+        echo "stopped with its group (its own cell failed here)"
+    elif [ "$who" = group ]; then
         echo "stopped with its group (another rank failed)"
     else
         echo "stopped by the user"
@@ -191,7 +207,7 @@ stopped_by() {
 # cell_failures: "NAME<TAB>what the QUEUE DONE line says" per failed attempt; failed and
 # n_failed: the runner's own failure (cells.tsv edited), never a cell's.
 cell_failures=()
-k=$start n_ok=0 n_failed=0 failed="" skipped="" last_ran=""
+k=$start n_ok=0 n_failed=0 failed="" skipped="" last_ran="" failed_here=""
 while :; do
     # Retries first: a cell the user asked to run again runs before the next new one.
     if line=$(next_retry "$k"); then

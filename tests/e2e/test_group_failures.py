@@ -97,6 +97,12 @@ async def test_a_rank_failing_at_start_is_the_groups_stop_and_relaunch_reruns_it
             return view is not None and not view.runner_alive and _status(view, "fit") == FAILED
 
         await wait_for(stopped, 90, "rank 0 stopped after rank 1 failed")
+        # The failed rank stopped its own queue there: it never started the next cell
+        # alone (s39 groups hour #3: its runner went on to `long` within a second).
+        cells1 = boxes[1].workdir / ".rgt/queue/cells"
+        assert not (cells1 / "long.state").exists(), (cells1 / "long.state").read_text()
+        log1 = (boxes[1].workdir / ".rgt/queue/queue.log").read_text()
+        assert "stopped with its group (its own cell failed here) after cell 0 fit" in log1, log1
         ranks = poller.ranks["pair"]
         assert ranks[0].view is not None and _status(ranks[0].view, "fit") == KILLED
         # Each rank's own line (the pane's) names why rank 0 was stopped: not the user.
@@ -171,3 +177,14 @@ async def test_a_rank_whose_box_vanished_is_named_not_the_survivors_error(
     assert "by itself" not in diagnosed.stdout and "fix the cause" not in diagnosed.stdout
     assert "rank 1 (box2) does not answer" in diagnosed.stdout, diagnosed.stdout
     assert "rgt-tui status box2" in diagnosed.stdout, diagnosed.stdout
+
+
+def test_the_runner_knows_a_ranks_cell_by_the_prefix_the_group_template_writes() -> None:
+    """run_queue.sh stops a rank's queue at its failed cell by the group template's
+    prefix: the two must be the same bytes, or the rank goes on alone unsaid."""
+    from importlib.resources import files
+
+    from rgt_tui.domain.group_run import ENV_PREFIX
+
+    runner = files("rgt_tui.scripts").joinpath("run_queue.sh").read_text()
+    assert f"group_prefix='{ENV_PREFIX}'\n" in runner
