@@ -126,3 +126,45 @@ async def test_the_plan_records_the_code_preflight_found_on_the_box(
         assert problem.count("rgt-tui sync box1") == 2, problem
     finally:
         await transport.close()
+
+
+async def test_an_acknowledged_code_check_still_refuses_a_config_the_box_lacks(
+    make_queue_fleet, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    """A new user's hour (s39 #4): "code" acknowledged (the fix of uncommitted changes
+    says so) also let a launch go with a cell whose config the box did not have: it would
+    fail at once, paid time spent. The box is asked for the configs; a missing one
+    refuses, acknowledged or not, with the sync that fixes it."""
+    from support.code_trees import git, write
+
+    from rgt_tui.services.code_sync import sync_code
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    code = tmp_path / "code"
+    git_tree(code)
+    add_code(qf.loopback.hosts_file, code, ("cells/",))
+    fleet = load_fleet(qf.loopback.hosts_file)
+    host = fleet.host("box1")
+    transport = qf.transport()
+    try:
+        await transport.connect()
+        await sync_code(host, transport)
+        write(code, "src/new.sh", "echo new\n")  # committed here, never synced
+        git(code, "add", "-A")
+        git(code, "commit", "-q", "-m", "new cell")
+        qf.write_queue("run.sh t\nsrc/new.sh t\n")
+        plan = await plan_launch(fleet, host, transport, acks=("code",))
+        assert "code" not in plan.unacknowledged
+        assert not plan.ok
+        (problem,) = [p for p in plan.problems if "src/new.sh" in p]
+        assert problem.startswith(f"src/new.sh is not on box1 (its workdir {host.workdir}): "), (
+            problem
+        )
+        assert "cell new would fail at once" in problem
+        assert "rgt-tui sync box1" in problem
+        assert not any("run.sh is not on" in p for p in plan.problems)  # the box has it
+        await sync_code(host, transport)  # the fix said: synced, the launch goes
+        plan = await plan_launch(fleet, host, transport)
+        assert plan.ok, plan.problems
+    finally:
+        await transport.close()

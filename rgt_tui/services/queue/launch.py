@@ -43,7 +43,7 @@ from rgt_tui.domain.queue_state import (
     relaunch_start,
 )
 from rgt_tui.domain.shared_account import shared_account_problem
-from rgt_tui.domain.text import is_digits
+from rgt_tui.domain.text import is_digits, printable
 from rgt_tui.domain.units import fmt_duration, plural
 from rgt_tui.services.box_ctl import QueueError, deployed_name, refusal, run_ctl
 from rgt_tui.services.box_script import script_text
@@ -472,6 +472,11 @@ async def plan_launch(
     due = [i for i in due if i >= start_index or planned[i].status == RETRY]
     absent = await asyncio.to_thread(missing_configs, fleet, host, [cells[i] for i in due])
     problems += [str(p) for p in absent]
+    if report is not None and any(c.name == "code" and not c.ok for c in report.checks):
+        # The box's code differs, and an acknowledged code check lets the launch go on:
+        # a config the box lacks still fails its cell at once, paid time spent (a new
+        # user's hour, s39 #4: "code" acknowledged for uncommitted changes hid it).
+        problems += await configs_not_on_box(host, transport, [cells[i] for i in due])
     again = [c.index for c in planned[start_index:] if c.status == DONE]
     if again:
         warnings.append(
@@ -503,6 +508,41 @@ async def plan_launch(
         moved_skips=moved_skips,
         **base,
     )
+
+
+async def configs_not_on_box(
+    host: HostConfig, transport: Transport, cells: list[QueueCell]
+) -> list[str]:
+    """A problem for each config of ``cells`` (the code tree's, as ``tree_configs`` reads
+    them) that the box's workdir does not hold; one command, however many configs."""
+    from rgt_tui.services.box_script import box_path, run_box_script
+    from rgt_tui.services.queue.check import tree_configs
+
+    configs = tree_configs(host, cells)
+    if not configs:
+        return []
+    names = sorted(configs)[:CONFIGS_LOOKED_AT]
+    script = (
+        'cd "$1" 2>/dev/null || exit 0; shift; for f; do [ -e "$f" ] || printf "%s\\n" "$f"; done'
+    )
+    try:
+        result = await run_box_script(
+            transport, script, "configs", box_path(host.workdir), *names, timeout=CONFIG_LOOK_S
+        )
+    except TransportError:
+        return []  # unreachable now: the launch itself says so
+    gone = [line for line in result.stdout.splitlines() if line in configs]
+    return [
+        f"{printable(rel, 200)} is not on {host.name} (its workdir {host.workdir}): cell "
+        f"{', '.join(printable(c.name, 60) for c in configs[rel][:3])} would fail at once — "
+        "the code check is acknowledged, but no cell runs without its config: rgt-tui sync "
+        f"{host.name} (y in the TUI), or fix the path in the queue file"
+        for rel in gone
+    ]
+
+
+CONFIGS_LOOKED_AT = 500  # a queue's distinct configs looked at on the box, at most
+CONFIG_LOOK_S = 30.0
 
 
 async def launch(plan: LaunchPlan, transport: Transport) -> LaunchResult:
