@@ -246,7 +246,7 @@ def _add(call: Call, written: list[str]) -> int:
     warning = fleet_in_code(new.keys, path, _results_dir(path))
     if warning is not None:
         print(f"warning: {warning}")
-    print(f"see it: rgt-tui status {host.name} --hosts {path}  (or open rgt-tui)")
+    print(f"see it: rgt-tui status {host.name}{_hosts_flag(path)}  (or open rgt-tui)")
     if host.pull_refused:
         print(f'before pulling, name its result folders: pull = ["/workspace/runs"] in {path}')
     return EXIT_OK if check.status != "unreachable" else EXIT_PROBLEMS
@@ -520,3 +520,19 @@ def _results_dir(path: Path) -> Path | None:
         return load_fleet(path).results_dir
     except (ConfigError, OSError):
         return None
+
+
+def _hosts_flag(path: Path) -> str:
+    """`` --hosts PATH`` when a command run here would read another fleet file than
+    ``path`` ($RGT_HOSTS, ./hosts.toml); "" when it reads this one (docs/fleet-file.md:
+    suggested commands name no --hosts where none is needed; a new user's hour, s39 #7)."""
+    from rgt_tui.domain.config import ConfigError
+    from rgt_tui.services.fleet.file import resolve_fleet_path
+
+    try:
+        default = resolve_fleet_path(None, os.environ, Path.cwd())
+    except ConfigError:
+        default = None
+    if default is not None and default.resolve() == path.resolve():
+        return ""
+    return f" --hosts {path}"

@@ -68,6 +68,16 @@ async def test_cli_add_of_an_account_in_the_fleet_asks_first_and_no_is_the_defau
     assert done.returncode == 0, done.stderr
     assert said_box1 in " ".join(done.stdout.split())
     assert [h.name for h in load_fleet(hosts).hosts] == ["box1", "again"]
+    # Run elsewhere, the next command needs the file named; run beside it, it does not
+    # (s39 new user #7: `--hosts` was printed in the file's own folder too).
+    assert hosts.parent != tmp_path
+    assert f"see it: rgt-tui status again --hosts {hosts}  (or open rgt-tui)" in done.stdout
+    beside = await arun(
+        "add", own_command(fleet), "--name", "third", "--hosts", str(hosts), "--same-account",
+        "--trust-key", fp, cwd=hosts.parent,
+    )  # fmt: skip
+    assert beside.returncode == 0, beside.stderr
+    assert "see it: rgt-tui status third  (or open rgt-tui)" in beside.stdout, beside.stdout
 
 
 async def test_cli_add_of_an_ssh_config_alias_for_an_account_in_the_fleet_is_seen(
