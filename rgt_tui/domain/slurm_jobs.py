@@ -166,7 +166,10 @@ class ClusterSide:
     problem: str = ""  # squeue failed: the states shown are the cells' own records
 
     def jobs_text(self) -> str:
-        """``your jobs: 2 RUNNING · 3 PENDING`` ('' when none)."""
+        """``your jobs: 2 RUNNING · 3 PENDING``; '' when squeue failed (nothing is known
+        of them: "none in the queue" beside "squeue failed" read as a fact, s39 Slurm #10)."""
+        if self.problem:
+            return ""
         if not self.my_jobs:
             return "your jobs: none in the queue"
         return "your jobs: " + " · ".join(f"{n} {state}" for state, n in self.my_jobs)

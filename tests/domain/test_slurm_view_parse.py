@@ -364,3 +364,13 @@ def test_a_stop_released_within_its_own_second_reads_finished_once_its_tasks_ran
     done["b"] = (CellAttempt(at - 30, "node-boot", 42, at - 20, 0),)
     done["c"] = (CellAttempt(at - 19, "node-boot", 43, at - 10, 0),)
     assert state(f"stop {at} user 3_1 3_2") == USER_STOPPED
+
+
+def test_a_failed_squeue_says_nothing_of_the_users_jobs():
+    """s39 Slurm hour #10: "squeue failed: … · your jobs: none in the queue" read as a
+    fact; with squeue failed nothing is known of them, and the line says only that."""
+    facts = parse_slurm_view(probe_text(extra="sq_err\tslurm_load_jobs error: timeout\n"))
+    line = facts.cluster.line()
+    assert "squeue failed: slurm_load_jobs error: timeout" in line, line
+    assert "your jobs" not in line, line
+    assert not facts.squeue_ok
