@@ -19,6 +19,7 @@ from rgt_tui.domain.teardown_gate import (
     NO_MANIFEST,
     NOT_ANSWERING,
     NOT_VERIFIED,
+    QUEUE_UNREAD,
     Condition,
 )
 from rgt_tui.domain.text import printable
@@ -78,6 +79,12 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
         verify = f"run `rgt-tui verify {host}`"
         check = f"run `rgt-tui teardown {host} --check`"
     key = condition.key
+    if key == "jobs" and condition.cause == QUEUE_UNREAD:
+        return (
+            "make squeue answer for a non-interactive login (is the slurm module loaded in "
+            f"~/.bashrc? try `ssh {printable(host, 200)} squeue --me`), then "
+            f"{_bare(check)}: the jobs cannot be cancelled before they can be read"
+        )
     if key == "roster" and condition.cause == NOT_ANSWERING:
         # Which cells ran, run or were cut short there is unknown: accepting one as
         # missing is the last resort, not the fix.

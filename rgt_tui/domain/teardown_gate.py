@@ -349,6 +349,9 @@ class Condition:
 NO_MANIFEST = "no-manifest"  # nothing to match: no valid manifest (pull and verify)
 CELL_RUNS = "cell-runs"  # no valid manifest while a cell runs: it changes the box's files
 NOT_ANSWERING = "not-answering"  # the box did not answer this check (services/teardown)
+# A Slurm host's squeue (or the login node) did not answer: which jobs live is unknown,
+# and --cancel-jobs cannot work either (it needs squeue too: s39 Slurm hour #10).
+QUEUE_UNREAD = "queue-unread"
 # No verification of this manifest yet: its files may all be here (a pull just ended),
 # and only verify's record counts them hash-verified. The fix is verify, not a pull.
 NOT_VERIFIED = "not-verified"
@@ -674,7 +677,10 @@ SHOWN_JOBS = 5  # Slurm tasks named in the "jobs" line; the rest are counted
 def _jobs_condition(jobs: tuple[str, ...], error: str) -> Condition:
     """A Slurm host: every job of its queue ended (none pending or running in squeue)."""
     if error:
-        return Condition("jobs", False, f"cannot read the cluster's queue: {printable(error, 300)}")
+        return Condition(
+            "jobs", False, f"cannot read the cluster's queue: {printable(error, 300)}",
+            cause=QUEUE_UNREAD,
+        )  # fmt: skip
     if not jobs:
         return Condition("jobs", True, "every job of this host's queue ended (none in squeue)")
     shown = "; ".join(printable(j, 200) for j in jobs[:SHOWN_JOBS])

@@ -135,6 +135,11 @@ def test_jobs_ended_holds_and_an_unread_queue_does_not() -> None:
     unread = _jobs(g.apply(g.GateState("hpc"), g.SlurmJobsSeen((), error="squeue failed: x")))
     assert unread is not None and not unread.ok
     assert "cannot read the cluster's queue: squeue failed" in unread.evidence
+    # Its fix is to make squeue answer, not --cancel-jobs (which needs squeue too: s39
+    # Slurm hour #10).
+    said = fix(unread, "hpc", tui=False)
+    assert "make squeue answer" in said and "--cancel-jobs" not in said, said
+    assert "rgt-tui teardown hpc --check" in said
 
 
 def test_a_new_manifest_keeps_what_squeue_said() -> None:
