@@ -37,7 +37,7 @@ from rgt_tui.controllers.workers import run_work
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import HostKeyError
 from rgt_tui.domain.history import HostHistory
-from rgt_tui.domain.queue_state import FINISHED, Q_RUNNING, STOPPED
+from rgt_tui.domain.queue_state import FINISHED, GROUP_STOPPED, Q_RUNNING, STOPPED
 from rgt_tui.heap import settle_heap
 from rgt_tui.messages import HostUpdated, OpenHostRequested, ReconnectRequested
 from rgt_tui.screens.add_host import AddHostScreen
@@ -459,7 +459,11 @@ class RgtApp(ThemedApp):
         if view.state == STOPPED:
             title, body = queue_gone_words(host.name, view, interruptible=host.watch.interruptible)
             self.notify(body, title=title, severity="warning", timeout=15)
-        elif view.state == FINISHED and launch is not None and launch.done is not None:
+        elif (
+            view.state in (FINISHED, GROUP_STOPPED)  # a group's own stop is no user's: told
+            and launch is not None
+            and launch.done is not None
+        ):
             # Its done record, as watch tells it: a box whose queue ended idles and bills
             # on, and nothing in the TUI said so (hour s24b #5).
             title, body = queue_end_words(

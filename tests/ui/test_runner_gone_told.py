@@ -95,3 +95,36 @@ async def test_a_groups_runner_gone_is_told_by_the_group_not_by_each_box(
         await wait_for(told, pilot=pilot)
         await pilot.pause()
         assert told() == ["pair: the queue stopped: its runner is gone (0/2 done)"], told()
+
+
+async def test_a_groups_own_stop_is_told_once_in_the_notices(tmp_path: Path) -> None:
+    """The TUI told a queue's end only for "finished" or "runner gone": a group stopped
+    because a rank failed ("stopped: a rank failed") was told nothing at all, while the
+    boxes idled and billed (a groups hour, s39 #2). Told once, naming the rank."""
+    from support.group_views import stopped_group_view
+    from support.pilot import write_fleet
+
+    from rgt_tui.domain.queue_state import Q_RUNNING
+
+    fleet = write_fleet(
+        tmp_path,
+        '[[hosts]]\nname = "b1"\nssh = "root@10.0.0.1"\n\n[[hosts]]\nname = "b2"\n'
+        'ssh = "root@10.0.0.2"\n\n[[groups]]\nname = "pair"\nhosts = ["b1", "b2"]\n'
+        "run = 'bash {cfg} {node_rank} {out}'\n",
+    )
+    app = make_app(tmp_path, fleet=fleet)
+    view = stopped_group_view()
+    async with app.run_test(notifications=True) as pilot:
+        app.runtime.queue_viewed("pair", replace(view, state=Q_RUNNING))
+        await pilot.pause()
+        app.runtime.queue_viewed("pair", view)
+
+        def told() -> list[str]:
+            return [n.title for n in notices_of(app).items() if n.title.startswith("pair:")]
+
+        await wait_for(told, pilot=pilot)
+        app.runtime.queue_viewed("pair", view)  # read again: nothing new to tell
+        await pilot.pause()
+        assert told() == ["pair: queue stopped: a rank failed: 0/2 done, 1 failed"], told()
+        notice = next(n for n in notices_of(app).items() if n.title.startswith("pair:"))
+        assert "rank 1 (b2) failed first in cell 0 (fit)" in notice.text

@@ -54,6 +54,7 @@ from rgt_tui.domain.queue_state import (
     BY_GROUP,
     DONE,
     FAILED,
+    GROUP_STOPPED,
     INTERRUPTED,
     KILLED,
     SKIPPED,
@@ -386,7 +387,9 @@ def queue_end_words(
         title = f"{host}: {who} {what}; {after}"
     else:
         if not launch.stopped_by_user:
-            how = "finished"
+            # A group's own stop: its view's launch has no stop records (group_run.
+            # _without_stop), so only its state says it (it read "queue finished").
+            how = GROUP_STOPPED if view.state == GROUP_STOPPED else "finished"
         elif launch.stop_by == BY_GROUP:  # between cells, by rgt-tui: a rank had failed
             how = "stopped with its group"
         else:
@@ -436,7 +439,8 @@ def queue_end_words(
         advice += f" It bills ${cost_per_hour:.2f}/h while it idles."
     # The title says how it ended: the body's summary without the state word, which a
     # kill --then stop read as "the queue stopped — finished" (s35 docs audit).
-    return title, f"{view.summary(with_state=False)}. {advice}"
+    said = f"{view.group_stop}. " if view.group_stop else ""  # which rank, which cell
+    return title, f"{said}{view.summary(with_state=False)}. {advice}"
 
 
 def _silent(
