@@ -50,13 +50,13 @@ def _scheduler(fleet, tmp_path: Path, events: list, **kw):  # type: ignore[no-un
     connections = FleetConnections(fleet.hosts)
     journal = Journal(tmp_path / "journal")
     kw.setdefault("locks", HostLocks())
+    kw.setdefault("options", fast())
     return (
         PullScheduler(
             fleet,
             connections,
             emit=events.append,
             journal=lambda: journal,
-            options=fast(),
             poll_s=0.05,
             **kw,
         ),
@@ -278,6 +278,41 @@ async def test_a_failing_pull_is_told_once_per_run_of_failures(make_loopback_fle
         await connections.close_all()
     assert [e.kind for e in later] == ["pull"] * 3 + ["pull_failed", "pull"], later
     assert later[3].key == "pull_failed:box1:9100"
+
+
+async def test_a_full_local_disk_whose_figures_change_is_told_once(make_loopback_fleet, tmp_path):
+    """An overnight hour (s39 watch #1): the local results disk full while the box's run
+    wrote on, the failure was told again each minute ("needs 1.0G (29K still to pull …),
+    12K is free", then 57K, then 58K): the same failure, its figures changed. Once; a
+    failure for another reason is still told. A real tmpfs holds the results folder."""
+    from support.machine import tmpfs
+
+    loopback = await make_loopback_fleet(1)
+    fleet, host = _setup(loopback, tmp_path, every=60.0)
+    results = box_results(loopback)
+    random_file(results / "a.bin", 4096)
+    events: list = []
+    now = [5000.0]
+    with tmpfs(fleet.results_dir, size="1m"):
+        # A 2 MiB margin over a 1 MiB disk: refused for want of space, as with 1 GiB.
+        scheduler, connections, _ = _scheduler(
+            fleet, tmp_path, events, clock=lambda: now[0], options=fast(margin_min_bytes=2 << 20)
+        )
+        try:
+            await scheduler.pull_once(host)
+            assert events and "not enough local space" in events[0].body, events or scheduler.last
+            random_file(results / "b.bin", 64 * 1024)  # the run wrote on: other figures
+            now[0] += 60
+            await scheduler.pull_once(host)
+            assert "not enough local space" in scheduler.last["box1"], scheduler.last
+            results.rename(results.with_name("results.away"))  # another reason: told
+            now[0] += 60
+            await scheduler.pull_once(host)
+        finally:
+            await connections.close_all()
+    assert [e.kind for e in events] == ["pull_failed", "pull_failed"], events
+    assert "not enough local space" in events[0].body
+    assert "not enough local space" not in events[1].body
 
 
 async def test_a_pull_of_a_box_that_does_not_answer_is_not_told_as_a_failed_pull(

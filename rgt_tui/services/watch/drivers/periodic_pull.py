@@ -44,6 +44,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
@@ -610,7 +611,7 @@ class PullScheduler:
         # user had was this failure (review s37).
         self._news.pop(host.name, None)
         self._failure[host.name] = (self.clock(), why)
-        if self._told.get(host.name) != why:
+        if _shape(self._told.get(host.name, "")) != _shape(why):
             # The run's first told failure is keyed by its start (the same key after a
             # restart: the sent log holds it); another reason since, by its own time.
             told_at = since if host.name not in self._told else self.clock()
@@ -632,3 +633,13 @@ class PullScheduler:
         # Kept with an fsync: off the event loop, which serves the TUI and the scrapes.
         await asyncio.to_thread(keep_failing, journal, host.name, since, self._told[host.name])
         return RETRY_S
+
+
+_FIGURE = re.compile(r"\d[\d.,]*\s?[KMGTPE]?i?B?")
+
+
+def _shape(why: str) -> str:
+    """A failure's words without its figures: the same full disk, its sizes changing as the
+    box's files grow, is one failure, not one a minute all night (an overnight hour, s39
+    watch #1; the autostop's gate line is compared the same way)."""
+    return _FIGURE.sub("#", why)
