@@ -280,6 +280,14 @@ async def test_no_stop_while_a_cell_runs_nor_with_results_unpulled_or_changed(
     assert "stop the box by hand" in event.body
     await box.sample(auto, 40)
     assert box.runs() == 1 and len(box.events) == 1
+    # Its waiting line is not "already stopped once", which read as stopped while the box
+    # billed in full (an overnight hour, s39 watch #3), nor after a restart of watch.
+    for watcher in (auto, box.autostop()):
+        await watcher.on_host(box.host, await box.state())
+        said = watcher.reasons["box1"]
+        assert "FAILED (exit 3): the box still bills in full" in said, said
+        assert "already stopped" not in said
+    assert box.runs() == 1
     await box.connections.close_all()
 
 

@@ -41,7 +41,7 @@ import asyncio
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -129,9 +129,21 @@ class _Host:
     unsettled_launch: int | None = None  # the launch that unsettled stop was for
     error: str | None = None  # the state file is unreadable: no stop until it is fixed
     running_since: float | None = None  # this process runs the stop command since then
+    # Launches whose stop ran and failed (exit ≠ 0, timed out, could not start), with
+    # how: "already stopped" of them read as stopped, the box billing in full (s39 #3).
+    failed: dict[int, str] = field(default_factory=dict)
 
 
 _FIGURES = re.compile(r"\d+")
+
+
+def _failed_how(status: object, timed_out: bool) -> str:
+    """``exit 1`` / ``timed out`` / ``it could not start``: how a stop command failed."""
+    if timed_out:
+        return "timed out"
+    return f"exit {status}" if isinstance(status, int) else "it could not start"
+
+
 # Not answering this long after a stop: the box went down (a blip of a reconnect is not).
 DOWN_AFTER_STOP_S = 60.0
 
@@ -352,6 +364,8 @@ class AutoStop:
         finally:
             kept.running_since = None
         kept.stop_ended = await asyncio.to_thread(self._record_run, host.name, launch, run)
+        if run.status != 0 or run.timed_out:
+            kept.failed[launch] = _failed_how(run.status, run.timed_out)
         kept.down_after_stop, kept.down_since = False, None
         self.reasons[host.name] = f"stop ran at {local_time(self._clock())} (exit {run.status})"
         self._emit(
@@ -396,6 +410,11 @@ class AutoStop:
             return (
                 f"the stop of {queue} runs now (since "
                 f"{local_time(kept.running_since)[11:16]}; its command's time ends at {until})"
+            )
+        if launch in kept.failed:
+            return (
+                f"the stop of {queue} FAILED ({kept.failed[launch]}): the box still bills in "
+                "full — stop it in the provider's console; no second stop runs"
             )
         if kept.unsettled is None or kept.unsettled_launch != launch:
             # Another launch's stop with no outcome is not this one's (review s24 #6).
@@ -498,12 +517,18 @@ class AutoStop:
                 f"move it aside (mv {path} {path}.damaged)",
             )
         unsettled, unsettled_launch = self._unsettled(data)
+        failed = {
+            int(s["launch_ts"]): _failed_how(s.get("exit_status"), bool(s.get("timed_out")))
+            for s in data["stops"]
+            if "ended_at" in s and s.get("ok") is False
+        }
         return _Host(
             idle,
             stopped,
             stop_ended=last_good_stop(data),
             unsettled=unsettled,
             unsettled_launch=unsettled_launch,
+            failed=failed,
         )
 
     def _unsettled(self, data: dict[str, Any]) -> tuple[float | None, int | None]:
