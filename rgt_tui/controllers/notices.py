@@ -60,14 +60,26 @@ class NoticeList:
         self._latest: dict[str, tuple[str, str]] = {}  # host: (title, text) told last
         self.added = 0  # how many were ever added: a screen open on it sees news
 
-    def add(self, host: str, title: str, text: str, severity: str = "information") -> bool:
+    def add(
+        self, host: str, title: str, text: str, severity: str = "information",
+        at: float | None = None,
+    ) -> bool:  # fmt: skip
         """List a notice (plain text: shown escaped, never markup); False when it is the
-        same as the host's latest one."""
+        same as the host's latest one. ``at``: when it happened, if not now (what `watch`
+        did overnight, read when the TUI opens: each was listed at the opening's time, an
+        overnight hour, s39 watch #4), kept in its place among the newer ones."""
         text, title = printable_lines(text), printable(title, None)
         if self._latest.get(host) == (title, text):
             return False
+        when = self.clock() if at is None else at
+        items = self._items
+        if len(items) == items.maxlen:
+            if items and when < items[-1].at:
+                return False  # older than every notice kept
+            items.pop()
+        place = next((i for i, n in enumerate(items) if n.at <= when), len(items))
         self._latest[host] = (title, text)
-        self._items.appendleft(Notice(self.clock(), host, title, text, severity))
+        items.insert(place, Notice(when, host, title, text, severity))
         self.added += 1
         return True
 
@@ -129,10 +141,14 @@ def toasts_of(app: Any) -> Toasts:
     return found
 
 
-def record(app: Any, host: str, title: str, text: str, severity: str = "information") -> bool:
+def record(
+    app: Any, host: str, title: str, text: str, severity: str = "information",
+    at: float | None = None,
+) -> bool:  # fmt: skip
     """Tell ``app``'s user something they did not just ask for: listed (the ``n`` key),
-    never a toast; False when it repeats the host's latest notice."""
-    return notices_of(app).add(host, title, text, severity)
+    never a toast; False when it repeats the host's latest notice. ``at``: when it
+    happened, if not now."""
+    return notices_of(app).add(host, title, text, severity, at)
 
 
 NOT_ANSWERING = ("reconnecting", "lost", "unreached")  # a box that does not answer

@@ -24,6 +24,7 @@ from rgt_tui.services.watch.told_log import ACTIONS, ToldLog, event_of, told_log
 
 LOOK_EVERY_S = 2.0  # "within a few seconds", as the TUI follows the journal
 SINCE_S = 24 * 3600.0  # at start: watch's actions of the last day
+SEVERITY = {"info": "information", "warning": "warning", "critical": "error"}
 
 
 class WatchActions:
@@ -59,5 +60,5 @@ class WatchActions:
                 continue
             if not isinstance(at, int | float) or at < self._since:
                 continue
-            severity = "information" if event.severity == "info" else "warning"
-            record(self.app, event.host, f"{event.title} (by watch)", event.body, severity)
+            severity = SEVERITY.get(event.severity, "warning")
+            record(self.app, event.host, f"{event.title} (by watch)", event.body, severity, at)

@@ -32,6 +32,21 @@ def test_newest_first_bounded_and_never_twice_in_a_row_per_host() -> None:
     assert notices.added == 4
 
 
+def test_a_notice_of_an_earlier_time_takes_its_place_and_one_older_than_all_is_dropped() -> None:
+    """What `watch` did overnight is listed at its own time, among the newer notices (an
+    overnight hour, s39 watch #4); on a full list one older than every kept is dropped."""
+    notices = NoticeList(kept=3, clock=lambda: 1000.0)
+    assert notices.add("box1", "now", "a")
+    assert notices.add("box2", "at night", "b", at=400.0)
+    assert notices.add("box3", "at dusk", "c", at=200.0)
+    assert [(n.title, n.at) for n in notices.items()] == [
+        ("now", 1000.0), ("at night", 400.0), ("at dusk", 200.0),
+    ]  # fmt: skip
+    assert not notices.add("box4", "long ago", "d", at=100.0)  # full, older than all
+    assert notices.add("box4", "at midnight", "e", at=300.0)  # the oldest gives way
+    assert [n.title for n in notices.items()] == ["now", "at night", "at midnight"]
+
+
 def test_box_text_is_listed_printable() -> None:
     notices = NoticeList()
     notices.add("box1", "box1\x1b[2J", "gone\x1b]52;c;AAAA\x07\nfix: p")

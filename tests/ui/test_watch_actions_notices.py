@@ -44,3 +44,33 @@ async def test_watchs_moves_and_stops_are_listed_in_the_notices(tmp_path: Path) 
         await wait_for(lambda: len(notices_of(app)) > 1, pilot=pilot)
         titles = [n.title for n in notices_of(app).items()]
         assert titles == [stopped.title + " (by watch)", f"{HOST}: moved (by watch)"]
+
+
+async def test_a_stop_that_stopped_nothing_is_listed_and_each_at_its_own_time(
+    tmp_path: Path,
+) -> None:
+    """An overnight hour (s39 watch #4): the TUI listed "box3 stopped … (by watch)" and
+    left out the critical "STILL ANSWERS 5m01s after watch's stop" that undid it; and each
+    overnight action was listed at the time the TUI read it (all at the opening's hour).
+    Both are listed, the critical one as an error, each at the time watch told it, in
+    the order they happened."""
+    app = make_app(tmp_path)
+    log = ToldLog(told_log_path(journal_dir(app.fleet.path)))
+    night = time.time() - 6 * 3600
+    stopped = WatchEvent(
+        "stopped", HOST, f"stopped:{HOST}:1", f"{HOST} stopped: queue done, results pulled "
+        "and verified, GPUs idle", "Stopped it with its stop command", "info",
+    )  # fmt: skip
+    answers = WatchEvent(
+        "still_answers", HOST, f"still_answers:{HOST}:1",
+        f"{HOST}: STILL ANSWERS 5m01s after watch's stop", "it may still be billing", "critical",
+    )  # fmt: skip
+    log.told(stopped, night)
+    log.told(answers, night + 301)
+    async with app.run_test(size=(100, 50)) as pilot:
+        app.post_message(HostUpdated(make_update(HOST, agent_sample(HOST))))
+        await wait_for(lambda: len(notices_of(app)) > 1, pilot=pilot)
+        newest, older = notices_of(app).items()[:2]
+        assert newest.title == answers.title + " (by watch)" and newest.severity == "error"
+        assert older.title == stopped.title + " (by watch)"
+        assert (older.at, newest.at) == (night, night + 301)

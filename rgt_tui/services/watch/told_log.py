@@ -27,7 +27,11 @@ KINDS = (
     "preempted", "preempt_action", "preempt_action_by_other", "stopped", "still_answers",
     "stop_unknown",
 )  # fmt: skip
-ACTIONS = ("preempt_action", "stopped")  # what watch did unattended: the TUI lists them
+# What watch did unattended, and what became of its stops: the TUI lists them. A stop
+# that stopped nothing (still_answers) or whose outcome is unknown was left out while the
+# stop's own "stopped" was listed: the reassuring line without the one that undid it (an
+# overnight hour, s39 watch #4).
+ACTIONS = ("preempt_action", "stopped", "still_answers", "stop_unknown")
 
 
 def told_log_path(journal: Path) -> Path:
