@@ -8,7 +8,7 @@ import asyncio
 from pathlib import Path
 
 from support.replay import ReplayMonitor
-from support.samples import FROZEN
+from support.samples import FROZEN, healthy_update
 from support.waiting import wait_for
 
 from rgt_tui.domain.health import Alert
@@ -27,8 +27,10 @@ from rgt_tui.services.watch.watcher import Watcher
 THROTTLE = Alert("gpu.throttle", "warning", "GPU 1 throttles: HW slowdown", "U23", "GPU 1")
 
 
-def state(now: float) -> HostState:
-    return HostState(None, (THROTTLE,), "connected", None, None, None, None, now)
+def state(now: float, connection: str = "connected") -> HostState:
+    """box3 with THROTTLE open: a fresh sample's when connected, else its last one's."""
+    snapshot = healthy_update(t=now).snapshot if connection == "connected" else None
+    return HostState(snapshot, (THROTTLE,), connection, None, None, None, None, now)
 
 
 def reminders_at(memory: HostMemory, times: list[float], period: float) -> list[float]:
@@ -54,6 +56,21 @@ def test_a_catch_up_reminder_then_the_next_a_whole_period_later() -> None:
     # looks are 24 s apart): never the next look, 24 s after the catch-up.
     expected = [min(t for t in times if t >= start + 60 * k) for k in range(5)]
     assert told == expected, (told, expected)
+
+
+def test_a_box_that_does_not_answer_is_reminded_of_nothing_until_it_answers() -> None:
+    """An overnight hour (s39 watch #2): a box whose relay froze went on being reminded
+    of its last sample's "log silent … alive, not hung — do not kill it" every period,
+    beside "box1: silent for 5m00s". Its alerts are its last sample's: no reminder until
+    a fresh sample, then one (late), and the next a whole period after it."""
+    memory = HostMemory(open={alert_slot(THROTTLE): OpenAlert(FROZEN)})
+    told = []
+    for i in range(1, 21):  # a look every 30 s: silent from 45 s to 6 minutes
+        now = FROZEN + 30 * i
+        connection = "reconnecting" if 45 < 30 * i <= 360 else "connected"
+        memory, events = derive("box3", memory, state(now, connection), reminder_s=60.0)
+        told += [30 * i for e in events if e.kind == "reminder"]
+    assert told == [390, 450, 510, 570], told
 
 
 def test_on_schedule_reminders_stay_on_their_period() -> None:

@@ -209,7 +209,11 @@ def _alerts(
             opened[slot] = OpenAlert(now)
             events.append(_opened_event(host, alert, occurrence(alert, state), now))
             continue
-        if reminder_s > 0:
+        # Reminded only from a fresh sample: a box that does not answer still has its last
+        # sample's alerts, and "log silent … alive, not hung — do not kill it" went on
+        # every period beside "box1: silent for 5m00s" (an overnight hour, s39 watch #2).
+        # One that answers again is reminded then, late, as after a restart.
+        if reminder_s > 0 and _sampled(state):
             due = int((now - known.opened) // reminder_s)
             last = known.reminded_at
             if last is None:
