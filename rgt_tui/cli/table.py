@@ -75,7 +75,9 @@ add_tunnel_arguments, run_tunnel, tunnel_interrupted = lazy(
     "rgt_tui.cli.tunnel", "add_tunnel_arguments", "run_tunnel", "tunnel_interrupted"
 )
 add_vram_arguments, run_vram = lazy("rgt_tui.cli.vram", "add_vram_arguments", "run_vram")
-add_watch_arguments, run_watch = lazy("rgt_tui.cli.watch", "add_watch_arguments", "run_watch")
+add_watch_arguments, run_watch, watch_interrupted = lazy(
+    "rgt_tui.cli.watch", "add_watch_arguments", "run_watch", "watch_interrupted"
+)
 
 # Groups of sub-commands (`rgt-tui queue show`): their help; their actions are rows below.
 GROUPS = {"queue": "check queue files, show a queue, append cells; stop, kill, retry or move cells"}
@@ -98,6 +100,7 @@ COMMANDS: tuple[Command, ...] = (
         "forgotten box), sent to each host's notify targets once ever; what was told is "
         "kept in the fleet's journal, so a restart repeats nothing. --install writes a "
         "systemd user unit and starts nothing.",
+        interrupted=watch_interrupted,
     ),
     Command(
         "queue check",

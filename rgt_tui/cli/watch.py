@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from rgt_tui.cli.args import positive_seconds
-from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
+from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.cli.runner import Call
 from rgt_tui.domain.config import Fleet
 from rgt_tui.domain.text import printable
@@ -205,6 +205,17 @@ def _unit_text(path: Path) -> str | None:
         return None
     except (OSError, UnicodeDecodeError):
         return ""
+
+
+def watch_interrupted(call: Call) -> int:
+    """Ctrl-C: what a stop mid-work left (it exited 130 without a word, mid-pull: an
+    overnight hour, s39 watch #7), then 130."""
+    call.fail(
+        "watch: interrupted; a periodic pull cut short keeps what arrived (each host's "
+        f"results folder under {call.fleet.results_dir}/, .rgt/parts/) and the next pull "
+        "resumes it; nothing unchecked was marked pulled"
+    )
+    return EXIT_INTERRUPTED
 
 
 async def _until_stopped(watcher: Any, reader_gone: asyncio.Event) -> None:

@@ -77,6 +77,32 @@ async def test_watch_runs_until_sigterm_and_stops_cleanly(make_loopback_fleet):
     assert "another rgt-tui watch" not in err  # the first was alone
 
 
+async def test_ctrl_c_says_what_a_cut_pull_left(make_loopback_fleet):
+    """An overnight hour (s39 watch #7): Ctrl-C ended watch with 130 and no word, mid
+    periodic pull; `pull` names the parts folder in the same case. It says so too."""
+    loopback = await make_loopback_fleet(1)
+    alert_fleet(loopback.hosts_file, [])
+    proc = await asyncio.create_subprocess_exec(
+        *RGT, "watch", "--hosts", str(loopback.hosts_file),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        stdin=asyncio.subprocess.DEVNULL, env=cli_env(),
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode()
+        assert " alert " in line, line
+        proc.send_signal(signal.SIGINT)
+        err = (await asyncio.wait_for(proc.stderr.read(), 30)).decode()
+        assert await asyncio.wait_for(proc.wait(), 30) == 130, err
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    said = " ".join(err.split())
+    assert "watch: interrupted; a periodic pull cut short keeps what arrived" in said, said
+    assert "the next pull resumes it" in said and "Traceback" not in said
+
+
 async def second_watch_is_warned(hosts: Path) -> None:
     """A second `watch` of the fleet says so as it starts (two started unwarned: s36)."""
     from rgt_tui.paths import journal_dir
