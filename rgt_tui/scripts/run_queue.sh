@@ -160,14 +160,17 @@ run_cell() {  # INDEX NAME COMMAND
         n_ok=$((n_ok + 1))
     else  # counted by finish, which sees whether the cell was skipped since
         cell_failures+=("$2"$'\t'"$(failure_text "$2" "$code")")
+        # One rank's own failure fails the group's job: this rank stops here, as its peers
+        # are stopped by rgt-tui's watch. Going on started the next cell alone, its
+        # checkpoint left in that cell's {out} and this rank's resume point past the
+        # group's (a groups hour, s39 #3). Not a killed cell: its kill's THEN decides (the
+        # user's `queue kill GROUP --then next` goes on to the next cell on every rank).
         case $3 in
             "$group_prefix"*)
-                # One rank's failure fails the group's job: this rank stops here, as its
-                # peers are stopped by rgt-tui's watch. Going on started the next cell
-                # alone, its checkpoint left in that cell's {out} and this rank's resume
-                # point past the group's (a groups hour, s39 #3).
-                printf 'stop %s group\n' "$(date +%s)" >>"$qdir/runner.state"
-                failed_here="cell $1 $2"
+                if [ -z "$(killed_by "$2")" ]; then
+                    printf 'stop %s group\n' "$(date +%s)" >>"$qdir/runner.state"
+                    failed_here="cell $1 $2"
+                fi
                 ;;
         esac
     fi

@@ -179,6 +179,41 @@ async def test_a_rank_whose_box_vanished_is_named_not_the_survivors_error(
     assert "rgt-tui status box2" in diagnosed.stdout, diagnosed.stdout
 
 
+# Both ranks run each cell until $HOME/go_<cell> exists (never made for fit).
+HOLD = 'echo "rank $1 runs"; while [ ! -e "$HOME/go_$(basename "$0" .sh)" ]; do sleep 0.1; done\n'
+
+
+@pytest.mark.timeout(300)
+async def test_the_users_kill_then_next_of_a_group_goes_on_to_the_next_cell(
+    tmp_path: Path, boxes: tuple[QueueSshServer, QueueSshServer]
+) -> None:
+    """A rank whose cell failed stops its own queue (s39 groups hour #3), but a cell the
+    user killed is no failure of the rank: `queue kill pair fit --then next` kills fit on
+    every rank and every rank goes on to the next cell (the review of s39 found the first
+    version stopped them)."""
+    hosts = _fleet_file(tmp_path, boxes, HOLD)
+    launched = await arun("launch", "pair", "--hosts", hosts, "--yes", timeout=180)
+    assert launched.returncode == 0, launched.stdout + launched.stderr
+    for box in boxes:
+        log = box.workdir / ".rgt/queue/cells/fit.log"
+        await wait_for(lambda log=log: log.exists() and "runs" in log.read_text(), 60, "ranks up")
+    killed = await arun(
+        "queue", "kill", "pair", "fit", "--then", "next", "--yes", "--hosts", hosts, timeout=120
+    )
+    assert killed.returncode == 0, killed.stdout + killed.stderr
+    try:
+        for box in boxes:
+            log = box.workdir / ".rgt/queue/cells/long.log"
+            await wait_for(
+                lambda log=log: log.exists() and "runs" in log.read_text(), 60, "long runs"
+            )
+            runner = (box.workdir / ".rgt/queue/runner.state").read_text()
+            assert "stop " not in runner, runner
+    finally:
+        for box in boxes:
+            (box.workdir / "go_long").touch()
+
+
 def test_the_runner_knows_a_ranks_cell_by_the_prefix_the_group_template_writes() -> None:
     """run_queue.sh stops a rank's queue at its failed cell by the group template's
     prefix: the two must be the same bytes, or the rank goes on alone unsaid."""
