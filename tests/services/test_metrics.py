@@ -271,10 +271,29 @@ def test_parse_listen_address() -> None:
             parse_listen_address(bad)
 
 
+def test_a_hosts_periodic_pulls_are_series_failing_and_last_through(fleet) -> None:  # type: ignore[no-untyped-def]
+    """An overnight hour (s39 watch #5): /metrics said nothing per host of pulls, so a full
+    local disk all night read green. Failing while they fail, and when one last came
+    through; a host taken out of the fleet file takes its series with it."""
+    metrics = FleetMetrics(fleet)
+    assert value(scrape(metrics), "rgt_pull_failing", host="a100-train") is None
+    metrics.on_pull("a100-train", True, 1000.0)
+    metrics.on_pull("a100-train", False, 1060.0)
+    s = scrape(metrics)
+    assert value(s, "rgt_pull_failing", host="a100-train") == 1
+    assert value(s, "rgt_pull_last_success_timestamp_seconds", host="a100-train") == 1000.0
+    metrics.on_pull("a100-train", True, 1120.0)
+    s = scrape(metrics)
+    assert value(s, "rgt_pull_failing", host="a100-train") == 0
+    assert value(s, "rgt_pull_last_success_timestamp_seconds", host="a100-train") == 1120.0
+    metrics.on_fleet(replace(fleet, hosts=tuple(h for h in fleet.hosts if h.name != "a100-train")))
+    assert value(scrape(metrics), "rgt_pull_failing", host="a100-train") is None
+
+
 def test_promtool_accepts_the_rules_and_lints_the_exposition_clean(fleet) -> None:  # type: ignore[no-untyped-def]
     rules = subprocess.run(["promtool", "check", "rules", str(RULES)], capture_output=True, text=True)  # fmt: skip
     assert rules.returncode == 0, rules.stdout + rules.stderr
-    assert "SUCCESS: 7 rules found" in rules.stdout
+    assert "SUCCESS: 8 rules found" in rules.stdout
 
     metrics = FleetMetrics(fleet)
     q = QueueView("a100-train", "running", (CellView(0, "c", "done"),), None, "b", 0, None)
@@ -282,6 +301,8 @@ def test_promtool_accepts_the_rules_and_lints_the_exposition_clean(fleet) -> Non
     metrics.on_host(host(fleet, "h100-eval"), state_of(inode_update()))
     metrics.on_event(WatchEvent("alert", "h100-eval", "k", "t", "b"))
     metrics.on_event(WatchEvent("left_out", "box7", "l", "t", "b", "warning"))
+    metrics.on_pull("a100-train", True, 1767268800.0)
+    metrics.on_pull("h100-eval", False, 1767268800.0)
     text = generate_latest(metrics.registry)
     started = time.perf_counter()
     lint = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True)

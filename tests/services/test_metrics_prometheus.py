@@ -150,7 +150,7 @@ async def test_prometheus_scrapes_a_watched_loopback_fleet(tmp_path: Path) -> No
                 return rules if done else None
 
             rules = await wait_for(rules_evaluated, 30, "the shipped rules evaluated")
-            assert len(rules) == 7
+            assert len(rules) == 8
             assert [r["name"] for r in rules if r["health"] != "ok"] == [], rules
         finally:
             prometheus.terminate()

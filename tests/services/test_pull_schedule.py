@@ -315,6 +315,49 @@ async def test_a_full_local_disk_whose_figures_change_is_told_once(make_loopback
     assert "not enough local space" not in events[1].body
 
 
+async def test_watchs_metrics_hear_each_periodic_pulls_end(make_loopback_fleet, tmp_path):
+    """An overnight hour (s39 watch #5): `watch` hands each periodic pull's end to its
+    sinks, so /metrics says a host's pulls fail (rgt_pull_failing) and when one last came
+    through. Over a real box, the watcher's own scheduler and FleetMetrics."""
+    from prometheus_client import generate_latest
+    from prometheus_client.parser import text_string_to_metric_families
+    from support.replay import ReplayMonitor
+    from support.samples import agent_sample, make_update
+
+    from rgt_tui.services.watch.sinks.metrics import FleetMetrics
+    from rgt_tui.services.watch.watcher import Watcher
+
+    loopback = await make_loopback_fleet(1)
+    fleet, host = _setup(loopback, tmp_path, every=60.0)
+    metrics = FleetMetrics(fleet)
+    monitors = {"box1": ReplayMonitor(updates=[make_update("box1", agent_sample("box1"))])}
+    watcher = Watcher(fleet, hosts=fleet.hosts, monitors=monitors, sinks=(metrics,))
+
+    def pulls() -> dict[str, float]:
+        text = generate_latest(metrics.registry).decode()
+        return {
+            s.name: s.value
+            for f in text_string_to_metric_families(text)
+            for s in f.samples
+            if s.name.startswith("rgt_pull_") and s.labels.get("host") == "box1"
+        }
+
+    results = box_results(loopback)
+    random_file(results / "a.bin", 4096)
+    try:
+        assert watcher.pull is not None
+        await watcher.pull.pull_once(host)
+        await wait_for(lambda: pulls().get("rgt_pull_failing") == 0, 30, "a pull through")
+        through = pulls()["rgt_pull_last_success_timestamp_seconds"]
+        assert abs(through - time.time()) < 600
+        results.rename(results.with_name("results.away"))
+        await watcher.pull.pull_once(host)
+        await wait_for(lambda: pulls().get("rgt_pull_failing") == 1, 30, "a failed pull")
+        assert pulls()["rgt_pull_last_success_timestamp_seconds"] == through
+    finally:
+        await watcher.close()
+
+
 async def test_a_pull_of_a_box_that_does_not_answer_is_not_told_as_a_failed_pull(
     make_loopback_fleet, tmp_path
 ):

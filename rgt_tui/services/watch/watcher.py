@@ -197,6 +197,7 @@ class Watcher:
             queue_view=self.runtime.queues.views.get,
             stopped=self.runtime.stops.stopped_at,
             on_skip=lambda host, title, why: self.report(f"{title}: {why}"),
+            on_outcome=self._pulled,
         )
         self.autostop = AutoStop(
             self.fleet, self.connections, emit=self.emit, clock=self.clock, locks=locks,
@@ -211,6 +212,11 @@ class Watcher:
         self.still_answers = StillAnswers(
             self.fleet, emit=self.emit, clock=self.clock, on_look=self._torn_down_looked
         )
+
+    def _pulled(self, host: str, ok: bool, at: float) -> None:
+        """A periodic pull's end, to the sinks (metrics)."""
+        for sink in self.sinks:
+            self._background(self._call(sink, "on_pull", partial(sink.on_pull, host, ok, at)))
 
     def _torn_down_looked(self, answering: dict[str, Alert]) -> None:
         """The torn-down boxes that answered the driver's look, to the sinks (metrics)."""

@@ -240,6 +240,7 @@ class PullScheduler:
         stopped: Callable[[str], float | None] | None = None,
         on_skip: Callable[[str, str, str], None] = lambda host, title, why: None,
         defer_to_watch: bool = False,
+        on_outcome: Callable[[str, bool, float], None] = lambda host, ok, at: None,
     ) -> None:
         self.fleet = fleet
         # The TUI's: while a `watch` runs its periodic pulls on this fleet, it pulls (its
@@ -262,6 +263,9 @@ class PullScheduler:
         # (host, title, why): a due pull skipped, as pulled lately by another (a line of
         # the console under watch, a notice in the TUI).
         self.on_skip = on_skip
+        # (host, came through, when): each pull's end, but a box that does not answer's
+        # (watch's metrics: rgt_pull_failing, rgt_pull_last_success_timestamp_seconds).
+        self.on_outcome = on_outcome
         # host -> the manifest's mtime after this scheduler's own last pull: a newer one
         # is another's pull (a failed pull of ours is retried on our schedule, not skipped).
         self._own: dict[str, float | None] = {}
@@ -504,6 +508,7 @@ class PullScheduler:
         self._failing_since.pop(host.name, None)
         self._failure.pop(host.name, None)
         await asyncio.to_thread(forget_failing, self.journal().directory, host.name)
+        self.on_outcome(host.name, True, self.clock())
         counts: dict[str, int] = {}
         for check in report.checks:
             counts[check.status] = counts.get(check.status, 0) + 1
@@ -607,6 +612,7 @@ class PullScheduler:
                 self._failing_since[host.name], self._told[host.name] = kept
         since = self._failing_since.setdefault(host.name, self.clock())
         self.last[host.name] = f"pull failed: {why}"
+        self.on_outcome(host.name, False, self.clock())
         # The next pull that comes through is told whatever it brings: the last word the
         # user had was this failure (review s37).
         self._news.pop(host.name, None)

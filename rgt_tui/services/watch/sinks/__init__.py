@@ -42,6 +42,11 @@ class Sink(Protocol):
         named has stopped answering."""
         return None
 
+    def on_pull(self, host: str, ok: bool, at: float) -> Awaitable[None] | None:
+        """A periodic pull of ``host`` ended at ``at``: came through (``ok``), or failed
+        (told once as ``pull_failed``; a box that does not answer is neither)."""
+        return None
+
     def on_fleet(self, fleet: Fleet) -> Awaitable[None] | None:
         """The fleet file changed and was applied (hosts added, removed or edited; the
         fleet's settings): what the sink keeps of the fleet is ``fleet`` from now on."""
