@@ -140,3 +140,32 @@ def test_a_groups_alerts_are_its_rank_0_boxs_and_told_under_that_name_only() -> 
     _, told_group = derive("pair", HostMemory(), group, reminder_s=3600)
     assert [e.kind for e in told_box] == ["alert"]
     assert told_group == []
+
+
+def test_a_new_queues_forgotten_box_is_told_as_new_not_as_a_reminder() -> None:
+    """An overnight hour (s39 watch #6): box2's forgotten-box alert stayed open through a
+    stop, a start and a relaunch; its new queue's was sent as "still open after 25m16s:
+    cost.forgotten — queue finished 3 min ago". One per queue launch: the new one opens
+    as a forgotten box, still billing."""
+    from rgt_tui.domain.queue_records import RunnerLaunch
+    from rgt_tui.domain.queue_state import QueueView
+
+    forgotten = Alert("cost.forgotten", "critical", "queue finished 3 min ago", "GEN1")
+
+    def finished(launched: float, now: float) -> HostState:
+        launch = RunnerLaunch(int(launched), "boot", "tmux", 0, "run_queue.sh", 42)
+        queue = QueueView("box2", "finished", (), launch, "boot", int(now), None, False)
+        snapshot = healthy_update(t=now).snapshot
+        return HostState(snapshot, (forgotten,), "connected", None, queue, 1.0, 2.0, now)
+
+    memory, first = derive("box2", HostMemory(), finished(FROZEN - 900, FROZEN), reminder_s=600.0)
+    assert [e.kind for e in first] == ["forgotten"]
+    # Relaunched and finished again, 25 minutes on, the old slot never closed (no fresh
+    # sample closed it: the box was stopped meanwhile).
+    later = FROZEN + 1516
+    memory, again = derive("box2", memory, finished(later - 1200, later), reminder_s=600.0)
+    assert [e.kind for e in again] == ["forgotten"], again
+    assert again[0].title == "box2: forgotten box, still billing"
+    # The same queue's, a period on: its reminder, as before.
+    _, reminded = derive("box2", memory, finished(later - 1200, later + 601), reminder_s=600.0)
+    assert [e.kind for e in reminded] == ["reminder"], reminded

@@ -187,6 +187,12 @@ def _key_refused(
     return replace(memory, key_told=told)
 
 
+def _launched_since(state: HostState, at: float) -> bool:
+    """The host's queue was launched after ``at``."""
+    launch = state.queue.launch if state.queue is not None else None
+    return launch is not None and launch.ts > at
+
+
 def _sampled(state: HostState) -> bool:
     """The alerts are a fresh sample's: connected, with a snapshot."""
     return state.connection == "connected" and state.snapshot is not None
@@ -205,6 +211,11 @@ def _alerts(
     opened = dict(memory.open)
     for slot, alert in present.items():
         known = opened.get(slot)
+        if known is not None and alert.id == FORGOTTEN and _launched_since(state, known.opened):
+            # A queue launched since it opened (the box stopped, started, relaunched): its
+            # end is a new forgotten box, not the old one's reminder ("still open after
+            # 25m16s … finished 3 min ago": an overnight hour, s39 watch #6).
+            known = None
         if known is None:
             opened[slot] = OpenAlert(now)
             events.append(_opened_event(host, alert, occurrence(alert, state), now))
