@@ -24,6 +24,7 @@ from rgt_tui.domain.config import GROUP_FIELDS, GroupConfig
 from rgt_tui.domain.queue_records import RunnerLaunch
 from rgt_tui.domain.queue_state import (
     BY_GROUP,
+    BY_OWN_FAILURE,
     DONE,
     FAILED,
     GROUP_STOPPED,
@@ -264,7 +265,7 @@ def _stopped(view: QueueView | None) -> bool:
     if view.state == GROUP_STOPPED:  # read with the group's stop already (its records cleared)
         return True
     since = view.launch.ts
-    return view.launch.stop_by in ("kill", BY_GROUP) or any(
+    return view.launch.stop_by in ("kill", BY_GROUP, BY_OWN_FAILURE) or any(
         c.status == KILLED and (c.started_at or 0) >= since for c in view.cells
     )
 

@@ -64,6 +64,9 @@ USER_STOPPED = "stopped by the user"  # the runner honoured a stop request (queu
 GROUP_STOPPED = "stopped: a rank failed"
 # Who stopped a killed cell, as its kill record says (queue_ctl.sh kill's WHO).
 BY_USER, BY_GROUP = "user", "group"
+# A rank's runner stopped its own queue at a cell that failed by itself there (its stop
+# record's WHO, run_queue.sh): the group's job ends with it.
+BY_OWN_FAILURE = "failed"
 # A cell rgt-tui stopped because another rank of its group failed (its record: "group").
 GROUP_KILL = "stopped with its group"
 GROUP_KILL_WHY = f"{GROUP_KILL} (another rank failed)"
@@ -623,6 +626,25 @@ def derive_view(
             f"cell {launch.stopped_before} and later not started"
         )
         resume = min(i for i in (stopped.index, resume) if i is not None)
+    elif state == USER_STOPPED and launch is not None and launch.stop_by == BY_OWN_FAILURE:
+        # This rank's own cell failed and its runner stopped there: not "another rank
+        # failed", and a relaunch runs that cell again, not the one after it (the review
+        # of s39).
+        failed = [
+            c for c in cells
+            if c.status == FAILED and (c.started_at or 0) >= launch.ts
+            and (launch.stopped_before is None or c.index < launch.stopped_before)
+        ]  # fmt: skip
+        state = GROUP_STOPPED
+        if failed:
+            cell = max(failed, key=lambda c: (c.started_at or 0, c.index))
+            group_stop = (
+                f"its own cell {cell.index} ({cell.name}) failed here, so its group's job "
+                f"stopped; cell {launch.stopped_before} and later not started"
+            )
+            resume = min(i for i in (cell.index, resume) if i is not None)
+        else:
+            group_stop = "a cell failed here, so its group's job stopped"
     elif state == USER_STOPPED and launch is not None and launch.stop_by == BY_GROUP:
         # Stopped by its group between cells (its stop record says "group"): no cell
         # was cut, the rest did not start.

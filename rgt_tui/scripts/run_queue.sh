@@ -168,8 +168,7 @@ run_cell() {  # INDEX NAME COMMAND
         case $3 in
             "$group_prefix"*)
                 if [ -z "$(killed_by "$2")" ]; then
-                    printf 'stop %s group\n' "$(date +%s)" >>"$qdir/runner.state"
-                    failed_here="cell $1 $2"
+                    printf 'stop %s failed\n' "$(date +%s)" >>"$qdir/runner.state"
                 fi
                 ;;
         esac
@@ -198,7 +197,7 @@ stopped_by() {
     if [ "$asked" = kill ] && [ -n "$last_ran" ]; then
         who=$(killed_by "${last_ran#cell * }")
     fi
-    if [ "$who" = group ] && [ -n "$failed_here" ] && [ "$last_ran" = "$failed_here" ]; then
+    if [ "$who" = failed ]; then
         echo "stopped with its group (its own cell failed here)"
     elif [ "$who" = group ]; then
         echo "stopped with its group (another rank failed)"
@@ -210,7 +209,7 @@ stopped_by() {
 # cell_failures: "NAME<TAB>what the QUEUE DONE line says" per failed attempt; failed and
 # n_failed: the runner's own failure (cells.tsv edited), never a cell's.
 cell_failures=()
-k=$start n_ok=0 n_failed=0 failed="" skipped="" last_ran="" failed_here=""
+k=$start n_ok=0 n_failed=0 failed="" skipped="" last_ran=""
 while :; do
     # Retries first: a cell the user asked to run again runs before the next new one.
     if line=$(next_retry "$k"); then

@@ -103,6 +103,12 @@ async def test_a_rank_failing_at_start_is_the_groups_stop_and_relaunch_reruns_it
         assert not (cells1 / "long.state").exists(), (cells1 / "long.state").read_text()
         log1 = (boxes[1].workdir / ".rgt/queue/queue.log").read_text()
         assert "stopped with its group (its own cell failed here) after cell 0 fit" in log1, log1
+        # Its own view says so too, and resumes at the cell that failed (the review of
+        # s39: it read "another rank failed", resuming after the failed cell).
+        rank1 = await arun("queue", "show", "box2", "--hosts", hosts)
+        assert "its own cell 0 (fit) failed here" in rank1.stdout, rank1.stdout
+        assert "resume from cell 0" in rank1.stdout, rank1.stdout
+        assert "another rank failed" not in rank1.stdout, rank1.stdout
         ranks = poller.ranks["pair"]
         assert ranks[0].view is not None and _status(ranks[0].view, "fit") == KILLED
         # Each rank's own line (the pane's) names why rank 0 was stopped: not the user.

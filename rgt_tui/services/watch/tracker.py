@@ -52,6 +52,7 @@ from rgt_tui.domain.health import Alert, HealthState
 from rgt_tui.domain.queue_records import RunnerLaunch
 from rgt_tui.domain.queue_state import (
     BY_GROUP,
+    BY_OWN_FAILURE,
     DONE,
     FAILED,
     GROUP_STOPPED,
@@ -405,7 +406,7 @@ def queue_end_words(
             # A group's own stop: its view's launch has no stop records (group_run.
             # _without_stop), so only its state says it (it read "queue finished").
             how = GROUP_STOPPED if view.state == GROUP_STOPPED else "finished"
-        elif launch.stop_by == BY_GROUP:  # between cells, by rgt-tui: a rank had failed
+        elif launch.stop_by in (BY_GROUP, BY_OWN_FAILURE):  # a rank failed (maybe this)
             how = "stopped with its group"
         else:
             how = "stopped by you"
