@@ -169,3 +169,17 @@ def test_a_new_queues_forgotten_box_is_told_as_new_not_as_a_reminder() -> None:
     # The same queue's, a period on: its reminder, as before.
     _, reminded = derive("box2", memory, finished(later - 1200, later + 601), reminder_s=600.0)
     assert [e.kind for e in reminded] == ["reminder"], reminded
+
+
+def test_a_release_clock_of_a_box_that_does_not_answer_is_still_reminded() -> None:
+    """The review of s39 (#3): a platform's release clock runs only while the box is down
+    (worked out at each look, not read from a sample); reminders of it must go on."""
+    clock = Alert("profile.release_clock", "critical", "released in 2 days", "P4")
+    memory = HostMemory()
+    told = []
+    for i in range(8):  # hourly looks, the box lost throughout
+        now = FROZEN + 3600 * i
+        state = HostState(None, (clock,), "lost", FROZEN, None, None, None, now)
+        memory, events = derive("box3", memory, state, reminder_s=3 * 3600.0)
+        told += [(i, e.kind) for e in events if e.kind in ("alert", "reminder")]
+    assert told == [(0, "alert"), (3, "reminder"), (6, "reminder")], told

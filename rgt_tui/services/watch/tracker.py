@@ -70,6 +70,9 @@ from rgt_tui.services.watch.events import HostState, WatchEvent
 
 MEMORY_VERSION = 1
 FORGOTTEN = "cost.forgotten"
+# Alerts worked out at each look from the clock and the fleet file, not from the box's
+# latest sample (domain.cost.cost_alerts): still true of a box that does not answer.
+WITHOUT_SAMPLE = (FORGOTTEN, "profile.release_clock")
 OOM_KILL = "cgroup.oom_kill"
 # Told by their own events (reboot, silent): never also as an alert.
 NOT_ALERT_EVENTS = frozenset({"host.rebooted", "connection.lost"})
@@ -224,8 +227,10 @@ def _alerts(
         # Reminded only from a fresh sample: a box that does not answer still has its last
         # sample's alerts, and "log silent … alive, not hung — do not kill it" went on
         # every period beside "box1: silent for 5m00s" (an overnight hour, s39 watch #2).
-        # One that answers again is reminded then, late, as after a restart.
-        if reminder_s > 0 and _sampled(state):
+        # One that answers again is reminded then, late, as after a restart. The cost
+        # rules' are worked out at each look, not read from a sample: a release clock runs
+        # only while the box is down (the review of s39 #3).
+        if reminder_s > 0 and (_sampled(state) or alert.id in WITHOUT_SAMPLE):
             due = int((now - known.opened) // reminder_s)
             last = known.reminded_at
             if last is None:
