@@ -79,6 +79,8 @@ async def test_copies_of_the_fleet_file_by_name_or_by_content_are_held_back_too(
     for rel in copies:
         write(code, rel, text)
     write(code, "configs/model.toml", "[model]\nwidth = 512\n")
+    # A project's own [[hosts]] (a cluster config: addresses, no ssh) is the project's.
+    write(code, "configs/cluster.toml", '[[hosts]]\naddr = "10.0.0.5"\ngpus = 8\n')
     t = transport_for(host)
     try:
         await older_sync(host, t)  # copies sent with the rest
@@ -89,7 +91,7 @@ async def test_copies_of_the_fleet_file_by_name_or_by_content_are_held_back_too(
         await t.close()
     on_box = box_files(root)
     assert not set(copies) & on_box, on_box
-    assert "configs/model.toml" in on_box
+    assert "configs/model.toml" in on_box and "configs/cluster.toml" in on_box
     assert set(copies) <= set(result.withheld), result.withheld
     assert set(copies) <= set(result.removed), result.removed
     assert status is not None and status.in_sync, status
@@ -130,3 +132,18 @@ async def test_preflights_crlf_check_reads_no_fleet_file_sync_never_sends(
     write(code, "src/prep.sh", "echo hi\r\n")
     check = await crlf_preflight(host, held)
     assert not check.ok and "src/prep.sh" in check.detail, check
+
+
+def test_a_fifo_named_like_a_toml_file_is_said_not_read(tmp_path):
+    """The review of s39 (#4): the fleet-copy check opened every ``*.toml`` before the
+    listing looked at what it was, and a FIFO with no writer held `sync` for good. It is
+    listed as not a regular file, at once."""
+    import os
+
+    from rgt_tui.services.code_sync.listing import list_tree
+
+    code = tmp_path / "proj"
+    write(code, "train.py", "print('hi')\n")
+    os.mkfifo(code / "pipe.toml")
+    tree = list_tree(code, (), "box1")
+    assert "pipe.toml (not a regular file)" in tree.skipped, tree.skipped

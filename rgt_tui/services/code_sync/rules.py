@@ -21,13 +21,20 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import subprocess
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pathspec
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised only on Python 3.10
+    import tomli as tomllib
 
 from rgt_tui.domain.manifest_names import secret_reason
 from rgt_tui.services.code_sync.types import SyncError
@@ -154,17 +161,33 @@ _FLEET_READ = 1 << 20  # a fleet file is small: what a copy of one holds is in i
 
 def reads_as_fleet_file(path: Path, rel: str) -> bool:
     """Whether the TOML file at ``path`` is a fleet file (a ``[[hosts]]`` table in its
-    first MiB), whatever its name (``hosts.good.toml``, ``old/fleet.toml``): a sync holds
-    it back as it does the fleet file in use. Only names with ``.toml`` are read."""
+    first MiB whose entries have ``name`` and ``ssh``), whatever its name
+    (``hosts.good.toml``, ``old/fleet.toml``): a sync holds it back as it does the fleet
+    file in use. Only names with ``.toml`` are read."""
     if ".toml" not in rel.rsplit("/", 1)[-1].lower():
         return False
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        # Non-blocking, and a regular file only: a FIFO named x.toml held the listing for
+        # good (the review of s39 #4); it is said as "not a regular file" by the listing.
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
         with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                return False
             head = f.read(_FLEET_READ)
     except OSError:
         return False  # unreadable: the listing says why when it hashes it
-    return _FLEET_TABLE.search(head) is not None
+    if _FLEET_TABLE.search(head) is None:
+        return False
+    try:
+        hosts = tomllib.loads(head.decode("utf-8")).get("hosts")
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return True  # a fleet file mid-edit (or cut at 1 MiB): held back, to be safe
+    # A fleet file's entries name a box and how it is reached; a project's own [[hosts]]
+    # (a cluster config of addresses and GPUs) has no ssh key and is sent (the review of
+    # s39 #5).
+    return isinstance(hosts, list) and any(
+        isinstance(h, dict) and "name" in h and "ssh" in h for h in hosts
+    )
 
 
 def git_top(folder: Path) -> Path | None:
