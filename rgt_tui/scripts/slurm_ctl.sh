@@ -175,11 +175,17 @@ cancel() {
             case "$state" in PENDING | '') ;; *) refuse running "Slurm task $id is $state now, not pending: kill it first" ;; esac
         done
     fi
+    # A running cell's cancel (teardown --cancel-jobs, typed) is the user's kill, and
+    # recorded as kill_task records one: unrecorded, diagnose read it as someone else's
+    # scancel to hunt down (a Slurm hour, s39 #8). One squeue for all (a look per task
+    # ran past the command's time on a long array: the review of s39).
+    local running=" "
+    if [ "$mode" = any ]; then
+        running=" $(squeue --noheader --array --states=RUNNING --format=%i \
+            --jobs="$(IFS=,; printf '%s' "$*")" 2>/dev/null | tr -s ' \n' '  ') "
+    fi
     for id in "$@"; do
-        # A running cell's cancel (teardown --cancel-jobs, typed) is the user's kill, and
-        # recorded as kill_task records one: unrecorded, diagnose read it as someone
-        # else's scancel to hunt down (a Slurm hour, s39 #8).
-        [ "$mode" = any ] && [ "$(task_state "$id")" = RUNNING ] && record_kill_of "$id"
+        case "$running" in *" $id "*) record_kill_of "$id" ;; esac
         if msg=$(scancel "$id" 2>&1); then
             printf 'cancelled\t%s\n' "$id"
         else
