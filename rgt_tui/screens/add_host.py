@@ -422,7 +422,8 @@ class AddHostScreen(ReplanScreen[HostConfig | None]):
         except AddRefused as exc:
             self.post_message(self.Checked(None, None, exc))
             return
-        shared = same_account(new.target, fleet_file)
+        # In a thread: it reads ~/.ssh/config for every entry (a Match exec runs a shell).
+        shared = await asyncio.to_thread(same_account, new.target, fleet_file)
         self.post_message(self.Checked(new, await check_host_key(new), None, shared))
 
     @on(Checked)

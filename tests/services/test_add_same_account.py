@@ -106,6 +106,13 @@ async def test_cli_add_of_an_ssh_config_alias_for_an_account_in_the_fleet_is_see
     )
     other = await arun("add", "ssh boxalias", "--name", "again", "--hosts", str(hosts))
     assert "already logs in" not in other.stdout + other.stderr, other.stderr
+    # The same address and port behind a jump host is another site's machine.
+    (home / ".ssh" / "config").write_text(
+        f"Host boxalias\n  HostName {LOOPBACK_HOST}\n  Port {fleet.boxes[0].port}\n"
+        f"  User {fleet.username}\n  ProxyJump nobody@bastion.invalid\n"
+    )
+    jumped = await arun("add", "ssh boxalias", "--name", "again", "--hosts", str(hosts))
+    assert "already logs in" not in jumped.stdout + jumped.stderr, jumped.stderr
     assert "checking the host key of boxalias" in other.stdout  # went on to the box
 
 

@@ -228,7 +228,9 @@ def resolved_account(host: HostConfig) -> tuple[str, ...] | None:
         to = resolve_destination(host.ssh.host, host.ssh.port, host.ssh.user)
     except (ValueError, OSError):
         return account_of(host)
-    return (to.user, to.host.lower(), str(to.port))
+    # Reached through another jump host, one private address is another machine (two
+    # sites' 10.0.0.5): the route is part of the account (the review of s39 #7).
+    return (to.user, to.host.lower(), str(to.port), to.jump or "", to.proxy_command)
 
 
 def fleet_known_hosts(fleet_file: FleetFile) -> Path | None:
