@@ -476,7 +476,9 @@ async def plan_launch(
         # The box's code differs, and an acknowledged code check lets the launch go on:
         # a config the box lacks still fails its cell at once, paid time spent (a new
         # user's hour, s39 #4: "code" acknowledged for uncommitted changes hid it).
-        problems += await configs_not_on_box(host, transport, [cells[i] for i in due])
+        missing, unread = await configs_not_on_box(host, transport, [cells[i] for i in due])
+        problems += missing
+        warnings += unread
     again = [c.index for c in planned[start_index:] if c.status == DONE]
     if again:
         warnings.append(
@@ -512,15 +514,16 @@ async def plan_launch(
 
 async def configs_not_on_box(
     host: HostConfig, transport: Transport, cells: list[QueueCell]
-) -> list[str]:
+) -> tuple[list[str], list[str]]:
     """A problem for each config of ``cells`` (the code tree's, as ``tree_configs`` reads
-    them) that the box's workdir does not hold; one command, however many configs."""
+    them) that the box's workdir does not hold; one command, however many configs. And
+    a warning when the box could not be asked (a launch does not wait on it)."""
     from rgt_tui.services.box_script import box_path, run_box_script
     from rgt_tui.services.queue.check import tree_configs
 
     configs = tree_configs(host, cells)
     if not configs:
-        return []
+        return [], []
     names = sorted(configs)[:CONFIGS_LOOKED_AT]
     script = (
         'cd "$1" 2>/dev/null || exit 0; shift; for f; do [ -e "$f" ] || printf "%s\\n" "$f"; done'
@@ -529,8 +532,11 @@ async def configs_not_on_box(
         result = await run_box_script(
             transport, script, "configs", box_path(host.workdir), *names, timeout=CONFIG_LOOK_S
         )
-    except TransportError:
-        return []  # unreachable now: the launch itself says so
+    except TransportError as exc:
+        return [], [
+            f"could not ask {host.name} for the cells' configs ({exc.message}): a config "
+            "its code lacks fails its cell at once — rgt-tui sync " + host.name
+        ]
     gone = [line for line in result.stdout.splitlines() if line in configs]
     return [
         f"{printable(rel, 200)} is not on {host.name} (its workdir {host.workdir}): cell "
@@ -538,7 +544,7 @@ async def configs_not_on_box(
         "the code check is acknowledged, but no cell runs without its config: rgt-tui sync "
         f"{host.name} (y in the TUI), or fix the path in the queue file"
         for rel in gone
-    ]
+    ], []
 
 
 CONFIGS_LOOKED_AT = 500  # a queue's distinct configs looked at on the box, at most
