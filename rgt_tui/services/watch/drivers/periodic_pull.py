@@ -641,7 +641,8 @@ class PullScheduler:
         return RETRY_S
 
 
-_FIGURE = re.compile(r"\d[\d.,]*\s?[KMGTPE]?i?B?")
+# Sizes and counts; not an exit status ("ssh exited 255" is another failure than 1).
+_FIGURE = re.compile(r"(?<!exit )(?<!exited )(?<!status )\d[\d.,]*\s?[KMGTPE]?i?B?")
 
 
 def _shape(why: str) -> str:
