@@ -315,6 +315,16 @@ async def test_a_full_local_disk_whose_figures_change_is_told_once(make_loopback
     assert "not enough local space" not in events[1].body
 
 
+def test_a_failures_figures_are_not_its_reason_but_its_exit_status_is() -> None:
+    """Sizes and counts change as the box's files grow (one failure); an exit status
+    names another (the review of s39 #10)."""
+    from rgt_tui.services.watch.drivers.periodic_pull import _shape
+
+    full = "needs {} ({} still to pull plus the safety margin), {} is free"
+    assert _shape(full.format("1.0G", "29K", "12K")) == _shape(full.format("1.0G", "58K", "8.0K"))
+    assert _shape("ssh exited 255: lost") != _shape("ssh exited 1: lost")
+
+
 async def test_watchs_metrics_hear_each_periodic_pulls_end(make_loopback_fleet, tmp_path):
     """An overnight hour (s39 watch #5): `watch` hands each periodic pull's end to its
     sinks, so /metrics says a host's pulls fail (rgt_pull_failing) and when one last came

@@ -642,7 +642,7 @@ class PullScheduler:
 
 
 # Sizes and counts; not an exit status ("ssh exited 255" is another failure than 1).
-_FIGURE = re.compile(r"(?<!exit )(?<!exited )(?<!status )\d[\d.,]*\s?[KMGTPE]?i?B?")
+_FIGURE = re.compile(r"(?<![\d.,])(?<!exit )(?<!exited )(?<!status )\d[\d.,]*\s?[KMGTPE]?i?B?")
 
 
 def _shape(why: str) -> str:
