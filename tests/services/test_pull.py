@@ -17,7 +17,7 @@ from support.waiting import wait_for
 
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.services.pull import PulledRecord, PullError, pull_host
-from rgt_tui.services.pull.copy import FLUSH_BYTES
+from rgt_tui.services.pull.copy import FLUSH_BYTES, SEGMENT, SEGMENTS_OUT
 from rgt_tui.services.records import manifest_path, pulled_path
 from rgt_tui.transport import transport_for
 
@@ -131,9 +131,12 @@ async def test_box_back_during_retries_resumes_in_the_same_run(make_loopback_fle
     assert result.ok and sha(tmp_path / "box1" / "w.pt") == digest
     assert result.pulled[0].resumed_from >= 4 * MIB
     assert any(f.state == "retrying" for e in events for f in e.active)
-    # Re-sent bytes are at most what was in flight when the box went away.
-    # ... and at most one batch received but not yet written (copy.FLUSH_BYTES).
-    window = fast().block_size * fast().max_requests + FLUSH_BYTES
+    # Re-sent bytes are at most what was out when the box went away: the reader's
+    # segments (copy.SEGMENTS_OUT of copy.SEGMENT: one at the write position, the next
+    # arriving ahead of it, unwritten) and one batch handed to the writer (FLUSH_BYTES).
+    # The bound once named only one segment's reads in flight: a loaded machine's
+    # suite (s39) re-sent 10 MiB, the second segment's bytes among them.
+    window = SEGMENTS_OUT * SEGMENT + FLUSH_BYTES
     assert sent - 24 * MIB <= window
 
 
