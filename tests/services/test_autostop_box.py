@@ -5,6 +5,9 @@ and local re-hash, as the teardown gate does), and the GPUs idled long enough; n
 a profile without a reversible stop, with a destroy-looking command, during a teardown,
 or twice across restarts. The clock is the test's; the box, its files and the command
 are real.
+
+Over 450 lines on purpose: one real box and queue fixture serves every case of the
+autostop's rule; split, each file would build it again.
 """
 
 from __future__ import annotations

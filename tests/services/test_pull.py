@@ -1,4 +1,8 @@
-"""Pulls over loopback SSH boxes: layout, resume after a dropped box, hash checks, conflicts."""
+"""Pulls over loopback SSH boxes: layout, resume after a dropped box, hash checks, conflicts.
+
+Over 450 lines on purpose: the cases share the loopback box fixtures and helpers of one
+pull; split, each file would set them up again.
+"""
 
 from __future__ import annotations
 
