@@ -99,7 +99,7 @@ def run_stop(call: Call) -> int:
     if not view.runner_alive and not backend.stops_without_runner:  # else the scheduler is asked
         return call.fail(f"{host.name}: {queue_is(view.state)}, not running: nothing to stop")
     current = view.current
-    what = f"cell {current.index} ({current.name})" if current else "the current cell"
+    what = view.running_text()
     answer = confirmed(call, f"Stop the queue on {host.name} after {what}?")
     if answer is not None:
         return answer

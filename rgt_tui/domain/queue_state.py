@@ -229,6 +229,20 @@ class QueueView:
         running = [c for c in self.cells if c.status == RUNNING]
         return max(running, key=lambda c: c.started_at or 0) if running else None
 
+    def running_text(self) -> str:
+        """``cell 2 (a)``, or ``cells 2 (a) and 5 (b)`` where several run at once (a Slurm
+        host's max_parallel: the stop dialog named one of two, a Slurm hour, s39 #11),
+        or ``the current cell`` when none is read running."""
+        running = [c for c in self.cells if c.status == RUNNING]
+        if not running:
+            return "the current cell"
+        named = [f"{c.index} ({printable(c.name, 60)})" for c in running[:4]]
+        if len(running) == 1:
+            return f"cell {named[0]}"
+        if len(running) <= 4:
+            return f"cells {', '.join(named[:-1])} and {named[-1]}"
+        return f"cells {', '.join(named)} and {len(running) - 4} more"
+
     @property
     def next_cell(self) -> CellView | None:
         """The cell the runner starts after the current one: one waiting for its retry

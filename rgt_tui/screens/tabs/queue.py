@@ -334,7 +334,7 @@ class QueueTab(DetailTab):
             self.app.notify(f"{view.stop_text()} (asked already)", title=host.name)
             return
         cur = view.current
-        what = f"cell {cur.index} ({shown(cur.name)})" if cur else "the current cell"
+        what = view.running_text()
         later = (
             "Later, the pending tasks stay held: release them (the notice after the stop "
             "names them)."
@@ -342,7 +342,10 @@ class QueueTab(DetailTab):
             else "Later, a launch (L) goes on from where it stopped."
         )
         body = [
-            Content(f"The queue stops after {what} finishes: {view.stop_effect()}."),
+            Content(
+                f"The queue stops after {what} {'finish' if what.startswith('cells') else 'finishes'}: "
+                f"{view.stop_effect()}."
+            ),
             Content.styled(later, MUTED),
         ]
         choice = ("stop", "Stop after this cell", "stop the queue after it", "warning")
