@@ -267,6 +267,7 @@ async def _verify_rank(call: Call, rank: HostConfig) -> VerificationReport:
             python=call.fleet.verify_python,
             safe_globals=call.fleet.verify_safe_globals,
             stall_timeout_s=call.args.stall_timeout,
+            pulled_by=call.host.name,
         )
 
 

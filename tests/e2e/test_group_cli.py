@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -284,6 +285,12 @@ async def test_pull_ranks_all_takes_every_ranks_durable_dir(
     damaged = await arun("verify", "pair", "--hosts", hosts, timeout=180)
     assert damaged.returncode != 0, damaged.stdout
     assert "pair.rank1" in damaged.stdout and "from_rank1.txt" in damaged.stdout
+    # A rank's folder never pulled is pulled by the group's pull: the fix names it
+    # (s39 groups hour #9: "run rgt-tui pull pair.rank1", which names no host).
+    shutil.rmtree(results / "pair.rank1")
+    unpulled = await arun("verify", "pair", "--hosts", hosts, timeout=180)
+    assert "nothing was pulled — run `rgt-tui pull pair`" in unpulled.stdout, unpulled.stdout
+    assert "rgt-tui pull pair.rank1" not in unpulled.stdout
 
 
 @pytest.mark.timeout(300)

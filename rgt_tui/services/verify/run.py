@@ -101,8 +101,13 @@ async def verify_host(
     limits: LoaderLimits | None = None,
     safe_globals: tuple[str, ...] = (),
     stall_timeout_s: float = SCAN_STALL_TIMEOUT_S,
+    pulled_by: str | None = None,
 ) -> VerificationReport:
     """Verify ``<results_dir>/<host>/`` and record the outcome (see the module docstring).
+
+    ``pulled_by``: the host whose pull brings this folder, where it is not ``host``
+    itself (a group's further rank, ``pair.rank1``, is pulled by ``rgt-tui pull pair``:
+    "run rgt-tui pull pair.rank1" named no host, a Slurm/groups hour s39 #9).
 
     ``transport`` (connected or not) is used for the quick re-scan of the box; without one
     the re-scan is skipped and the report says so. ``roster`` is the list of cell names;
@@ -127,7 +132,10 @@ async def verify_host(
         why = str(exc) if isinstance(exc, ManifestError) else f"cannot read the manifest: {exc}"
         return await _finish(host, folder, None, (), (), None, False, [why], write_record)
     if manifest is None:
-        problem = f"no manifest in {folder}: nothing was pulled — run `rgt-tui pull {host.name}`"
+        problem = (
+            f"no manifest in {folder}: nothing was pulled — run "
+            f"`rgt-tui pull {pulled_by or host.name}`"
+        )
         return await _finish(host, folder, None, (), (), None, False, [problem], write_record)
     loader = VerifyLoader(python, limits, safe_globals)
     try:
