@@ -12,6 +12,7 @@ the TUI in the morning reads "box3: box3 stopped …" from the night. The TUI's 
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Callable
 from typing import Any
@@ -58,7 +59,9 @@ class WatchActions:
             at = line.get("time")
             if event is None or event.kind not in ACTIONS:
                 continue
-            if not isinstance(at, int | float) or at < self._since:
+            # A time that is no number, or not a finite one (the log is a file on disk:
+            # a NaN would sort past every notice), leaves the line out.
+            if not isinstance(at, int | float) or not math.isfinite(at) or at < self._since:
                 continue
             severity = SEVERITY.get(event.severity, "warning")
             record(self.app, event.host, f"{event.title} (by watch)", event.body, severity, at)

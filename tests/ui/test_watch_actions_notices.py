@@ -67,6 +67,10 @@ async def test_a_stop_that_stopped_nothing_is_listed_and_each_at_its_own_time(
     )  # fmt: skip
     log.told(stopped, night)
     log.told(answers, night + 301)
+    odd = WatchEvent(
+        "stopped", "box9", "stopped:box9:1", "box9 stopped: queue done", "when: not a number"
+    )
+    log.told(odd, float("nan"))  # a time that is no finite number: left out
     async with app.run_test(size=(100, 50)) as pilot:
         app.post_message(HostUpdated(make_update(HOST, agent_sample(HOST))))
         await wait_for(lambda: len(notices_of(app)) > 1, pilot=pilot)
@@ -74,3 +78,4 @@ async def test_a_stop_that_stopped_nothing_is_listed_and_each_at_its_own_time(
         assert newest.title == answers.title + " (by watch)" and newest.severity == "error"
         assert older.title == stopped.title + " (by watch)"
         assert (older.at, newest.at) == (night, night + 301)
+        assert not any(n.host == "box9" for n in notices_of(app).items())
