@@ -115,11 +115,16 @@ def view_to_json(
 
 
 def format_view(
-    view: QueueView, local: QueueSource | None = None, not_sent: NotSent | None = None
+    view: QueueView,
+    local: QueueSource | None = None,
+    not_sent: NotSent | None = None,
+    launched_as: str | None = None,
 ) -> str:
     """Plain text: the summary line, then one line per cell; with nothing on the box yet,
     the cells of the host's local queue file (``local``), not sent; after the box's
-    cells, the file's cells not sent to it yet (``not_sent``), in file order."""
+    cells, the file's cells not sent to it yet (``not_sent``), in file order.
+    ``launched_as``: the host whose launch resumes these records, where not the view's
+    own (a rank box's records of its group's job: the group)."""
     lines = [f"{view.host}: {view.summary()}"]
     if not view.cells and local is not None:
         cells = local.parsed.cells
@@ -151,7 +156,7 @@ def format_view(
     if view.cluster is not None:  # a Slurm host: the user's jobs, partitions, accounting
         lines.append(view.cluster.line())
     if view.resume_index is not None:
-        lines.append(resume_line(view.host, view.resume_index, view.cells))
+        lines.append(resume_line(launched_as or view.host, view.resume_index, view.cells))
     return "\n".join(lines)
 
 
@@ -254,7 +259,12 @@ async def run_show(call: Call, transport: Transport) -> int:
         print(line)
     for line in rank_lines(call.fleet, call.host.name):
         print(line)
-    print(format_view(view, local, compared.not_sent))
+    # A rank's records of its group's job resume by the group's launch: the box's own
+    # is refused (a re-check of s39's fixes: "resume: rgt-tui launch box3 --start 0").
+    group = next(
+        (g.name for g in call.fleet.hosts if g.group and call.host.name in g.group.hosts), None
+    )
+    print(format_view(view, local, compared.not_sent, group if view.group_job else None))
     if compared.changed:
         print(f"note: {compared.changed}")
     # After the view, which it must not hold up (the comparison hashes both trees).

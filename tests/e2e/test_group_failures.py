@@ -108,6 +108,8 @@ async def test_a_rank_failing_at_start_is_the_groups_stop_and_relaunch_reruns_it
         rank1 = await arun("queue", "show", "box2", "--hosts", hosts)
         assert "its own cell 0 (fit) failed here" in rank1.stdout, rank1.stdout
         assert "resume from cell 0" in rank1.stdout, rank1.stdout
+        # Resumed by the group's launch: the box's own is refused for a group's records.
+        assert "resume: rgt-tui launch pair --start 0" in rank1.stdout, rank1.stdout
         assert "another rank failed" not in rank1.stdout, rank1.stdout
         ranks = poller.ranks["pair"]
         assert ranks[0].view is not None and _status(ranks[0].view, "fit") == KILLED
