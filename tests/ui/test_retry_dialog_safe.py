@@ -15,7 +15,7 @@ from support.queues import SCRIPT_RUN, QueueFleet, wait_view
 from textual.widgets import Button, OptionList, Static
 
 from rgt_tui.app import RgtApp
-from rgt_tui.domain.queue_state import DONE, FAILED, FINISHED, RUNNING
+from rgt_tui.domain.queue_state import DONE, FAILED, FINISHED
 from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.screens.queue_control import CellPickScreen
 from rgt_tui.screens.retry_confirm import RetryConfirmScreen
@@ -58,7 +58,7 @@ async def open_retry(pilot: Any, app: RgtApp, downs: int, cells: int = 2) -> Ret
     picker = await wait_for(
         lambda: app.screen if isinstance(app.screen, CellPickScreen) else None, 60, pilot=pilot
     )
-    await wait_for(lambda: picker.query_one(OptionList).option_count == cells, pilot=pilot)
+    await wait_for(lambda: picker.query_one(OptionList).option_count == 2, pilot=pilot)
     await pilot.press(*["down"] * downs, "enter")
     return await wait_for(
         lambda: (
@@ -136,25 +136,21 @@ async def test_the_retry_dialog_says_the_cell_starts_over_and_a_relaunch_would_r
 
 
 async def test_escape_while_the_retry_runs_waits_for_it(
-    make_queue_fleet: Any, tmp_path: Path
+    make_queue_fleet: Any, tmp_path: Path, monkeypatch: Any
 ) -> None:
     """The retry runs as the dialog's worker: Escape while it ran closed the dialog and
     cut the retry short (its {out} set aside, no launch), the key line saying "Esc:
-    cancel, nothing retried" (the move dialog's twin, hour s21a #13)."""
-    import asyncio
+    cancel, nothing retried" (the move dialog's twin, hour s21a #13). The box's queue
+    lock is held by a stalled flock, so the retry waits where a slow box would."""
+    from support.machine import stalled_tool
 
+    stall = stalled_tool("flock", tmp_path, monkeypatch)
     qf = await finished_queue(make_queue_fleet)
     app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
     app.runtime.queues.poll_s = 0.5
     async with app.run_test(size=SIZE) as pilot:
         retry = await open_retry(pilot, app, 0)  # broke, failed
-        release, real = asyncio.Event(), retry.control.retry
-
-        async def held(plan, name):  # type: ignore[no-untyped-def]
-            await release.wait()
-            return await real(plan, name)
-
-        retry.control.retry = held  # type: ignore[method-assign]
+        stall.touch()
         retry.query_one("#retry-go", Button).focus()
         await pilot.press("enter")
         await wait_for(lambda: "retrying…" in screen_text(app), pilot=pilot)
@@ -167,7 +163,7 @@ async def test_escape_while_the_retry_runs_waits_for_it(
         await pilot.press("enter", "enter", "escape")
         await pilot.pause()
         assert app.screen is retry  # still open: closing it would cut the retry short
-        release.set()
+        stall.unlink()
         await wait_for(lambda: app.screen is not retry, what="the retry's end", pilot=pilot)
         await pilot.pause()
         assert isinstance(app.screen, HostDetailScreen)  # no Enter left over opened a thing
@@ -176,47 +172,32 @@ async def test_escape_while_the_retry_runs_waits_for_it(
 
 
 async def test_a_retry_refused_on_the_box_gives_cancel_back(
-    make_queue_fleet: Any, tmp_path: Path
+    make_queue_fleet: Any, tmp_path: Path, monkeypatch: Any
 ) -> None:
     """A retry the box refuses (another retry of the cell, from the command line, reached
-    it first and the cell runs again) leaves the dialog open with why, and Cancel enabled
-    and focused again, so Enter closes it instead of doing nothing."""
-    import asyncio
+    the box's lock first: its record says the cell waits for its retry) leaves the dialog
+    open with why, and Cancel enabled and focused again, so Enter closes it instead of
+    doing nothing. The dialog's retry waits at the box's lock (a stalled flock) while
+    the other one's record is written."""
+    from support.machine import stalled_tool
 
-    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
-    # Fails at once the first time; run again, it holds until the test lets it end.
-    broke = qf.cell_script(
-        "broke",
-        "if [ -e once ]; then while [ ! -e go ]; do sleep 0.1; done; fi; touch once; exit 3",
-    )
-    qf.write_queue(f"{broke} t\n")
-    transport = qf.transport()
-    await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)
-    await transport.close()
-    await wait_view(qf, lambda v: v.state == FINISHED, what="the queue to finish")
+    stall = stalled_tool("flock", tmp_path, monkeypatch)
+    qf = await finished_queue(make_queue_fleet)
     app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
     app.runtime.queues.poll_s = 0.5
-    try:
-        async with app.run_test(size=SIZE) as pilot:
-            retry = await open_retry(pilot, app, 0, cells=1)
-            release, real = asyncio.Event(), retry.control.retry
-
-            async def raced(plan, name):  # type: ignore[no-untyped-def]
-                await release.wait()
-                assert not (await real(plan, name)).error  # the other retry goes first
-                await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="rerun")
-                return await real(plan, name)
-
-            retry.control.retry = raced  # type: ignore[method-assign]
-            retry.query_one("#retry-go", Button).focus()
-            await pilot.press("enter")
-            await wait_for(lambda: retry.retrying, what="the retry to start", pilot=pilot)
-            assert retry.query_one("#retry-cancel", Button).disabled
-            release.set()
-            await wait_for(lambda: "Not retried" in screen_text(app), 60, pilot=pilot)
-            cancel = retry.query_one("#retry-cancel", Button)
-            assert not cancel.disabled and app.focused is cancel
-            await pilot.press("enter")
-            await wait_for(lambda: app.screen is not retry, what="Cancel to close it", pilot=pilot)
-    finally:
-        (qf.root() / "go").touch()
+    async with app.run_test(size=SIZE) as pilot:
+        retry = await open_retry(pilot, app, 0)  # broke, failed
+        stall.touch()
+        retry.query_one("#retry-go", Button).focus()
+        await pilot.press("enter")
+        await wait_for(lambda: retry.retrying, what="the retry to start", pilot=pilot)
+        assert retry.query_one("#retry-cancel", Button).disabled
+        with (qf.qdir() / "cells" / "broke.state").open("a") as state:
+            state.write(f"retry {int(time.time())} -\n")  # the other retry's record
+        stall.unlink()
+        await wait_for(lambda: "Not retried" in screen_text(app), 60, pilot=pilot)
+        assert "already waiting for its retry" in screen_text(app)
+        cancel = retry.query_one("#retry-cancel", Button)
+        assert not cancel.disabled and app.focused is cancel
+        await pilot.press("enter")
+        await wait_for(lambda: app.screen is not retry, what="Cancel to close it", pilot=pilot)
