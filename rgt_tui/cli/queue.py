@@ -261,10 +261,8 @@ async def run_show(call: Call, transport: Transport) -> int:
         print(line)
     # A rank's records of its group's job resume by the group's launch: the box's own
     # is refused (a re-check of s39's fixes: "resume: rgt-tui launch box3 --start 0").
-    group = next(
-        (g.name for g in call.fleet.hosts if g.group and call.host.name in g.group.hosts), None
-    )
-    print(format_view(view, local, compared.not_sent, group if view.group_job else None))
+    rank = call.fleet.rank_of(call.host.name) if view.group_job else None
+    print(format_view(view, local, compared.not_sent, rank[0] if rank else None))
     if compared.changed:
         print(f"note: {compared.changed}")
     # After the view, which it must not hold up (the comparison hashes both trees).

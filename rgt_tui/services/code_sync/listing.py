@@ -114,13 +114,7 @@ def list_tree(
     if git is not None:
         names, commit, changed = git
         # What never reaches the box does not make its code differ from the commit.
-        changed = [
-            c
-            for c in changed
-            if held_under(c, held) is None
-            and not copy_of(c, held_files)
-            and not never_sent(c, extra)
-        ]
+        changed = [c for c in changed if held_under(c, held) is None and not never_sent(c, extra)]
         rules = SendRules(root, excludes, git=True, held=held, copied=held_files)
     else:
         names, specs = _walk(root)
@@ -169,7 +163,7 @@ def list_tree(
             files.append(LocalFile(rel, digest, bool(st.st_mode & 0o111), st.st_size, crlf))
     if copies:  # the box's copy of one is no more code than this one, nor a change here
         rules = replace(rules, held=rules.held | copies)
-        changed = [c for c in changed if c not in copies]
+        changed = [c for c in changed if c not in copies]  # once, by name or content
     return LocalTree(
         root,
         tuple(files),
