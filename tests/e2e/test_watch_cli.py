@@ -53,14 +53,19 @@ async def test_watch_once_tells_a_new_alert_once_across_two_runs(make_loopback_f
         assert "Traceback" not in out.stderr
 
 
-async def test_watch_runs_until_sigterm_and_stops_cleanly(make_loopback_fleet):
-    loopback = await make_loopback_fleet(1)
-    alert_fleet(loopback.hosts_file, [])
-    proc = await asyncio.create_subprocess_exec(
-        *RGT, "watch", "--hosts", str(loopback.hosts_file),
+async def started_watch(hosts: Path) -> asyncio.subprocess.Process:
+    """`rgt-tui watch` on ``hosts`` as a process of its own, its output piped."""
+    return await asyncio.create_subprocess_exec(
+        *RGT, "watch", "--hosts", str(hosts),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         stdin=asyncio.subprocess.DEVNULL, env=cli_env(),
     )  # fmt: skip
+
+
+async def test_watch_runs_until_sigterm_and_stops_cleanly(make_loopback_fleet):
+    loopback = await make_loopback_fleet(1)
+    alert_fleet(loopback.hosts_file, [])
+    proc = await started_watch(loopback.hosts_file)
     try:
         assert proc.stdout is not None and proc.stderr is not None
         line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode()
@@ -82,11 +87,7 @@ async def test_ctrl_c_says_what_a_cut_pull_left(make_loopback_fleet):
     periodic pull; `pull` names the parts folder in the same case. It says so too."""
     loopback = await make_loopback_fleet(1)
     alert_fleet(loopback.hosts_file, [])
-    proc = await asyncio.create_subprocess_exec(
-        *RGT, "watch", "--hosts", str(loopback.hosts_file),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        stdin=asyncio.subprocess.DEVNULL, env=cli_env(),
-    )  # fmt: skip
+    proc = await started_watch(loopback.hosts_file)
     try:
         assert proc.stdout is not None and proc.stderr is not None
         line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode()

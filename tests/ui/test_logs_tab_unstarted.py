@@ -16,6 +16,18 @@ from rgt_tui.screens.tabs.logs import LogsTab
 from rgt_tui.services.queue.launch import launch, plan_launch
 
 
+async def cell_status(app, pilot, cell: str, shows: str) -> str:  # type: ignore[no-untyped-def]
+    """The Logs tab's status line for ``cell``, once it ``shows`` that text."""
+    tab = await open_logs_tab(app, pilot)
+    assert isinstance(tab, LogsTab)
+    await wait_for(lambda: tab._cells, what="the cells read", pilot=pilot)
+    status = tab.query_one("#logs-status", Static)
+    tab.choose(cell)
+    return await wait_for(
+        lambda: shows in text_of(status) and text_of(status), what=f"{cell}'s status", pilot=pilot
+    )
+
+
 async def test_a_cell_passed_over_by_the_start_says_it_has_not_started(  # type: ignore[no-untyped-def]
     make_queue_fleet, tmp_path: Path
 ) -> None:
@@ -31,16 +43,8 @@ async def test_a_cell_passed_over_by_the_start_says_it_has_not_started(  # type:
     await wait_view(qf, lambda v: v.state == FINISHED, what="b to run")
     app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
     async with app.run_test(size=SIZE) as pilot:
-        tab = await open_logs_tab(app, pilot)
-        assert isinstance(tab, LogsTab)
-        await wait_for(lambda: tab._cells, what="the cells read", pilot=pilot)
-        status = tab.query_one("#logs-status", Static)
-        tab.choose("a")
-        said = await wait_for(
-            lambda: "no log yet" in text_of(status) and text_of(status),
-            what="a's status",
-            pilot=pilot,
-        )
+        said = await cell_status(app, pilot, "a", "no log yet")
+        tab, status = app.screen.query_one(LogsTab), app.screen.query_one("#logs-status", Static)
         # Not "waiting for the file to appear": nothing is coming by itself.
         assert "no log yet — cell a has not started and the queue is finished" in said, said
         assert "waiting" not in said
@@ -72,16 +76,9 @@ async def test_a_cell_a_running_queue_passed_over_says_so(  # type: ignore[no-un
     app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
     try:
         async with app.run_test(size=SIZE) as pilot:
-            tab = await open_logs_tab(app, pilot)
-            assert isinstance(tab, LogsTab)
-            await wait_for(lambda: tab._cells, what="the cells read", pilot=pilot)
+            said = await cell_status(app, pilot, "a", "no log yet")
+            tab = app.screen.query_one(LogsTab)
             status = tab.query_one("#logs-status", Static)
-            tab.choose("a")
-            said = await wait_for(
-                lambda: "no log yet" in text_of(status) and text_of(status),
-                what="a's status",
-                pilot=pilot,
-            )
             assert "cell a has not started and the running queue started after it, at cell 1" in (
                 said
             ), said
