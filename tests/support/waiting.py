@@ -21,8 +21,9 @@ async def wait_for(
     something truthy, and return that value; fail after ``timeout`` seconds naming
     ``what``, with ``show()`` (what was on the screen, say).
 
-    With ``pilot`` the App runs between polls (``pilot.pause``) and a failure shows its
-    screen as it was.
+    With ``pilot`` the App runs between polls (``pilot.pause``), the wait also lasts
+    until the screen on top is shown (``screen_shown``), and a failure shows its screen
+    as it was.
     """
     if pilot is not None and show is None:
         from support.pilot import screen_text
@@ -36,7 +37,7 @@ async def wait_for(
         value = predicate()
         if inspect.isawaitable(value):
             value = await value
-        if value:
+        if value and (pilot is None or screen_shown(pilot.app)):
             return value
         if loop.time() > deadline:
             message = f"timed out after {timeout:g} s waiting for {what or predicate}"
@@ -47,3 +48,23 @@ async def wait_for(
             await pilot.pause(every)
         else:
             await asyncio.sleep(every)
+
+
+def screen_shown(app: Any) -> bool:
+    """The screen on top has mounted its widgets and been laid out, or the App is ending.
+
+    A pushed screen is on the stack (``isinstance(app.screen, X)`` holds) before it has
+    composed a widget: a test that read it then read an empty screen, on a loaded CI
+    machine only. Waiting here closes that gap for every ``wait_for(..., pilot=)``.
+    """
+    from textual.app import ScreenStackError
+
+    if app.return_code is not None:
+        return True  # quitting: nothing more will be shown
+    try:
+        screen = app.screen
+    except ScreenStackError:
+        return True
+    # Laid out: its compositor has been given a size, which the screen does on its first
+    # resume, after its widgets are mounted (an empty screen counts: nothing to show).
+    return screen.is_mounted and bool(screen._compositor.size.area)
