@@ -152,6 +152,8 @@ def _print_status(label: str, status: CodeStatus) -> bool:
         from rgt_tui.services.code_sync import skipped_note
 
         print(f"{label}: {skipped_note(status.skipped)}")
+    if status.unsent_left:  # not code, so not a difference: said, whatever the exit
+        print(f"{label}: {status.unsent_note()}")
     problem = status.problem()
     if problem is None:
         print(f"{label}: in sync ({status.files} files)")

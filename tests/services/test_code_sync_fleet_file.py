@@ -44,6 +44,7 @@ async def test_the_fleet_file_and_its_queues_are_never_sent_and_a_copy_already_t
         # What an earlier version sent (nothing held back): the file is on the box.
         await older_sync(host, t)
         assert set(HELD) <= box_files(root)
+        before = await code_status(host, t, withhold=held)
         result = await sync_code(host, t, method="sftp", withhold=held)
         status = await code_status(host, t, withhold=held)
         write(code, "src/train.py", "print('changed')\n")
@@ -57,7 +58,11 @@ async def test_the_fleet_file_and_its_queues_are_never_sent_and_a_copy_already_t
     assert said[2].startswith("  removed on box1 (an earlier sync put them there")
     assert all(p in said[2] for p in HELD)
     assert said[3].startswith("  not sent: hosts.toml, queues/box1.txt, queues/box2.txt — ")
+    # Before the sync: not code, so in sync, but what the next sync removes is said.
+    assert before is not None and before.in_sync and sorted(before.unsent_left) == list(HELD)
+    assert before.unsent_note().endswith("— rgt-tui sync box1 removes them")
     assert status is not None and status.in_sync and not status.local.dirty
+    assert status.unsent_left == ()
     assert status.problem() is None  # the untracked fleet file is not an uncommitted change
     assert changed is not None and changed.uncommitted == ("src/train.py",)
     problem = changed.problem() or ""
@@ -114,6 +119,28 @@ async def test_cli_sync_says_what_it_left_out_and_check_names_the_uncommitted_fi
     assert not set(HELD) & box_files(root)
     assert checked.returncode == 1
     assert f"uncommitted changes in {code}: run.sh, new.py (2 files)" in checked.stdout
+
+
+async def test_cli_check_says_a_fleet_copy_an_earlier_sync_left_and_stays_in_sync(
+    make_loopback_fleet, tmp_path
+):
+    """s39's re-check: ``sync --check`` said "in sync" while the box held the fleet file
+    an older rgt-tui had sent; the next sync removes it, and the check now says so."""
+    fleet, code, root = await _fleet_in_tree(make_loopback_fleet, tmp_path)
+    host = fleet.host("box1")
+    t = transport_for(host)
+    try:
+        await older_sync(host, t)
+    finally:
+        await t.close()
+    checked = await arun("sync", "box1", "--check", "--hosts", str(fleet.path), timeout=120)
+    assert checked.returncode == 0, checked.stdout + checked.stderr  # the code is the same
+    assert (
+        "box1: on the box from an earlier sync, no longer sent: hosts.toml, queues/box1.txt, "
+        "queues/box2.txt — rgt-tui sync box1 removes them"
+    ) in checked.stdout
+    assert "box1: in sync (" in checked.stdout
+    assert set(HELD) <= box_files(root)  # a check removes nothing
 
 
 async def test_preflights_crlf_check_reads_no_fleet_file_sync_never_sends(

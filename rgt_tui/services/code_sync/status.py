@@ -28,6 +28,8 @@ async def code_status(
     box = await scan_box(transport, host.name, tree, host.workdir, outputs=outputs_of(host))
     differs = [f.path for f in tree.files if box.hashes.files.get(f.path) != f.file_hash()]
     box_id = CodeIdentity(box.tree) if box.dir_exists else None
+    removable, _changed = box.stale()  # changed ones are named by sync as it leaves them
+    unsent = [f.path for f in removable if f.path not in box.box_only]
     return CodeStatus(
         host=host.name,
         local=tree.identity,
@@ -46,6 +48,7 @@ async def code_status(
             p for p in differs[:MAX_DIFFERS] if p in box.hashes.files and p not in box.record
         ),
         skipped=tree.skipped[:MAX_DIFFERS],
+        unsent_left=tuple(unsent[:MAX_DIFFERS]),
     )
 
 

@@ -56,6 +56,11 @@ class CodeStatus:
     # The tree's entries no sync sends ("path (why)": a symlink, an odd name): the box
     # does not have them, in sync or not.
     skipped: tuple[str, ...] = ()
+    # Files an earlier sync put on the box, unchanged there, that the tree no longer sends
+    # and the rules hold back (a copy of the fleet file an older rgt-tui sent): not code,
+    # so not a difference, but the next sync removes them and ``--check`` says so (a
+    # user's hour read "in sync" while the box held the fleet file's copy).
+    unsent_left: tuple[str, ...] = ()
 
     @property
     def in_sync(self) -> bool:
@@ -91,6 +96,15 @@ class CodeStatus:
         if self.local.dirty:
             parts.append(self._uncommitted_problem())
         return "; ".join(parts) or None
+
+    def unsent_note(self) -> str:
+        """What an earlier sync left on the box that the next one removes (``unsent_left``)."""
+        left, one = self.unsent_left, len(self.unsent_left) == 1
+        named = ", ".join(left[:_NAMED]) + (", …" if len(left) > _NAMED else "")
+        return (
+            f"on the box from an earlier sync, no longer sent: {named} — rgt-tui sync "
+            f"{self.host} removes {'it' if one else 'them'}"
+        )
 
     def _uncommitted_problem(self) -> str:
         count = max(self.uncommitted_count, len(self.uncommitted))
