@@ -37,7 +37,7 @@ from rgt_tui.controllers.workers import run_work
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import HostKeyError
 from rgt_tui.domain.history import HostHistory
-from rgt_tui.domain.queue_state import FINISHED, GROUP_STOPPED, Q_RUNNING, STOPPED
+from rgt_tui.domain.queue_state import FINISHED, GROUP_STOPPED, Q_RUNNING, STOPPED, QueueView
 from rgt_tui.heap import settle_heap
 from rgt_tui.messages import HostUpdated, OpenHostRequested, ReconnectRequested
 from rgt_tui.screens.add_host import AddHostScreen
@@ -148,6 +148,9 @@ class RgtApp(ThemedApp):
         self.connections = connections or FleetConnections(fleet.hosts)
         self.log_recall = LogRecall()  # what the Logs tabs drew, for the next one (ux-g 6)
         self._queue_states: dict[str, str] = {}  # each host's queue state, last read
+        # Hosts whose queue this TUI launched, with the launch the last view held then:
+        # that new launch's end is told even if no poll saw it run (``_launched_here``).
+        self._ends_awaited: dict[str, tuple[int, int] | None] = {}
         # watch's notifications from the TUI too, only when the fleet asks (tui_notify).
         notify = self.tui_notify = TuiNotify.for_fleet(fleet)
         self.runtime: FleetRuntime[HostState, WatchEvent] = FleetRuntime(
@@ -421,7 +424,13 @@ class RgtApp(ThemedApp):
         """A queue key's screen (``QueueController`` decided): the launch plan, the
         diagnosis, or the host's Logs tab."""
         if action == "launch":
-            self.push_screen(LaunchConfirmScreen(self.fleet, host, self.connections))
+            view = self.runtime.queues.views.get(host.name)
+            last = view.launch if view is not None else None
+            was = (last.ts, last.pid) if last is not None else None
+            self.push_screen(
+                LaunchConfirmScreen(self.fleet, host, self.connections),
+                partial(self._launch_answered, host.name, was),
+            )
         elif action == "diagnose":
             self.push_screen(DiagnosisScreen(host, self.connections))
         elif action == "move":
@@ -434,6 +443,21 @@ class RgtApp(ThemedApp):
         elif action == "logs":
             self.open_host(host.name)
             self.call_after_refresh(self._show_logs_tab, host.name)
+
+    def _launch_answered(self, host: str, was: tuple[int, int] | None, result: object) -> None:
+        if result is not None:  # launched (None: cancelled)
+            self._ends_awaited[host] = was
+
+    def _launched_here(self, host: str, view: QueueView) -> bool:
+        """The view holds the launch this TUI made (not the one before it), first seen
+        now: its end is told whatever the last poll saw. A cell that failed in its first
+        second ended the queue between two polls, and nothing said so."""
+        if host not in self._ends_awaited or view.launch is None:
+            return False
+        if (view.launch.ts, view.launch.pid) == self._ends_awaited[host]:
+            return False  # the box has not yet written the new launch's record
+        del self._ends_awaited[host]
+        return True
 
     def _show_logs_tab(self, host_name: str) -> None:
         screen = self.screen
@@ -454,7 +478,9 @@ class RgtApp(ThemedApp):
         except KeyError:  # a host the fleet file no longer holds: nothing to tell
             return
         view, launch = message.view, message.view.launch
-        if before != Q_RUNNING or view.told_by_group(host.group is not None):
+        if before != Q_RUNNING and not self._launched_here(message.host, view):
+            return  # an end no poll saw coming: an old one, told when it happened
+        if view.told_by_group(host.group is not None):
             return  # a box's records of a group's job: the group's own view tells it
         if view.state == STOPPED:
             title, body = queue_gone_words(host.name, view, interruptible=host.watch.interruptible)
