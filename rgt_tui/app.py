@@ -473,6 +473,8 @@ class RgtApp(ThemedApp):
         # "✓ no alerts" (a user's hour).
         before = self._queue_states.get(message.host)
         self._queue_states[message.host] = message.view.state
+        if before is not None and before != Q_RUNNING and message.view.state == Q_RUNNING:
+            self.jobs.queue_started(message.host, self.clock())
         try:
             host = self.fleet.host(message.host)
         except KeyError:  # a host the fleet file no longer holds: nothing to tell

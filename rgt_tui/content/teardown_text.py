@@ -111,7 +111,11 @@ def profile_lines(report: GateReport) -> list[Content]:
 
 
 def outcome_lines(
-    outcome: TeardownOutcome, torn_down: bool, host: str = "the host", still_answers: bool = False
+    outcome: TeardownOutcome,
+    torn_down: bool,
+    host: str = "the host",
+    still_answers: bool = False,
+    since: str | None = None,
 ) -> list[Content]:
     """After the typed confirmation: the command's output and exit code, or instructions
     (for which box: its id and host key).
@@ -120,8 +124,17 @@ def outcome_lines(
     the user types the name a second time, in the Confirm box above these lines, to say
     the box is destroyed. A cluster (Slurm) has nothing to destroy: the gate opened, and
     nothing is recorded. ``still_answers``: the same box answered since (GEN1): no
-    word that its cost stopped.
+    word that its cost stopped. ``since``: what happened after the gate was checked (a
+    cluster's queue ran again): its opening is then what was, not what is.
     """
+    if outcome.cluster and since:
+        return [
+            Content.styled(
+                f"the gate opened, but {since}: it may not hold now — Ctrl+R re-checks",
+                "bold $warning",
+            ),
+            Content(outcome.instructions),
+        ]
     if outcome.cluster:
         return [
             Content.styled("✓ the gate opened: nothing to destroy", "bold $success"),

@@ -208,6 +208,15 @@ class JobRunner:
         telemetry) and post the new state."""
         return self._set(host, **changes)
 
+    def queue_started(self, host: str, at: float) -> None:
+        """A run of ``host``'s queue started (a launch, a retry) after its gate was checked:
+        the checklist, and a cluster's "gate opened", say what was, not what is (a Slurm
+        hour: the gate still read open while a retried cell ran)."""
+        state = self.state(host)
+        if state.gate is not None and not state.gate_outdated:
+            when = time.strftime("%H:%M", time.localtime(at))
+            self._set(host, gate_outdated=f"its queue ran again from {when}")
+
     # -- entry points ------------------------------------------------------------------
 
     def request(self, host_name: str, job_name: str, arg: str = "") -> None:
@@ -522,7 +531,12 @@ class JobRunner:
         return report
 
     def _set_report(self, host: str, report: GateReport) -> None:
-        """A gate report: the checklist, and the journal's box, history and teardown."""
+        """A gate report: the checklist, and the journal's box, history and teardown. A
+        cluster's "gate opened" goes once a check finds the gate shut again (its queue
+        ran again since): the checklist says why."""
+        shown = self.state(host).teardown
+        if shown is not None and shown.cluster and not report.ready_but_confirmation:
+            self._set(host, teardown=None)
         self._set(
             host,
             gate=report,

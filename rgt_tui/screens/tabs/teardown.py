@@ -316,8 +316,9 @@ class TeardownTab(DetailTab):
             outcome.append(Content.styled(shown(jobs.refusal, lines=True), "bold $warning"))
         if jobs.teardown is not None:
             outcome += outcome_lines(
-                jobs.teardown, jobs.torn_down_at is not None, jobs.host, still_answers=still
-            )
+                jobs.teardown, jobs.torn_down_at is not None, jobs.host, still_answers=still,
+                since=jobs.gate_outdated,
+            )  # fmt: skip
         elif jobs.shown_torn_down_at is not None:
             outcome.append(Content.styled("recorded as torn down", "bold $success"))
         # Whatever was done in this session: the teardown's own lines above must not be
