@@ -286,6 +286,7 @@ async def _fetch_in_order(run: PullRun, part: _Part, readers: list, size: int) -
     waiting_bytes = 0
     arrived, written = asyncio.Event(), asyncio.Event()
     ahead = len(readers) * LOOK_AHEAD
+    writing = False  # the writer thread has a batch (popped from ``waiting``) in hand
 
     async def segment(reader, offset: int) -> None:  # noqa: ANN001
         nonlocal waiting_bytes
@@ -297,9 +298,12 @@ async def _fetch_in_order(run: PullRun, part: _Part, readers: list, size: int) -
             waiting_bytes += len(data)
             got += len(data)
             arrived.set()
-            # The writer has a full batch to write: wait for it, so what a drop can
-            # lose is the reads in flight and one batch, not all that came meanwhile.
-            while part.at in waiting and waiting_bytes >= FLUSH_BYTES:
+            # The writer has a full batch to write, or is writing one: wait for it, so
+            # what a drop can lose is the reads in flight and two batches, not all that
+            # came meanwhile (a slow disk or a loaded machine let the lanes run on while a
+            # batch was written: 10 MB held, seen in a loaded run). Not while a gap holds
+            # the writer: the lane that fills it must go on.
+            while waiting_bytes >= FLUSH_BYTES and (writing or part.at in waiting):
                 written.clear()
                 await written.wait()
         if got != length:
@@ -321,7 +325,7 @@ async def _fetch_in_order(run: PullRun, part: _Part, readers: list, size: int) -
             await segment(reader, offset)
 
     async def write() -> None:
-        nonlocal waiting_bytes
+        nonlocal waiting_bytes, writing
         while part.at < size:
             batch, start = [], part.at
             at = start
@@ -333,7 +337,11 @@ async def _fetch_in_order(run: PullRun, part: _Part, readers: list, size: int) -
                 await arrived.wait()
                 continue
             waiting_bytes -= at - start
-            await in_thread(part.write, batch, run.dest)
+            writing = True
+            try:
+                await in_thread(part.write, batch, run.dest)
+            finally:
+                writing = False
             run.tracker.advance(plan.local, at - start)
             written.set()
 
