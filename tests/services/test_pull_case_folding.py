@@ -79,3 +79,27 @@ async def test_the_twin_already_pulled_is_the_one_kept(make_loopback_fleet, tmp_
         assert not again.conflicts and not again.failed, again.conflicts
         assert sorted(os.listdir(results / "box1")) == [".rgt", "model.pt"]
         assert sha(results / "box1" / "model.pt") == lower
+
+
+def test_two_threads_asking_which_twins_are_here_each_read_the_whole_folder(tmp_path):
+    """The early listing and the manifest ask which case twins are already here from two
+    threads at once. Both listed the host's folder through dups of one descriptor, which
+    share a read position: a loaded run saw a half listing and kept the new twin over
+    the verified one (the test above, 1 run in 3 under load)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    # (The method ``writable`` calls on a disk that folds case, asked directly: this
+    # machine's own disk does not fold case, and the race needs no exFAT to show.)
+    root = tmp_path / "box1"
+    root.mkdir()
+    names = [f"checkpoint-{i:05d}-with-a-long-enough-name.pt" for i in range(1500)]
+    for name in names:
+        (root / name).touch()
+    asked = names[::75]  # 20 names spread over the listing
+    tree = HostTree(root)
+    try:
+        with ThreadPoolExecutor(2) as pool:
+            found = list(pool.map(lambda _: tree._names_here(asked), range(40)))
+    finally:
+        tree.close()
+    assert all(f == set(asked) for f in found), [len(f) for f in found]

@@ -117,8 +117,17 @@ class HostTree:
         for rel in rels:
             parent, _, name = rel.rpartition("/")
             try:
-                fd = self.folder(parent, create=False)
+                held = self.folder(parent, create=False)
             except OSError:
+                continue
+            try:
+                # Listed through its own open of the folder: the root's descriptor is a
+                # dup of ``self.fd``, whose read position every dup shares, and the early
+                # listing and the manifest ask this from two threads at once (a loaded
+                # run saw a half listing, and kept the new twin over the verified one).
+                fd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=held)
+            except OSError:
+                os.close(held)
                 continue
             try:
                 if name in os.listdir(fd):
@@ -127,6 +136,7 @@ class HostTree:
                 pass
             finally:
                 os.close(fd)
+                os.close(held)
         return here
 
     def close(self) -> None:
