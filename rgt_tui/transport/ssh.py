@@ -253,7 +253,8 @@ class SshTransport(SftpSessions):
         except asyncssh.PermissionDenied as exc:
             raise TransportError(
                 self.host,
-                f"authentication refused{' by ' + where if where else ''} ({exc.reason})",
+                f"authentication refused{' by ' + where if where else ''} "
+                f"({printable(exc.reason, 200)})",
                 self._auth_fix(plan),
             ) from exc
         except asyncio.TimeoutError as exc:

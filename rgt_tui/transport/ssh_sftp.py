@@ -17,6 +17,7 @@ from pathlib import Path
 
 import asyncssh
 
+from rgt_tui.domain.text import printable
 from rgt_tui.timeouts import within
 from rgt_tui.transport.base import (
     PUT_CHUNK,
@@ -125,7 +126,8 @@ class SftpSessions(RangeReads):
         if isinstance(exc, asyncssh.SFTPError) and not isinstance(
             exc, (asyncssh.SFTPConnectionLost, asyncssh.SFTPNoConnection)
         ):
-            return OSError(errno.EIO, f"{self.host}: {exc.reason}", path)
+            # The box's words: one line (their newlines made fake lines in a notice).
+            return OSError(errno.EIO, f"{self.host}: {printable(exc.reason, 200)}", path)
         self._sftp.clear()
         if isinstance(exc, TransportError):
             return exc

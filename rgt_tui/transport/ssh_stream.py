@@ -24,6 +24,7 @@ from typing import TypeVar
 
 import asyncssh
 
+from rgt_tui.domain.text import printable
 from rgt_tui.timeouts import within
 from rgt_tui.transport.base import (
     CommandFailed,
@@ -169,7 +170,14 @@ async def run_capped(
 
 
 def describe(exc: BaseException) -> str:
-    """A short reason for a connection failure, without a traceback."""
+    """A short reason for a connection failure, without a traceback, on one line: a
+    disconnect's reason (and an asyncssh error's text) is the box's, and its newlines
+    made a fake "fix:" line in the pane, the notices and watch's notifications (the s40
+    audit). Cut to 300 characters."""
+    return printable(_reason(exc), 300)
+
+
+def _reason(exc: BaseException) -> str:
     if isinstance(exc, ConnectionRefusedError):
         return "connection refused (is sshd running on that port?)"
     if isinstance(exc, asyncssh.ConnectionLost):
@@ -238,7 +246,7 @@ def command_channel(host: str, command: str) -> Opener:
                 lambda: conn.create_session(ByteStreamSession, command, encoding=None, **options),
             )
         except asyncssh.ChannelOpenError as exc:
-            why = f"the box refused another session ({exc.reason})"
+            why = f"the box refused another session ({printable(exc.reason, 200)})"
             raise SessionRefused(host, why) from exc
 
     return open_session
