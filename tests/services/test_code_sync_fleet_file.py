@@ -174,3 +174,18 @@ def test_a_fifo_named_like_a_toml_file_is_said_not_read(tmp_path):
     os.mkfifo(code / "pipe.toml")
     tree = list_tree(code, (), "box1")
     assert "pipe.toml (not a regular file)" in tree.skipped, tree.skipped
+
+
+def test_a_toml_file_nested_past_the_parsers_depth_is_held_back_not_a_traceback(tmp_path):
+    """The s40 audit: ``[[hosts]]`` then 500 open brackets raised RecursionError out of
+    the fleet-copy check, and every sync, launch, preflight and ``queue show`` of the tree
+    ended in a traceback without naming the file. It is held back as a fleet file that
+    cannot be read is."""
+    from rgt_tui.services.code_sync.listing import list_tree
+
+    code = tmp_path / "proj"
+    write(code, "train.py", "print('hi')\n")
+    write(code, "settings.toml", "[[hosts]]\nname = 'a'\nssh = 'b'\nx = " + "[" * 500 + "\n")
+    tree = list_tree(code, (), "box1")
+    assert "settings.toml" in tree.withheld, tree.withheld
+    assert [f.path for f in tree.files] == ["train.py"]

@@ -180,8 +180,11 @@ def reads_as_fleet_file(path: Path, rel: str) -> bool:
         return False
     try:
         hosts = tomllib.loads(head.decode("utf-8")).get("hosts")
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return True  # a fleet file mid-edit (or cut at 1 MiB): held back, to be safe
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+        # A fleet file mid-edit (or cut at 1 MiB), or nested past the parser's depth
+        # (500 brackets stopped every sync, launch and preflight: the s40 audit): held
+        # back, to be safe.
+        return True
     # A fleet file's entries name a box and how it is reached; a project's own [[hosts]]
     # (a cluster config of addresses and GPUs) has no ssh key and is sent (the review of
     # s39 #5).
