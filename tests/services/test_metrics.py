@@ -288,6 +288,10 @@ def test_a_hosts_periodic_pulls_are_series_failing_and_last_through(fleet) -> No
     assert value(s, "rgt_pull_last_success_timestamp_seconds", host="a100-train") == 1120.0
     metrics.on_fleet(replace(fleet, hosts=tuple(h for h in fleet.hosts if h.name != "a100-train")))
     assert value(scrape(metrics), "rgt_pull_failing", host="a100-train") is None
+    # A pull that was running when the fleet file dropped the host ends after it: it
+    # must not bring the series back (the s40 audit: it fired RgtPullFailing for good).
+    metrics.on_pull("a100-train", False, 1180.0)
+    assert value(scrape(metrics), "rgt_pull_failing", host="a100-train") is None
 
 
 def test_promtool_accepts_the_rules_and_lints_the_exposition_clean(fleet) -> None:  # type: ignore[no-untyped-def]

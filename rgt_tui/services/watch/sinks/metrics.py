@@ -180,7 +180,11 @@ class FleetMetrics(Collector, Sink):
         self.version += 1
 
     def on_pull(self, host: str, ok: bool, at: float) -> None:
-        """Keep how ``host``'s latest periodic pull ended; the next scrape reports it."""
+        """Keep how ``host``'s latest periodic pull ended; the next scrape reports it. A
+        pull of a host the fleet file no longer has (it ended after the reload) is
+        dropped: its series would fire ``RgtPullFailing`` for a host that is gone."""
+        if host not in {h.name for h in self.fleet.hosts}:
+            return
         self._pull_failing[host] = not ok
         if ok:
             self._pulled_at[host] = at
