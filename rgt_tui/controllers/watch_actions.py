@@ -60,8 +60,11 @@ class WatchActions:
             if event is None or event.kind not in ACTIONS:
                 continue
             # A time that is no number, or not a finite one (the log is a file on disk:
-            # a NaN would sort past every notice), leaves the line out.
+            # a NaN would sort past every notice), or a day past now (1e20 is finite and
+            # no clock can show it: the n list crashed, the s40 audit) leaves it out.
             if not isinstance(at, int | float) or not math.isfinite(at) or at < self._since:
+                continue
+            if at > self.clock() + SINCE_S:
                 continue
             severity = SEVERITY.get(event.severity, "warning")
             record(self.app, event.host, f"{event.title} (by watch)", event.body, severity, at)
