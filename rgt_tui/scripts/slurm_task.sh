@@ -50,6 +50,12 @@ set -u
 # was changed was dropped by bash (seen twice in CI: no `signal` record, the cell never
 # told, the task left to its walltime). Before the cell starts it is only noted. A TERM
 # that early keeps its default: the task is cancelled before its cell started.
+#
+# No `$(...)` below this line: bash 5.2 re-parses a `$(...)` each time it expands one,
+# and a trap that comes due then is parsed as if inside it — "trap: unexpected EOF while
+# looking for matching `)'" — and is lost: the warning never reaches the cell (seen in
+# CI; tests/services/test_slurm_task_signals.py). Backquotes are not re-parsed; printf -v
+# and %(...)T need no substitution at all.
 early_warn=0 started=0
 on_usr1() {
     if [ "$started" = 1 ]; then on_signal warn; else early_warn=1; fi
@@ -60,7 +66,7 @@ qdir=${1:-} run_one=${2:-} workdir=${3:-} nproc=${4:-} port=${5:-}
 k=${SLURM_ARRAY_TASK_ID:-}
 tsv="$qdir/cells.tsv"
 
-say() { printf '[rgt %s] %s\n' "$(date '+%F %T')" "$*"; }
+say() { printf '[rgt %(%F %T)T] %s\n' -1 "$*"; }
 
 if [ -z "$qdir" ] || [ -z "$run_one" ] || [ -z "$workdir" ]; then
     say "usage: sbatch --array=... slurm_task.sh QUEUE_DIR RUN_ONE WORKDIR"
@@ -73,14 +79,14 @@ case "$k" in
         ;;
 esac
 
-# Line K (0-based) of cells.tsv, only when complete (a line being appended has no
-# newline yet, and read then fails).
+# Line K (0-based) of cells.tsv into $line, only when complete (a line being appended
+# has no newline yet, and read then fails).
 cell_line() {
-    local i=0 line
+    local i=0 l
     [ -r "$tsv" ] || return 1
-    while IFS= read -r line; do
+    while IFS= read -r l; do
         if [ "$i" -eq "$1" ]; then
-            printf '%s\n' "$line"
+            line=$l
             return 0
         fi
         i=$((i + 1))
@@ -88,7 +94,8 @@ cell_line() {
     return 1
 }
 
-if ! line=$(cell_line "$k"); then
+line=""
+if ! cell_line "$k"; then
     say "task $k: no complete line $((k + 1)) in $tsv — the array names a cell the box does not hold"
     exit 3
 fi
@@ -129,7 +136,7 @@ fi
 if [ -n "${SLURM_CPUS_PER_TASK:-}" ]; then
     export SRUN_CPUS_PER_TASK=$SLURM_CPUS_PER_TASK  # SLURM3
 fi
-say "cell $k $name: array job ${SLURM_ARRAY_JOB_ID:-?} task $k (job ${SLURM_JOB_ID:-?}) on $(hostname 2>/dev/null)"
+say "cell $k $name: array job ${SLURM_ARRAY_JOB_ID:-?} task $k (job ${SLURM_JOB_ID:-?}) on ${HOSTNAME:-?}"
 
 if [ -n "$nproc" ]; then
     case "$nproc$port" in *[!0-9]*)
@@ -137,30 +144,32 @@ if [ -n "$nproc" ]; then
         exit 2
         ;;
     esac
-    first=$(scontrol show hostnames "${SLURM_JOB_NODELIST:-}" 2>/dev/null | head -n 1)
+    first=`scontrol show hostnames "${SLURM_JOB_NODELIST:-}" 2>/dev/null | head -n 1`
     # The address Slurm itself reaches the node at (a NodeName need not resolve).
-    addr=$(scontrol show node "$first" 2>/dev/null | tr ' ' '\n' | sed -n 's/^NodeAddr=//p' | head -n 1)
+    addr=`scontrol show node "$first" 2>/dev/null | tr ' ' '\n' | sed -n 's/^NodeAddr=//p' | head -n 1`
     [ "${port:-0}" -gt 0 ] || port=$((20000 + ${SLURM_JOB_ID:-0} % 20000))
     export RGT_NNODES=${SLURM_NTASKS:-${SLURM_NNODES:-1}} RGT_NPROC_PER_NODE=$nproc
     export RGT_MASTER_ADDR=${addr:-$first} RGT_MASTER_PORT=$port
     say "cell $k $name: $RGT_NNODES ranks on ${SLURM_JOB_NODELIST:-?}, rendezvous $RGT_MASTER_ADDR:$RGT_MASTER_PORT"
-    step=$(printf 'export RGT_NODE_RANK=$SLURM_PROCID; %s' "$cmd")
-    cmd="srun --kill-on-bad-exit=1 bash -c $(printf '%q' "$step")"
+    printf -v step 'export RGT_NODE_RANK=$SLURM_PROCID; %s' "$cmd"
+    printf -v step '%q' "$step"
+    cmd="srun --kill-on-bad-exit=1 bash -c $step"
 fi
 
 # The start records before this task's: the cell's own pid is on a later one.
-starts_before=$(awk '$1 == "start" { n++ } END { print n + 0 }' "$state" 2>/dev/null || echo 0)
+starts_before=`awk '$1 == "start" { n++ } END { print n + 0 }' "$state" 2>/dev/null || echo 0`
 term=0 passed=0 signalled=0
 
-# The pid run_one.sh recorded for this task's attempt (the cell's command itself).
+# Into $pid: the pid run_one.sh recorded for this task's attempt (the cell's command
+# itself), empty while there is none.
 cell_pid() {
-    awk -v n="$starts_before" '$1 == "start" && NF == 4 { i++; if (i > n) p = $4 } END { print p }' \
-        "$state" 2>/dev/null
+    pid=`awk -v n="$starts_before" '$1 == "start" && NF == 4 { i++; if (i > n) p = $4 } END { print p }' \
+        "$state" 2>/dev/null`
 }
 
 pass_term() {
     local pid
-    pid=$(cell_pid)
+    cell_pid
     [ -n "$pid" ] || return 1
     kill -TERM "$pid" 2>/dev/null
     passed=1
@@ -169,11 +178,13 @@ pass_term() {
 # SLURM1: record, pass on (the walltime's USR1 only), nothing else. The cell decides
 # when it is safe to stop.
 on_signal() {  # warn | term
-    printf 'signal %s TERM\n' "$(date +%s)" >>"$state"
+    local pid
+    printf 'signal %(%s)T TERM\n' -1 >>"$state"
     signalled=1
     # A TERM before run_one.sh recorded the cell's pid may have come before the cell's
     # process existed: passed on once the pid is there (the loop below).
-    if [ "$1" = warn ] || [ -z "$(cell_pid)" ]; then
+    cell_pid
+    if [ "$1" = warn ] || [ -z "$pid" ]; then
         term=1
         pass_term
     fi
@@ -198,8 +209,8 @@ done
 if [ "$signalled" = 1 ]; then
     # The wait the trap cut short may have missed the exit status: the cell's own end
     # record (run_one.sh) has it.
-    recorded=$(awk -v n="$starts_before" '$1 == "start" { i++ } $1 == "end" && i > n { c = $3 } END { print c }' \
-        "$state" 2>/dev/null)
+    recorded=`awk -v n="$starts_before" '$1 == "start" { i++ } $1 == "end" && i > n { c = $3 } END { print c }' \
+        "$state" 2>/dev/null`
     case "$recorded" in '' | *[!0-9]*) ;; *) code=$recorded ;; esac
 fi
 exit "$code"

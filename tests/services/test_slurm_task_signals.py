@@ -8,6 +8,7 @@ cell's handler, as its interpreter exited, ending a cell that had checkpointed w
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -102,3 +103,44 @@ async def test_a_scancel_term_to_every_process_reaches_the_cell_once(tmp_path: P
     assert any(
         r.startswith("signal ") and r.endswith(" TERM") for r in state.read_text().splitlines()
     )
+
+
+def catches_usr1(pid: int) -> bool:
+    """The shell's USR1 trap is in place: a USR1 before it would end the script."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    caught = next(line for line in status.splitlines() if line.startswith("SigCgt:"))
+    return bool(int(caught.split()[1], 16) & (1 << (signal.SIGUSR1 - 1)))
+
+
+def cell_started(state: Path) -> bool:
+    """run_one.sh recorded the cell's pid: the script is past its own work, in `wait`."""
+    return state.exists() and any(r.startswith("start ") for r in state.read_text().splitlines())
+
+
+async def test_no_warning_is_lost_to_the_work_the_script_does_meanwhile(tmp_path: Path):
+    # A warning can come while the script itself works (reads cells.tsv, counts records,
+    # starts the cell). bash 5.2 lost a trap that came due while it expanded a `$(...)`:
+    # "trap: line 2: unexpected EOF while looking for matching `)'", the cell never told
+    # (seen in CI). Warnings every millisecond from the trap's first moment until the
+    # cell's pid is recorded, ten times over: each one runs its trap. (Not on: bash runs
+    # a trap within a trap, and hundreds a second while the cell's handlers run only
+    # measure how deep bash's stack goes.)
+    for attempt in range(10):
+        run = tmp_path / str(attempt)
+        run.mkdir()
+        task, state, out = start_task(run)
+        while not catches_usr1(task.pid):  # polled closely: the script starts its cell soon
+            assert task.poll() is None, task.communicate()[0]
+            await asyncio.sleep(0.0002)
+        sent = 0
+        while not cell_started(state) and task.poll() is None:
+            task.send_signal(signal.SIGUSR1)
+            sent += 1
+            await asyncio.sleep(0.001)
+        assert sent >= 3, f"only {sent} warnings before the cell started"
+        code, output = finish(task)
+        assert "trap:" not in output, output
+        assert code in (0, 143), output
+        # A trap bash runs late, on a loaded machine, may record after the end record.
+        records = [r.split()[0] for r in state.read_text().splitlines()]
+        assert "signal" in records and "end" in records
