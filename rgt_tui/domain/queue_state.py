@@ -67,9 +67,10 @@ BY_USER, BY_GROUP = "user", "group"
 # A rank's runner stopped its own queue at a cell that failed by itself there (its stop
 # record's WHO, run_queue.sh): the group's job ends with it.
 BY_OWN_FAILURE = "failed"
-# A cell rgt-tui stopped because another rank of its group failed (its record: "group").
+# A cell rgt-tui stopped because another rank of its group failed or its box went silent
+# for LOST_AFTER_S (its record: "group"; the record does not say which).
 GROUP_KILL = "stopped with its group"
-GROUP_KILL_WHY = f"{GROUP_KILL} (another rank failed)"
+GROUP_KILL_WHY = f"{GROUP_KILL} (another rank failed or went silent)"
 REBOOTED = "rebooted"  # the box rebooted while the runner was running
 
 # A cell whose attempt has no ``code`` record (U42): said the same way everywhere.
@@ -539,7 +540,7 @@ def _cell_view(
 
 
 def _killed_note(who: str) -> str:
-    """``killed by the user``, or ``stopped with its group (another rank failed)`` for a
+    """``killed by the user``, or ``stopped with its group (another rank failed or went silent)`` for a
     kill the group asked for (its record says ``group``); an unknown word, as written."""
     return GROUP_KILL_WHY if who == BY_GROUP else f"killed by the {printable(who, 20)}"
 

@@ -857,7 +857,7 @@ tree_pids() {  # PID
 
 kill_tree() {  # PID GRACE NAME WHO (run detached by queue_kill)
     local root=$1 grace=$2 name=$3 pids p i left log="$q/cells/$3.log" why="killed by the user"
-    [ "${4:-user}" = group ] && why="stopped with its group (another rank failed)"
+    [ "${4:-user}" = group ] && why="stopped with its group (another rank failed or went silent)"
     # queue_kill checked the pid (cell_pid_check); a tree rooted at 0 or 1 is the box's.
     case "$root" in '' | *[!0-9]* | 0* | 1) return 1 ;; esac
     pids=$(tree_pids "$root")

@@ -200,7 +200,7 @@ stopped_by() {
     if [ "$who" = failed ]; then
         echo "stopped with its group (its own cell failed here)"
     elif [ "$who" = group ]; then
-        echo "stopped with its group (another rank failed)"
+        echo "stopped with its group (another rank failed or went silent)"
     else
         echo "stopped by the user"
     fi

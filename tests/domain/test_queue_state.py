@@ -380,10 +380,10 @@ def test_a_cell_its_group_stopped_reads_so_and_an_old_user_kill_reads_as_before(
         gate = queue_cells_seen(v, {}, lambda name: ()).unfinished
         if who == "group":
             assert cell.label == "stopped with its group (exit 143)", cell.label
-            assert cell.note == "stopped with its group (another rank failed)"
+            assert cell.note == "stopped with its group (another rank failed or went silent)"
             assert v.state == GROUP_STOPPED and v.resume_index == 0  # it runs again
             assert v.stop_text() == (
-                "stopped with its group (another rank failed) in cell 0 (a); "
+                "stopped with its group (another rank failed or went silent) in cell 0 (a); "
                 "cell 1 and later not started"
             )
             assert gate[0][2] == "stopped with its group (exit 143) after 1m00s", gate
@@ -396,10 +396,10 @@ def test_a_cell_its_group_stopped_reads_so_and_an_old_user_kill_reads_as_before(
     # Asked, not yet ended; and killed with no end record (its runner died too).
     asked = parse_cell_state(f"start 1000 {BOOT} 10\nkill 1050 group stop\n")
     running = view(launches(), {"a": asked}, runner_alive=True, alive=("a",))
-    assert running.cells[0].note == "stopped with its group (another rank failed): ending"
+    assert running.cells[0].note == "stopped with its group (another rank failed or went silent): ending"
     gone = view(launches(), {"a": asked}).cells[0]
     assert gone.status == KILLED and gone.label == "stopped with its group"
-    assert gone.note == "stopped with its group (another rank failed); no end record"
+    assert gone.note == "stopped with its group (another rank failed or went silent); no end record"
 
 
 def test_a_retrys_launch_runs_its_cell_alone_and_finished_counts_the_cells_not_run():

@@ -201,13 +201,13 @@ async def test_a_group_stop_between_cells_is_recorded_as_the_groups_and_a_bad_wh
     await transport.close()
     assert [(c.name, c.status) for c in view.cells] == [("a", DONE), ("b", PENDING)]
     assert view.stop_text() == (
-        "stopped with its group (another rank failed); cell 1 and later not started"
+        "stopped with its group (another rank failed or went silent); cell 1 and later not started"
     )
     assert "by the user" not in view.summary() and view.resume_index == 1
     done = (qf.qdir() / "queue.log").read_text().splitlines()[-1]
     assert done == (
         "QUEUE DONE: 1/1 succeeded; failed: none; "
-        "stopped with its group (another rank failed) after cell 0 a"
+        "stopped with its group (another rank failed or went silent) after cell 0 a"
     ), done
 
 
@@ -238,25 +238,25 @@ async def test_a_kill_by_the_group_is_recorded_as_the_groups_and_a_bad_who_is_re
     result = await kill_cell(host, transport, "hold", then="stop", grace_s=2, who="group")
     assert result.ended and result.cell is not None and result.cell.status == KILLED
     assert result.cell.label == "stopped with its group (exit 143)", result.cell.label
-    assert result.cell.note == "stopped with its group (another rank failed)"
+    assert result.cell.note == "stopped with its group (another rank failed or went silent)"
     assert re.search(r"^kill \d+ group stop$", qf.state("hold"), re.M), qf.state("hold")
     assert re.search(r"^stop \d+ kill$", (qf.qdir() / "runner.state").read_text(), re.M)
     log = (qf.qdir() / "cells" / "hold.log").read_text()
-    assert "cell hold: stopped with its group (another rank failed): TERM to" in log, log
+    assert "cell hold: stopped with its group (another rank failed or went silent): TERM to" in log, log
     assert "by the user" not in log
 
     view = await wait_view(qf, lambda v: v.state == GROUP_STOPPED, what="the queue to stop")
     await transport.close()
     assert [(c.name, c.status) for c in view.cells] == [("hold", KILLED), ("next", PENDING)]
     assert view.stop_text() == (
-        "stopped with its group (another rank failed) in cell 0 (hold); cell 1 and later "
+        "stopped with its group (another rank failed or went silent) in cell 0 (hold); cell 1 and later "
         "not started"
     )
     assert "by the user" not in view.summary() and view.resume_index == 0
     done = (qf.qdir() / "queue.log").read_text().splitlines()[-1]
     assert done == (
         "QUEUE DONE: 0/1 succeeded; failed: hold(stopped with its group, exit 143); "
-        "stopped with its group (another rank failed) after cell 0 hold"
+        "stopped with its group (another rank failed or went silent) after cell 0 hold"
     ), done
     seen = queue_cells_seen(view, {}, lambda name: ())  # the teardown gate's fact
     (what,) = [w for name, _, w in seen.unfinished if name == "hold"]
