@@ -31,6 +31,9 @@ class Watch:
             if self.task.done():
                 self.task.result()  # raise what killed the monitor
             await asyncio.sleep(0.05)
+        for update in self.updates[seen:]:  # what came while the sleep overran the deadline
+            if check(update):
+                return update
         last = self.updates[-1] if self.updates else None
         raise AssertionError(f"no {what} within {timeout:g} s; last: {last}")
 
