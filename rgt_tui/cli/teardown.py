@@ -176,7 +176,15 @@ def format_checklist(report: GateReport, *, confirm_given: bool = False) -> str:
         ("teardown command", report.host.teardown or "(none: you will be shown what to do)"),
     ]
     lines += [f"  {label + ':':<21} {value}" for label, value in rows]  # one column
-    if report.torn_down_at is not None:
+    if still_answers(report):
+        # GEN1: `status` said STILL ANSWERS while this check, which had just reached the
+        # box, said only "already recorded" and "ready" (a user's second hour, s41).
+        lines.append(
+            f"  recorded as torn down ({_when(report.torn_down_at)}), but the box STILL "
+            "ANSWERS: it may still be billing — tear it down again, or destroy it in the "
+            "provider's console (GEN1)"
+        )
+    elif report.torn_down_at is not None:
         lines.append(f"  already recorded as torn down ({_when(report.torn_down_at)})")
     for old in report.history:
         box = old.box.describe() if old.box else "a box never identified"
@@ -188,6 +196,14 @@ def format_checklist(report: GateReport, *, confirm_given: bool = False) -> str:
             f"{printable(old.why)} (not counted for the box answering now)"
         )
     return "\n".join(lines)
+
+
+def still_answers(report: GateReport) -> bool:
+    """The box recorded as torn down answered this check as itself: its ``box`` item
+    holds only while the recorded box answers."""
+    return report.torn_down_at is not None and any(
+        c.key == "box" and c.ok for c in report.conditions
+    )
 
 
 def _ask(prompt: str) -> str | None:
@@ -296,7 +312,8 @@ def run_teardown(call: Call) -> int:
     print(format_checklist(report, confirm_given=args.confirm is not None))
     if args.check:
         if report.ready_but_confirmation:
-            print("ready: every condition holds but the typed confirmation")
+            again = " (again: the box still answers)" if still_answers(report) else ""
+            print(f"ready{again}: every condition holds but the typed confirmation")
             return EXIT_OK
         locked = [c for c in report.conditions if not c.ok and c.key != "confirmed"]
         # An unfinished cell is a line of its own: named with its key. What settles each

@@ -396,7 +396,10 @@ def test_a_cell_its_group_stopped_reads_so_and_an_old_user_kill_reads_as_before(
     # Asked, not yet ended; and killed with no end record (its runner died too).
     asked = parse_cell_state(f"start 1000 {BOOT} 10\nkill 1050 group stop\n")
     running = view(launches(), {"a": asked}, runner_alive=True, alive=("a",))
-    assert running.cells[0].note == "stopped with its group (another rank failed or went silent): ending"
+    assert (
+        running.cells[0].note
+        == "stopped with its group (another rank failed or went silent): ending"
+    )
     gone = view(launches(), {"a": asked}).cells[0]
     assert gone.status == KILLED and gone.label == "stopped with its group"
     assert gone.note == "stopped with its group (another rank failed or went silent); no end record"

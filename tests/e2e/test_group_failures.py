@@ -128,12 +128,17 @@ async def test_a_rank_failing_at_start_is_the_groups_stop_and_relaunch_reruns_it
         state = (boxes[0].workdir / ".rgt/queue/cells/fit.state").read_text()
         assert re.search(r"^kill \d+ group stop$", state, re.M), state
         log = (boxes[0].workdir / ".rgt/queue/cells/fit.log").read_text()
-        assert "cell fit: stopped with its group (another rank failed or went silent): TERM to" in log, log
+        assert (
+            "cell fit: stopped with its group (another rank failed or went silent): TERM to" in log
+        ), log
         own = await arun("queue", "show", "box1", "--hosts", hosts)
         assert own.returncode == 0, own.stderr
         assert "by the user" not in own.stdout, own.stdout
         assert "stopped with its group (exit" in own.stdout, own.stdout
-        assert "stopped with its group (another rank failed or went silent) in cell 0 (fit)" in own.stdout
+        assert (
+            "stopped with its group (another rank failed or went silent) in cell 0 (fit)"
+            in own.stdout
+        )
         env = {"XDG_STATE_HOME": str(tmp_path / "state")}
         gate = await arun("teardown", "box1", "--check", "--hosts", hosts, env=env, cwd=tmp_path)
         (line,) = [x for x in gate.stdout.splitlines() if "unfinished" in x and "fit" in x][:1] or [

@@ -242,7 +242,9 @@ async def test_a_kill_by_the_group_is_recorded_as_the_groups_and_a_bad_who_is_re
     assert re.search(r"^kill \d+ group stop$", qf.state("hold"), re.M), qf.state("hold")
     assert re.search(r"^stop \d+ kill$", (qf.qdir() / "runner.state").read_text(), re.M)
     log = (qf.qdir() / "cells" / "hold.log").read_text()
-    assert "cell hold: stopped with its group (another rank failed or went silent): TERM to" in log, log
+    assert (
+        "cell hold: stopped with its group (another rank failed or went silent): TERM to" in log
+    ), log
     assert "by the user" not in log
 
     view = await wait_view(qf, lambda v: v.state == GROUP_STOPPED, what="the queue to stop")
