@@ -161,8 +161,15 @@ async def test_an_acknowledged_code_check_still_refuses_a_config_the_box_lacks(
             problem
         )
         assert "cell new would fail at once" in problem
+        assert "the code check is acknowledged, but no cell runs" in problem
         assert "rgt-tui sync box1" in problem
         assert not any("run.sh is not on" in p for p in plan.problems)  # the box has it
+        # Not acknowledged: the code check's own refusal stands beside it, and the
+        # config's says nothing of an acknowledgement (a user's second hour, s41).
+        plan = await plan_launch(fleet, host, transport)
+        assert plan.unacknowledged == ("code",)
+        (problem,) = [p for p in plan.problems if "src/new.sh is not on" in p]
+        assert "is acknowledged" not in problem and "— no cell runs without its config" in problem
         await sync_code(host, transport)  # the fix said: synced, the launch goes
         plan = await plan_launch(fleet, host, transport)
         assert plan.ok, plan.problems

@@ -476,7 +476,10 @@ async def plan_launch(
         # The box's code differs, and an acknowledged code check lets the launch go on:
         # a config the box lacks still fails its cell at once, paid time spent (a new
         # user's hour, s39 #4: "code" acknowledged for uncommitted changes hid it).
-        missing, unread = await configs_not_on_box(host, transport, [cells[i] for i in due])
+        code_acked = "code" in (*acked, *host.ready.preflight_ack)
+        missing, unread = await configs_not_on_box(
+            host, transport, [cells[i] for i in due], code_acked=code_acked
+        )
         problems += missing
         warnings += unread
     again = [c.index for c in planned[start_index:] if c.status == DONE]
@@ -513,11 +516,13 @@ async def plan_launch(
 
 
 async def configs_not_on_box(
-    host: HostConfig, transport: Transport, cells: list[QueueCell]
+    host: HostConfig, transport: Transport, cells: list[QueueCell], *, code_acked: bool
 ) -> tuple[list[str], list[str]]:
     """A problem for each config of ``cells`` (the code tree's, as ``tree_configs`` reads
     them) that the box's workdir does not hold; one command, however many configs. And
-    a warning when the box could not be asked (a launch does not wait on it)."""
+    a warning when the box could not be asked (a launch does not wait on it).
+    ``code_acked``: the failed code check is acknowledged, which the problem then says
+    is not enough (without it, the code check's own refusal stands beside it)."""
     from rgt_tui.services.box_script import box_path, run_box_script
     from rgt_tui.services.queue.check import tree_configs
 
@@ -538,10 +543,13 @@ async def configs_not_on_box(
             "its code lacks fails its cell at once — rgt-tui sync " + host.name
         ]
     gone = [line for line in result.stdout.splitlines() if line in configs]
+    # Said only when true (a user's second hour, s41: "acknowledged" beside the code
+    # check's own unacknowledged refusal).
+    acked = "the code check is acknowledged, but " if code_acked else ""
     return [
         f"{printable(rel, 200)} is not on {host.name} (its workdir {host.workdir}): cell "
         f"{', '.join(printable(c.name, 60) for c in configs[rel][:3])} would fail at once — "
-        "the code check is acknowledged, but no cell runs without its config: rgt-tui sync "
+        f"{acked}no cell runs without its config: rgt-tui sync "
         f"{host.name} (y in the TUI), or fix the path in the queue file"
         for rel in gone
     ], []
