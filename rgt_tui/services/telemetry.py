@@ -407,9 +407,12 @@ class HostMonitor:
         # Failed attempts in a row, and how the last stream ended (None: it did not).
         failed = 0
         failure: TransportError | None = None
-        # The user's r ended a working stream (or carry_on took over one): no outage, no
-        # new gap.
-        asked, self._no_gap = self._no_gap, False
+        # The user's r ended a working stream, carry_on took over one, or this monitor was
+        # stopped while connected and runs again (a torn-down box: r, or the later look):
+        # the pause was no outage, so no new gap (a user's second hour, s41: "back 07:14
+        # after a 5m00s gap", 07:14 being the first connection).
+        asked = self._no_gap or self.connection.status == "connected"
+        self._no_gap = False
         while True:
             # The user's r: try now, without the wait (the reason stays until a sample).
             at_once = self._retry_now
