@@ -73,6 +73,8 @@ GROUP_KILL = "stopped with its group"
 GROUP_KILL_WHY = f"{GROUP_KILL} (another rank failed or went silent)"
 REBOOTED = "rebooted"  # the box rebooted while the runner was running
 
+# A pending cell the running launch does not reach (it started past it).
+NOT_IN_LAUNCH = "not run by this launch: L runs it once this one ends"
 # A cell whose attempt has no ``code`` record (U42): said the same way everywhere.
 CODE_UNKNOWN = "code unknown (launched before rgt-tui recorded code, or no `code` configured)"
 
@@ -665,6 +667,16 @@ def derive_view(
         # was cut, the rest did not start.
         state = GROUP_STOPPED
         group_stop = f"{GROUP_KILL_WHY}; cell {launch.stopped_before} and later not started"
+    if state == Q_RUNNING and launch is not None:
+        # A pending cell before the running launch's start is not run by it (a retry's
+        # launch starts past the last cell): it read "pending" like the cells about to
+        # run, and a user left expecting them (a user's second hour, s41).
+        cells = tuple(
+            replace(c, note=NOT_IN_LAUNCH)
+            if c.status == PENDING and c.index < launch.start_index and not c.note
+            else c
+            for c in cells
+        )
     return QueueView(
         host=host,
         state=state,

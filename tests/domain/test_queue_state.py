@@ -18,6 +18,7 @@ from rgt_tui.domain.queue_state import (
     INTERRUPTED,
     NEVER_LAUNCHED,
     NOT_DEPLOYED,
+    NOT_IN_LAUNCH,
     PENDING,
     Q_RUNNING,
     REBOOTED,
@@ -413,9 +414,16 @@ def test_a_retrys_launch_runs_its_cell_alone_and_finished_counts_the_cells_not_r
     running = view(launches(start=4), retried, runner_alive=True, alive={"a"})
     assert running.current is not None and running.current.name == "a"
     assert running.next_cell is None
+    # Its other cells wait, but not for this launch: said on each (they read "pending"
+    # like cells about to run, a user's second hour, s41).
+    assert [c.note for c in running.cells[1:]] == [NOT_IN_LAUNCH] * 3
     # A plain launch from cell 0: b comes next.
     plain = view(launches(), retried, runner_alive=True, alive={"a"})
     assert plain.next_cell is not None and plain.next_cell.name == "b"
+    assert not any(c.note for c in plain.cells)
+    # Launched from cell 2: b is not run by it, c and d are.
+    later = view(launches(start=2), retried, runner_alive=True, alive={"a"})
+    assert [c.note for c in later.cells[1:]] == [NOT_IN_LAUNCH, "", ""]
     ended = {"a": parse_cell_state(f"start 1001 {BOOT} 10\nend 1010 0\n")}
     done = view(launches("done 1010 1 0\n", start=4), ended)
     assert done.state == FINISHED
