@@ -542,8 +542,8 @@ def _cell_view(
 
 
 def _killed_note(who: str) -> str:
-    """``killed by the user``, or ``stopped with its group (another rank failed or went silent)`` for a
-    kill the group asked for (its record says ``group``); an unknown word, as written."""
+    """``killed by the user``, or ``stopped with its group (another rank failed or went
+    silent)`` for a kill the group asked for (its record says ``group``); an unknown word, as written."""
     return GROUP_KILL_WHY if who == BY_GROUP else f"killed by the {printable(who, 20)}"
 
 

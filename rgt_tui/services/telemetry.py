@@ -10,6 +10,9 @@ sample within ``stall_s``), prints a line over the cap or anything this side can
 ends its stream the same way, with the reason: the monitor backs off and starts it again,
 and nothing a box sends ends the monitor.
 
+Past 450 lines on purpose: the monitor's loop, its stream and its connection states are one
+state machine, read top to bottom.
+
 Alerts come from ``domain.cost.host_alerts`` (the health rules and the cost rules) here
 and in `rgt-tui status` alike. The platform's release clock counts from the last time the
 box answered, across app restarts: a ``LastSeen`` store (the teardown journal) keeps
@@ -278,7 +281,6 @@ class HostMonitor:
         self._closing: asyncio.Future[None] | None = None
         self._retry_now = False  # the user's r: the next connect waits for no backoff
         self._sampled_mono = 0.0  # the event loop's time of the last sample (STEADY_S)
-        self._no_gap = False  # carry_on from a working stream: its next start is no gap
 
     @property
     def host_key_fingerprint(self) -> str | None:
@@ -359,9 +361,8 @@ class HostMonitor:
         self.last, self.last_sample_at = before.last, before.last_sample_at
         self.seen_at, self.first_seen = before.seen_at, before.first_seen
         self._seen_written = before._seen_written
+        # A stream that was working (status connected): run() tells no gap after it.
         self.connection = before.connection
-        # A stream that was working: the new one's first sample ends no outage.
-        self._no_gap = before.connection.status == "connected"
 
     def _set(self, status: str, **fields: object) -> None:
         since = self.connection.since if status == self.connection.status else self.clock()
@@ -411,8 +412,7 @@ class HostMonitor:
         # stopped while connected and runs again (a torn-down box: r, or the later look):
         # the pause was no outage, so no new gap (a user's second hour, s41: "back 07:14
         # after a 5m00s gap", 07:14 being the first connection).
-        asked = self._no_gap or self.connection.status == "connected"
-        self._no_gap = False
+        asked = self.connection.status == "connected"
         while True:
             # The user's r: try now, without the wait (the reason stays until a sample).
             at_once = self._retry_now
