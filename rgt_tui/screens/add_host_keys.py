@@ -109,14 +109,20 @@ class LaunchKeysForm(Vertical):
         return {key: self.query_one(f"#{field_id(key)}", Input).value for key in LAUNCH_KEYS}
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
-        # A class, not :focus-within: a sibling label of the focused field was not
-        # restyled by it (the row's label stayed muted).
-        for row in self.query(".launch-row"):
-            row.set_class(event.widget in row.children, "-current")
+        self._mark_current()
 
     def on_descendant_blur(self, event: events.DescendantBlur) -> None:
+        self._mark_current()
+
+    def _mark_current(self) -> None:
+        """Mark the row whose field has the focus now. A class, not :focus-within: a
+        sibling label of the focused field was not restyled by it (the row's label stayed
+        muted). Read from the screen, not the event: the old field's blur and the new
+        one's focus reach this form through different widgets' queues, in either order,
+        and a blur read last unmarked the row just focused (CI, on a loaded machine)."""
+        focused = self.screen.focused
         for row in self.query(".launch-row"):
-            row.remove_class("-current")
+            row.set_class(focused is not None and focused in row.children, "-current")
 
     @on(Input.Changed, "#add-durable_dir")
     def _durable_changed(self, event: Input.Changed) -> None:
