@@ -113,15 +113,11 @@ def spark_block(history: HostHistory, width: int, rows: int) -> list[Content]:
     lines = []
     for label, chart in charts:
         for i, row in enumerate(chart):
-            # The label on the chart's bottom row, beside the newest values' baseline; on
-            # its top row the scale's top: a tall chart of a low value (memory at 5 %) is
-            # rows of blanks, which without it read as a pane with empty rows.
-            if i == len(chart) - 1:
-                shown = label
-            elif i == 0 and len(chart) >= 3:
-                shown = "100%"
-            else:
-                shown = " " * len(label)
+            # The label on the chart's top row, the scale's 100 % level: a tall chart of a
+            # low value (memory at 5 %) is rows of blanks, and its name above them says
+            # whose they are. (A "100%" there, with the name on the bottom row, sat right
+            # under the GPU chart's name: an idle GPU read "gpu 100%", a user's hour s42.)
+            shown = label if i == 0 else " " * len(label)
             lines.append(Content.assemble((shown, "$foreground-muted"), row))
     return lines
 

@@ -36,17 +36,22 @@ def test_a_sparkline_draws_a_run_of_one_style_as_one_span() -> None:
     assert len(row.spans) == 1
 
 
-def test_a_tall_chart_of_a_low_value_shows_its_scale_not_blank_rows() -> None:
-    """Memory at 5 % over 8 rows is 7 rows of blanks: the top row says the scale."""
+def test_a_tall_chart_of_a_low_value_shows_its_name_above_blank_rows() -> None:
+    """Memory at 5 % over 8 rows is 7 rows of blanks: its name on the top row says whose
+    they are, and nothing in a chart's gutter reads as a value of the chart above it (an
+    idle GPU's name with "100%" under it read "gpu 100%", a user's hour s42)."""
     history = HostHistory()
     for t in range(30):
         history.memory.append(0.05)
+        history.gpu_util.append(0.0)
         history.times.append(float(t))
     lines = [line.plain for line in spark_block(history, 40, 8)]
     assert len(lines) == 8
-    assert lines[0].startswith("100%") and lines[-1].startswith("mem ")
-    assert all(line[4:].strip() == "" for line in lines[:-1])  # the chart itself: blanks
+    gutters = [line[:4] for line in lines]
+    assert gutters == ["gpu ", *["    "] * 3, "mem ", *["    "] * 3], gutters
+    assert all(line[4:].strip() == "" for line in lines[4:-1])  # memory's chart: blanks
     assert lines[-1][4:].strip()  # its values on the bottom row
+    assert not any("%" in line for line in lines)
 
 
 async def test_few_panes_fill_a_big_terminal_with_history(tmp_path: Path) -> None:
