@@ -69,7 +69,8 @@ def not_listed(audit: DiskAudit, typed: str) -> str:
     full path of the listed folder whose last name it is (a folder has no shorter name),
     else the offer line's names."""
     name = typed.rstrip("/")
-    if any(printable(e.path, None) in (typed, name) for e in listed(audit)):
+    escaped = [shown for e in listed(audit) if (shown := printable(e.path, None)) != e.path]
+    if any(shown in (typed, name) for shown in escaped):
         # Typed as shown, escapes and all: it is listed, and never offered (a user's hour).
         return f"is listed, but not offered: {UNTYPABLE}"
     folders = [e.path for e in listed(audit) if e.kind == "folder"]

@@ -48,3 +48,21 @@ def test_the_offer_says_first_that_a_delete_under_a_pull_folder_shuts_the_gate()
     only_models = DiskAudit("box1", "/root", "id", (), (), (model,), (), ("/root/results",))
     said = offer_line(only_models)
     assert said.startswith("offered for deletion") and shuts not in said, said
+
+
+def test_a_folder_typed_with_a_trailing_slash_is_that_folder() -> None:
+    """A shell's completion adds the slash: the folder was "listed, but not offered: its
+    name holds control characters" in the TUI and "not in the disk audit" on the command
+    line (a user's hour, s42). It is the folder; a plain name is never called untypable."""
+    from rgt_tui.content.disk_text import not_listed
+
+    audit = _audit("/root/results/a", "/root/results/dir_\x1b[7mREV")
+    found = audit.find("/root/results/a/")
+    assert found is not None and found.path == "/root/results/a"
+    assert audit.find("a/") is found  # its short name, slash and all
+    assert audit.find("/root/results/b/") is None
+    said = not_listed(audit, "/root/results/a//")
+    assert "control characters" not in said and UNTYPABLE not in said, said
+    # The escaped one still says why it is not offered, slash or not.
+    said = not_listed(audit, "/root/results/dir_\\x1b[7mREV/")
+    assert said == f"is listed, but not offered: {UNTYPABLE}", said

@@ -134,11 +134,14 @@ class DiskAudit:
         return self.checkpoints + self.hf_models + folders
 
     def find(self, path: str) -> Reclaimable | None:
-        """The listed entry at ``path`` (or whose short name is ``path``), else None."""
+        """The listed entry at ``path`` (or whose short name is ``path``), else None. A
+        trailing ``/`` is a folder's name still (a shell's completion adds it: a user's
+        hour, s42, was told the folder's name held control characters)."""
+        paths = {path, path.rstrip("/") or path}
         for entry in self.entries():
-            if entry.path == path:
+            if entry.path in paths:
                 return entry
-        return next((e for e in self.entries() if e.label and e.label == path), None)
+        return next((e for e in self.entries() if e.label and e.label in paths), None)
 
 
 async def run_disk_ctl(
