@@ -131,6 +131,45 @@ async def test_periodic_pull_brings_a_file_written_after_the_first_pull(
     assert not [f for f in report.flags if ".rgt" in f.path]
 
 
+async def test_a_shorter_cadence_from_the_fleet_file_counts_from_the_last_pull(
+    make_loopback_fleet, tmp_path
+):
+    """A user's hour (s42): pull_every cut from 30 minutes to "1m" for a spot box was
+    seen by a running watch ("fleet file: changed box1 (pull_every)"), yet the next pull
+    waited for the old cadence's slot; a restart pulled at once."""
+    loopback = await make_loopback_fleet(1)
+    random_file(box_results(loopback) / "cell0" / "model.pt", MIB)
+    fleet, host = _setup(loopback, tmp_path, every=1800.0)
+    now = [1000.0]
+    events: list = []
+    scheduler, connections, _ = _scheduler(fleet, tmp_path, events, clock=lambda: now[0])
+    runner = asyncio.ensure_future(scheduler.run())
+    try:
+        await wait_for(lambda: [e for e in events if e.kind == "pull"], 60, "the first pull")
+        assert scheduler.due["box1"] == now[0] + 1800
+        shorter = dataclasses.replace(host, watch=HostWatch(pull_every_s=60.0))
+        scheduler.fleet = dataclasses.replace(fleet, hosts=(shorter,))  # the edit, applied
+        now[0] += 30
+        scheduler.wake()
+        await asyncio.sleep(0)
+        assert scheduler.start_due() == []  # 30 s after the last pull: not yet
+        assert scheduler.due["box1"] == now[0] + 30  # a minute after it, not 30 minutes
+        random_file(box_results(loopback) / "cell0" / "late.pt", MIB)  # news to tell
+        now[0] += 30
+        scheduler.wake()
+        await wait_for(lambda: len([e for e in events if e.kind == "pull"]) == 2, 60, "pull 2")
+        # Longer again: the pull just made set its slot; the next counts the new cadence.
+        scheduler.fleet = fleet
+        await wait_for(lambda: not scheduler.running("box1"), 60, "pull 2 ended")
+        due = scheduler.due["box1"]
+        scheduler.start_due()
+        assert scheduler.due["box1"] == due
+    finally:
+        runner.cancel()
+        await asyncio.gather(runner, return_exceptions=True)
+        await connections.close_all()
+
+
 async def test_a_pull_notice_with_a_problem_says_not_verified_before_its_counts(
     make_loopback_fleet, tmp_path
 ):

@@ -273,6 +273,7 @@ class PullScheduler:
         self.held_back: dict[str, str] = {}
         self._has_results: set[str] = set()  # results once seen stay seen
         self.due: dict[str, float] = {}  # host -> when its next pull may start (clock)
+        self._every: dict[str, float] = {}  # host -> the cadence its due time was set by
         self.last: dict[str, str] = {}  # host -> what its last periodic pull did, in words
         self._running: dict[str, asyncio.Task[None]] = {}
         self._failing_since: dict[str, float] = {}
@@ -355,6 +356,13 @@ class PullScheduler:
             due = self.due.get(host.name)
             if due is None:
                 due = self.due[host.name] = self._first_due(host, every, now)
+            before = self._every.get(host.name)
+            if before is not None and every < before:
+                # A shorter cadence from the fleet file counts from the last pull, not
+                # from the slot the old one set (a user's hour, s42: "1m" for a spot box
+                # waited out the rest of 30 minutes). A longer one counts after the next.
+                due = self.due[host.name] = min(due, due - before + every)
+            self._every[host.name] = every
             if now >= due and self._skipped(host, every, now):
                 continue
             if now >= due:
