@@ -74,8 +74,14 @@ def syntax_check(host: HostConfig) -> Check:
                          f"fix it, then `rgt-tui sync {host.name}`")  # fmt: skip
         checked.append(rel)
     if not checked:
+        # Not run, never "ok": a typo in the run template's path (trian.py) read "ok
+        # syntax" and "ready", and every cell would die at once (a user's hour, s42).
+        # Not failed either: the box may hold a script the tree does not.
         return Check(
             "syntax", True,
-            f"{', '.join(scripts)}: not a file of the code tree at that path: not checked",
+            f"{printable(', '.join(scripts))}: not a file of the code tree at that path "
+            f"({root}): not checked — if the box lacks it too, every cell fails at once: "
+            "is the run template's path right?",
+            ran=False,
         )  # fmt: skip
     return Check("syntax", True, f"{', '.join(checked)} compile{'s' if len(checked) == 1 else ''}")

@@ -43,6 +43,9 @@ def test_what_cannot_be_found_is_said_not_failed(tmp_path: Path) -> None:
     assert scripts_of("python -m pkg.train {cfg}") == []
     check = syntax_check(_host(tmp_path))  # no src/train.py in the tree
     assert check.ok and "not a file of the code tree" in check.detail
+    # Not run, never read as passed: "ok syntax … not checked" and "ready" hid a typo in
+    # the run template's path (a user's hour, s42).
+    assert not check.ran and "is the run template's path right?" in check.detail
     host = _host(tmp_path)
     no_code = dataclasses.replace(host, ready=Readiness())
     assert syntax_check(no_code).ok
