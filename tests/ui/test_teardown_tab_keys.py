@@ -67,6 +67,14 @@ async def test_page_up_in_the_name_box_stays_where_the_user_scrolled(
         await pilot.press("b")  # typing in the box brings it back into view
         await wait_for(lambda: tab.scroll_y > 0, pilot=pilot, what="the box back in view")
         assert box.value == "b"
+        # A name that is not the box's: Enter does nothing, and its keys say so (they
+        # said "tear it down" over any name: a user's hour, s42). The name: as before.
+        nothing = "Enter: nothing (the name is not box1) · Tab: cell box · Esc: back"
+        await wait_for(lambda: box.border_subtitle == nothing, pilot=pilot, what="nothing")
+        await pilot.press("backspace", *"box1")
+        await wait_for(lambda: box.border_subtitle == keys, pilot=pilot, what="tear it down")
+        await pilot.press(*["backspace"] * 4, "b")
+        await wait_for(lambda: box.border_subtitle == nothing, pilot=pilot, what="nothing")
 
 
 async def test_enter_in_the_cell_box_acknowledges_and_the_cursor_goes_back_to_the_name(

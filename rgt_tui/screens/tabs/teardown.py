@@ -256,6 +256,7 @@ class TeardownTab(DetailTab):
     @on(Input.Changed, "#confirm-name")
     def _typed(self, event: Input.Changed) -> None:
         self._reveal()
+        self._show_keys()  # what Enter does follows the name typed
 
     def on_mount(self) -> None:
         # State that arrived while the tab was still composing is drawn now.
@@ -505,6 +506,11 @@ class TeardownTab(DetailTab):
             # Short: the whole line fits the box's border at 80 columns ("check again
             # (locked: 11 unticked) · Tab: cell …" was cut there: hour s30).
             does = f"re-check ({len(locked)} unticked)"
+        typed = confirm.value.strip()
+        if typed and typed != self.host_name:
+            # A wrong name tears nothing down and checks nothing ("'bxo1' is not 'box1'"):
+            # "Enter: tear it down" over it said otherwise (a user's hour, s42).
+            does = f"nothing (the name is not {self.host_name})"
         if self._group():
             does = "nothing (a group)"
         confirm.border_subtitle = (
