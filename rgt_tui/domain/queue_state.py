@@ -75,6 +75,8 @@ REBOOTED = "rebooted"  # the box rebooted while the runner was running
 
 # A pending cell the running launch does not reach (it started past it).
 NOT_IN_LAUNCH = "not run by this launch: L runs it once this one ends"
+# A pending cell of a running launch asked to stop: it ends after its current cell.
+STOP_ASKED = "not run: a stop was asked for, the queue ends after the current cell"
 # A cell whose attempt has no ``code`` record (U42): said the same way everywhere.
 CODE_UNKNOWN = "code unknown (launched before rgt-tui recorded code, or no `code` configured)"
 
@@ -671,9 +673,14 @@ def derive_view(
         # A pending cell before the running launch's start is not run by it (a retry's
         # launch starts past the last cell): it read "pending" like the cells about to
         # run, and a user left expecting them (a user's second hour, s41).
+        # After a stop was asked for, none of them is: they read "pending" while the
+        # header said "stop requested" (a user's hour, s42).
+        stopping = launch.done is None and launch.stop_requested_at is not None
         cells = tuple(
             replace(c, note=NOT_IN_LAUNCH)
             if c.status == PENDING and c.index < launch.start_index and not c.note
+            else replace(c, note=STOP_ASKED)
+            if c.status in (PENDING, RETRY) and stopping and not c.note
             else c
             for c in cells
         )

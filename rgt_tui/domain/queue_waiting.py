@@ -14,8 +14,8 @@ from rgt_tui.domain.queue_state import PENDING, Q_RUNNING, RETRY, SKIPPED, Queue
 def still_to_run(view: QueueView) -> list[str]:
     """The cells the running queue has yet to start (none when it does not run): those
     waiting for a retry, and those pending from where the launch started on."""
-    if view.state != Q_RUNNING or not view.runner_alive:
-        return []
+    if view.state != Q_RUNNING or not view.runner_alive or view.stop_requested:
+        return []  # a stop asked for: the queue ends after its current cell (hour s42)
     start = view.launch.start_index if view.launch is not None else 0
     return [
         c.name
@@ -37,6 +37,8 @@ def will_not_start(view: QueueView) -> dict[str, str]:
             continue
         if cell.status == SKIPPED:
             why = f"{queue_is(view.state)} (moved or taken off this box)"
+        elif running and view.stop_requested:
+            why = "a stop was asked for: the queue ends after the current cell"  # logs
         elif running:  # pending before where this launch started: it is passed over
             why = f"the running queue started after it, at cell {start}"
         else:

@@ -127,5 +127,20 @@ async def test_the_queue_tab_says_cells_still_to_run_run_the_box_s_older_code(
             assert "then launch (it goes on from the first cell not run) (S, then y, then L)" in (
                 flat
             )
+            # A stop asked for: no cell is still to run, and the note goes with the next
+            # poll, not with the next look at the code (a user's hour, s42: it told the
+            # user to stop the queue they had stopped, and named cells done since).
+            from rgt_tui.services.queue.control import stop_queue
+
+            transport = qf.transport()
+            try:
+                await stop_queue(fleet.host("box1"), transport)
+            finally:
+                await transport.close()
+            stopped = "not run: a stop was asked for, the queue ends after the current cell"
+            await wait_for(
+                lambda: stopped in " ".join(body().split()), 60, what="the stop", pilot=pilot
+            )
+            assert "still to run" not in body(), body()
     finally:
         (qf.root() / "go").touch()

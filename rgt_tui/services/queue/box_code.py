@@ -52,11 +52,18 @@ async def pending_code_note(
 ) -> str:
     """``3 cells still to run (c, d, e) run the code on box1, which differs …`` while the
     queue runs with cells still to start; "" when none waits or the code agrees."""
-    waiting = still_to_run(view)
-    if not waiting:
+    if not still_to_run(view):
         return ""
-    differs = await code_differs(fleet, host, transport)
-    if not differs:
+    return code_note(host, view, await code_differs(fleet, host, transport))
+
+
+def code_note(host: HostConfig, view: QueueView, differs: str) -> str:
+    """The note for ``view``'s cells still to run, given where the box's code differs
+    (``code_differs``; "" says nothing). Apart from the look: the Queue tab looks at most
+    every half minute, and a note kept whole named cells that had run since (a user's hour,
+    s42: "4 cells still to run (a, b, …)" under a and b done)."""
+    waiting = still_to_run(view)
+    if not waiting or not differs:
         return ""
     named = ", ".join(printable(n, 60) for n in waiting[:3]) + (", …" if len(waiting) > 3 else "")
     them = "it" if len(waiting) == 1 else "them"

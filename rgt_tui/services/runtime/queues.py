@@ -25,7 +25,7 @@ from rgt_tui.domain.queue_waiting import still_to_run
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.queue.append import AgainstBox, against_box
 from rgt_tui.services.queue.backends import backend_for
-from rgt_tui.services.queue.box_code import pending_code_note
+from rgt_tui.services.queue.box_code import code_differs, code_note
 from rgt_tui.services.queue.group.supervise import GroupSupervisor
 from rgt_tui.services.queue.scheduler import AllocationSampler, Supervised, Watch
 from rgt_tui.services.queue.view import read_queue_view
@@ -79,7 +79,8 @@ class QueuePoller:
         # read of the box's queue.txt.
         self.sent_notes: dict[str, tuple[object, AgainstBox]] = {}
         # Each host's last look at whether the cells still to run run other code than
-        # the local tree (``_with_code_note``): when it was made (monotonic), its words.
+        # the local tree (``_with_code_note``): when it was made (monotonic), and where the
+        # code differs (``code_differs``; "" when it does not).
         self.code_notes: dict[str, tuple[float, str]] = {}
         self._code_looks: dict[str, asyncio.Task[None]] = {}  # a look under way, per host
 
@@ -173,7 +174,8 @@ class QueuePoller:
             look = asyncio.create_task(self._look_at_code(fleet, host, transport, view))
             self._code_looks[host.name] = look
             look.add_done_callback(partial(self._look_done, host.name))
-        return replace(view, code_note=kept[1]) if kept is not None and kept[1] else view
+        note = code_note(host, view, kept[1]) if kept is not None else ""
+        return replace(view, code_note=note) if note else view
 
     def _look_done(self, host: str, look: asyncio.Task[None]) -> None:
         """Forget ``look`` once it ended, unless another has taken its place (review s38)."""
@@ -184,10 +186,11 @@ class QueuePoller:
         self, fleet: Fleet, host: HostConfig, transport: Transport, view: QueueView
     ) -> None:
         try:
-            note = await pending_code_note(fleet, host, transport, view)
+            differs = await code_differs(fleet, host, transport)
         except Exception:  # noqa: BLE001 - a look that failed says nothing; the next tries
-            note = ""
-        self.code_notes[host.name] = (time.monotonic(), note)
+            differs = ""
+        # Where the code differs, not the note: each poll words it for its own view.
+        self.code_notes[host.name] = (time.monotonic(), differs)
 
     def _live(self, host: HostConfig) -> bool:
         """``host``'s telemetry is connected; a group (issue 41) is watched while any of
