@@ -16,6 +16,12 @@ def _ago(at: float, now: float) -> str:
     return f"{fmt_duration(max(0.0, now - at))} ago"
 
 
+# What a complete pull taken while a cell ran is: every file listed came, as it was then.
+PULLED_WHILE_RUNNING = (
+    "✓ every file listed then is here — a cell still ran: pull again once it ends, then v"
+)
+
+
 def recorded_pull_lines(pull: RecordedPull, now: float, *, verified: bool = False) -> list[Content]:
     """The last recorded pull: when, the manifest's size, and how much of it is here
     (``verified``: a verify of it is on record, so no "next: v to verify")."""
@@ -26,6 +32,10 @@ def recorded_pull_lines(pull: RecordedPull, now: float, *, verified: bool = Fals
             f"matching SHA-256 ({fmt_bytes(pull.bytes)} listed)"
         ),
     ]
+    if pull.complete and pull.running:
+        lines.append(Content.assemble(("RUNNING   ", "bold $warning"), shown(pull.running)))
+        lines.append(Content.styled(PULLED_WHILE_RUNNING, "bold $warning"))
+        return lines
     if pull.complete:
         done = "✓ pull complete" + ("" if verified else " — next: v to verify")
         lines.append(Content.styled(done, "bold $success"))

@@ -29,6 +29,7 @@ from rgt_tui.services.records import (
     read_json,
     verification_path,
 )
+from rgt_tui.services.result_code import code_path, load_result_code, running_line
 
 MAX_SHOWN = 8  # problems and missing cells kept from a record
 
@@ -45,6 +46,9 @@ class RecordedPull:
     # fix), at most MAX_SHOWN; refused_n of them in all. A pull with any is incomplete.
     refused: tuple[str, ...] = ()
     refused_n: int = 0
+    # ``running_line`` of the pull's code record: cells that ran on the box at the pull
+    # (a pull by the command line read "✓ pull complete" here without it: hour s42).
+    running: str = ""
 
     @property
     def complete(self) -> bool:
@@ -140,6 +144,10 @@ def read_recorded(host_dir: Path) -> RecordedResults:
     if manifest is not None:
         stamps = [t for t in (_mtime(manifest_path(host_dir)), _mtime(pulled_path(host_dir))) if t]
         refused = [unpulled_line(manifest, r) for r in unpulled(manifest)]
+        # The code record is written after the manifest by the same pull: an older one
+        # belongs to an earlier pull (this one stopped before its copy ended).
+        listed, coded = _mtime(manifest_path(host_dir)), _mtime(code_path(host_dir))
+        same = listed is not None and coded is not None and coded >= listed
         pull = RecordedPull(
             at=max(stamps, default=0.0),
             files=len(manifest.entries),
@@ -147,6 +155,7 @@ def read_recorded(host_dir: Path) -> RecordedResults:
             here=_here(manifest, host_dir),
             refused=tuple(refused[:MAX_SHOWN]),
             refused_n=len(refused),
+            running=running_line(load_result_code(host_dir)) if same else "",
         )
     verify = None
     data = load_verification(host_dir)

@@ -7,6 +7,7 @@ subprocess as a person runs it."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from support.cli import arun
@@ -117,3 +118,16 @@ async def test_a_pull_taken_while_a_cell_runs_says_so_beside_its_tick(
         "every file of the manifest (1) is here with a matching SHA-256, as the box had them "
         "while cell held ran; next: pull again once it ends, then rgt-tui verify box1"
     ), pulled.stdout
+    # The Pulls tab reads it from the records, as a pull from the command line left
+    # them: "✓ pull complete" stood there alone (a user's hour, s42).
+    from rgt_tui.content.recorded_view import PULLED_WHILE_RUNNING, recorded_pull_lines
+    from rgt_tui.services.fleet.file import load_fleet
+    from rgt_tui.services.recorded_results import read_recorded
+    from rgt_tui.services.records import host_results_dir
+
+    fleet = load_fleet(qf.loopback.hosts_file)
+    recorded = read_recorded(host_results_dir(fleet.results_dir, qf.host())).pull
+    assert recorded is not None and recorded.complete
+    assert recorded.running.startswith("cell held ran on the box at the pull"), recorded
+    shown = "\n".join(line.plain for line in recorded_pull_lines(recorded, time.time()))
+    assert PULLED_WHILE_RUNNING in shown and "✓ pull complete" not in shown, shown
