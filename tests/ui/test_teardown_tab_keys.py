@@ -69,7 +69,7 @@ async def test_page_up_in_the_name_box_stays_where_the_user_scrolled(
         assert box.value == "b"
         # A name that is not the box's: Enter does nothing, and its keys say so (they
         # said "tear it down" over any name: a user's hour, s42). The name: as before.
-        nothing = "Enter: nothing (the name is not box1) · Tab: cell box · Esc: back"
+        nothing = "Enter: nothing (not box1) · Tab: cell box · Esc: back"
         await wait_for(lambda: box.border_subtitle == nothing, pilot=pilot, what="nothing")
         await pilot.press("backspace", *"box1")
         await wait_for(lambda: box.border_subtitle == keys, pilot=pilot, what="tear it down")

@@ -510,7 +510,7 @@ class TeardownTab(DetailTab):
         if typed and typed != self.host_name:
             # A wrong name tears nothing down and checks nothing ("'bxo1' is not 'box1'"):
             # "Enter: tear it down" over it said otherwise (a user's hour, s42).
-            does = f"nothing (the name is not {self.host_name})"
+            does = f"nothing (not {self.host_name})"
         if self._group():
             does = "nothing (a group)"
         confirm.border_subtitle = (
