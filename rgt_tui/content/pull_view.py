@@ -15,7 +15,7 @@ from textual.content import Content
 from rgt_tui.agent.secret_paths import skipped_by_rule
 from rgt_tui.content.box_text import shown
 from rgt_tui.content.gauge import usage_line
-from rgt_tui.content.recorded_view import PULLED_WHILE_RUNNING
+from rgt_tui.content.recorded_view import pulled_while_running_lines
 from rgt_tui.domain.egress import moved_line
 from rgt_tui.domain.roster import roster_line
 from rgt_tui.domain.units import fmt_bytes, fmt_took, plural
@@ -101,10 +101,8 @@ def pull_result_lines(result: PullResult, *, verified: bool = False) -> list[Con
         lines += [Content.styled(shown(line), MUTED) for line in result_code_lines(result.code)]
     if result.ok:
         running = running_line(result.code)
-        if running:  # "✓ pull complete" under it read as the all clear (hour s42)
-            lines.append(Content.assemble(("RUNNING   ", "bold $warning"), shown(running)))
-            lines.append(Content.styled(PULLED_WHILE_RUNNING, "bold $warning"))
-            return lines
+        if running:
+            return lines + pulled_while_running_lines(running)
         lines.append(
             Content.styled(
                 f"✓ pull complete: every file of the manifest ({len(m.entries)}) is here with a "

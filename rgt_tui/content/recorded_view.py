@@ -22,6 +22,15 @@ PULLED_WHILE_RUNNING = (
 )
 
 
+def pulled_while_running_lines(running: str) -> list[Content]:
+    """A complete pull's last lines while ``running`` (``running_line``) names cells that
+    ran at the pull: "✓ pull complete" alone read as the all clear (hour s42)."""
+    return [
+        Content.assemble(("RUNNING   ", "bold $warning"), shown(running)),
+        Content.styled(PULLED_WHILE_RUNNING, "bold $warning"),
+    ]
+
+
 def recorded_pull_lines(pull: RecordedPull, now: float, *, verified: bool = False) -> list[Content]:
     """The last recorded pull: when, the manifest's size, and how much of it is here
     (``verified``: a verify of it is on record, so no "next: v to verify")."""
@@ -33,9 +42,7 @@ def recorded_pull_lines(pull: RecordedPull, now: float, *, verified: bool = Fals
         ),
     ]
     if pull.complete and pull.running:
-        lines.append(Content.assemble(("RUNNING   ", "bold $warning"), shown(pull.running)))
-        lines.append(Content.styled(PULLED_WHILE_RUNNING, "bold $warning"))
-        return lines
+        return lines + pulled_while_running_lines(pull.running)
     if pull.complete:
         done = "✓ pull complete" + ("" if verified else " — next: v to verify")
         lines.append(Content.styled(done, "bold $success"))

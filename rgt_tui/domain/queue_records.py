@@ -85,6 +85,12 @@ class RunnerLaunch:
     stop_held: tuple[str, ...] = ()
 
     @property
+    def stopping(self) -> bool:
+        """A stop was asked for and the runner has not finished: it ends after the
+        current cell."""
+        return self.done is None and self.stop_requested_at is not None
+
+    @property
     def stopped_by_user(self) -> bool:
         """The runner ended this launch early because the user asked it to."""
         return self.stopped_before is not None

@@ -76,7 +76,8 @@ REBOOTED = "rebooted"  # the box rebooted while the runner was running
 # A pending cell the running launch does not reach (it started past it).
 NOT_IN_LAUNCH = "not run by this launch: L runs it once this one ends"
 # A pending cell of a running launch asked to stop: it ends after its current cell.
-STOP_ASKED = "not run: a stop was asked for, the queue ends after the current cell"
+STOP_ASKED_WHY = "a stop was asked for, the queue ends after the current cell"
+STOP_ASKED = f"not run: {STOP_ASKED_WHY}"
 # A cell whose attempt has no ``code`` record (U42): said the same way everywhere.
 CODE_UNKNOWN = "code unknown (launched before rgt-tui recorded code, or no `code` configured)"
 
@@ -340,13 +341,7 @@ class QueueView:
     @property
     def stop_requested(self) -> bool:
         """A stop was asked for the running launch: it ends after the current cell."""
-        launch = self.launch
-        return (
-            self.state == Q_RUNNING
-            and launch is not None
-            and launch.done is None
-            and launch.stop_requested_at is not None
-        )
+        return self.state == Q_RUNNING and self.launch is not None and self.launch.stopping
 
     def stop_text(self) -> str:
         """``stopped by the user after cell 1 (b)`` / ``stop requested: …`` / a group's
@@ -675,12 +670,11 @@ def derive_view(
         # run, and a user left expecting them (a user's second hour, s41).
         # After a stop was asked for, none of them is: they read "pending" while the
         # header said "stop requested" (a user's hour, s42).
-        stopping = launch.done is None and launch.stop_requested_at is not None
         cells = tuple(
             replace(c, note=NOT_IN_LAUNCH)
             if c.status == PENDING and c.index < launch.start_index and not c.note
             else replace(c, note=STOP_ASKED)
-            if c.status in (PENDING, RETRY) and stopping and not c.note
+            if c.status in (PENDING, RETRY) and launch.stopping and not c.note
             else c
             for c in cells
         )

@@ -8,7 +8,15 @@ tab said nothing of a cell a running queue had passed over, ``logs -f`` waited o
 
 from __future__ import annotations
 
-from rgt_tui.domain.queue_state import PENDING, Q_RUNNING, RETRY, SKIPPED, QueueView, queue_is
+from rgt_tui.domain.queue_state import (
+    PENDING,
+    Q_RUNNING,
+    RETRY,
+    SKIPPED,
+    STOP_ASKED_WHY,
+    QueueView,
+    queue_is,
+)
 
 
 def still_to_run(view: QueueView) -> list[str]:
@@ -38,7 +46,7 @@ def will_not_start(view: QueueView) -> dict[str, str]:
         if cell.status == SKIPPED:
             why = f"{queue_is(view.state)} (moved or taken off this box)"
         elif running and view.stop_requested:
-            why = "a stop was asked for: the queue ends after the current cell"  # logs
+            why = STOP_ASKED_WHY
         elif running:  # pending before where this launch started: it is passed over
             why = f"the running queue started after it, at cell {start}"
         else:

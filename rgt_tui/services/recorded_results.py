@@ -142,11 +142,12 @@ def read_recorded(host_dir: Path) -> RecordedResults:
         manifest, problem = None, f"{manifest_path(host_dir)}: {exc}"
     pull = None
     if manifest is not None:
-        stamps = [t for t in (_mtime(manifest_path(host_dir)), _mtime(pulled_path(host_dir))) if t]
+        listed = _mtime(manifest_path(host_dir))
+        stamps = [t for t in (listed, _mtime(pulled_path(host_dir))) if t]
         refused = [unpulled_line(manifest, r) for r in unpulled(manifest)]
         # The code record is written after the manifest by the same pull: an older one
         # belongs to an earlier pull (this one stopped before its copy ended).
-        listed, coded = _mtime(manifest_path(host_dir)), _mtime(code_path(host_dir))
+        coded = _mtime(code_path(host_dir))
         same = listed is not None and coded is not None and coded >= listed
         pull = RecordedPull(
             at=max(stamps, default=0.0),

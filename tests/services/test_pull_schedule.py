@@ -5,6 +5,7 @@ purpose: one scheduler set-up (``_setup``, ``_scheduler``) serves every case."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import os
@@ -65,6 +66,18 @@ def _scheduler(fleet, tmp_path: Path, events: list, **kw):  # type: ignore[no-un
     )
 
 
+@contextlib.asynccontextmanager
+async def _running(scheduler: PullScheduler, connections: FleetConnections):  # type: ignore[no-untyped-def]
+    """The scheduler's loop for the block, then stopped and its connections closed."""
+    runner = asyncio.ensure_future(scheduler.run())
+    try:
+        yield
+    finally:
+        runner.cancel()
+        await asyncio.gather(runner, return_exceptions=True)
+        await connections.close_all()
+
+
 def _box_logs(box_root: Path) -> None:
     q = box_root / ".rgt" / "queue"
     (q / "cells").mkdir(parents=True)
@@ -87,8 +100,7 @@ async def test_periodic_pull_brings_a_file_written_after_the_first_pull(
     now = [1000.0]
     events: list = []
     scheduler, connections, _ = _scheduler(fleet, tmp_path, events, clock=lambda: now[0])
-    runner = asyncio.ensure_future(scheduler.run())
-    try:
+    async with _running(scheduler, connections):
         await wait_for(lambda: [e for e in events if e.kind == "pull"], 60, "the first pull")
         dest = fleet.results_dir / "box1"
         assert sha(dest / "cell0" / "model.pt") == first
@@ -103,10 +115,6 @@ async def test_periodic_pull_brings_a_file_written_after_the_first_pull(
         now[0] += 1
         scheduler.wake()
         await wait_for(lambda: len([e for e in events if e.kind == "pull"]) == 2, 60, "pull 2")
-    finally:
-        runner.cancel()
-        await asyncio.gather(runner, return_exceptions=True)
-        await connections.close_all()
     assert sha(dest / "cell0" / "late.pt") == late
     second = [e for e in events if e.kind == "pull"][1]
     assert second.host == "box1" and "1 file (3.0M) pulled" in second.body, second.body
@@ -143,8 +151,7 @@ async def test_a_shorter_cadence_from_the_fleet_file_counts_from_the_last_pull(
     now = [1000.0]
     events: list = []
     scheduler, connections, _ = _scheduler(fleet, tmp_path, events, clock=lambda: now[0])
-    runner = asyncio.ensure_future(scheduler.run())
-    try:
+    async with _running(scheduler, connections):
         await wait_for(lambda: [e for e in events if e.kind == "pull"], 60, "the first pull")
         assert scheduler.due["box1"] == now[0] + 1800
         shorter = dataclasses.replace(host, watch=HostWatch(pull_every_s=60.0))
@@ -164,10 +171,6 @@ async def test_a_shorter_cadence_from_the_fleet_file_counts_from_the_last_pull(
         due = scheduler.due["box1"]
         scheduler.start_due()
         assert scheduler.due["box1"] == due
-    finally:
-        runner.cancel()
-        await asyncio.gather(runner, return_exceptions=True)
-        await connections.close_all()
 
 
 async def test_a_pull_notice_with_a_problem_says_not_verified_before_its_counts(
@@ -182,13 +185,8 @@ async def test_a_pull_notice_with_a_problem_says_not_verified_before_its_counts(
     fleet, _ = _setup(loopback, tmp_path)
     events: list = []
     scheduler, connections, _ = _scheduler(fleet, tmp_path, events, clock=lambda: 1000.0)
-    runner = asyncio.ensure_future(scheduler.run())
-    try:
+    async with _running(scheduler, connections):
         await wait_for(lambda: [e for e in events if e.kind == "pull"], 60, "the pull")
-    finally:
-        runner.cancel()
-        await asyncio.gather(runner, return_exceptions=True)
-        await connections.close_all()
     body = next(e for e in events if e.kind == "pull").body
     head = body.splitlines()[0]
     assert "verify: NOT VERIFIED: 1 problem (files: " in head, body
