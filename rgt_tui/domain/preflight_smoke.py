@@ -14,6 +14,11 @@ from rgt_tui.domain.text import is_digits
 from rgt_tui.domain.units import fmt_bytes
 
 SMOKE_DEFAULT_S = 300  # a smoke command's bound when no smoke_seconds is set
+# The ``{out}`` root of the first cell a ``smoke_seconds`` smoke runs: scratch that
+# smoke.sh empties before and after, never the host's durable_dir. A smoke that saved a
+# checkpoint into the cell's real {out} left the real run to resume from it — a 7 s
+# "done" cell (s42's second hour).
+SMOKE_OUT_DIR = "~/.rgt/smoke/out"
 MIB = 1 << 20
 
 

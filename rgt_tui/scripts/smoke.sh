@@ -10,7 +10,9 @@
 # so it gets what a cell gets: the workdir, ~/.rgt/credentials.env, the cell environment
 # (here ~/.rgt/smoke/cell.env), the OMP/MKL caps of the cgroup's CPU quota, stdin
 # /dev/null. Its records and log go to ~/.rgt/smoke/cells/smoke.*, never the queue's.
-# RGT_SMOKE=1 is set, so a script can tell it is the smoke.
+# RGT_SMOKE=1 is set, so a script can tell it is the smoke. The first cell a
+# smoke_seconds smoke runs has its {out} under ~/.rgt/smoke/out (preflight renders it so),
+# which is emptied before and after: the real run never resumes from the smoke's save.
 #
 # Every second its process tree is sampled: the sum of each process's peak resident set
 # (VmHWM, /proc) and, where nvidia-smi exists, the GPU memory nvidia-smi lists for the
@@ -48,6 +50,9 @@ if command -v sha256sum >/dev/null 2>&1; then
 fi
 (umask 077 && part "$ro_len" "$env_len" >"$sdir/cell.env") || fail "cannot write $sdir/cell.env"
 rm -f "$stage" "$sdir/cells/smoke.state" "$sdir/cells/smoke.oom" "$sdir/cells/smoke.log" "$sdir/samples"
+# The scratch {out} root of a smoke_seconds smoke's cell (SMOKE_OUT_DIR): emptied first,
+# or the cell would resume from the last smoke's checkpoint and measure nothing.
+rm -rf "$sdir/out" && mkdir -p "$sdir/out" || fail "cannot empty $sdir/out (df -h ~)"
 
 # The pids of ROOT and its descendants, space-separated (from /proc: ps may be missing).
 tree_pids() {
@@ -130,6 +135,8 @@ done
 wait "$pid"
 rc=$?
 elapsed=$(($(date +%s) - start))
+# ... and emptied after: a checkpoint saved there would fill the home disk for nothing.
+rm -rf "$sdir/out"
 
 emit rc "$rc"
 emit timed_out "$timed_out"

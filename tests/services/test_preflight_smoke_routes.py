@@ -156,11 +156,19 @@ async def test_a_passing_smoke_records_its_peak_host_memory_in_the_cells_environ
 
 async def test_smoke_seconds_runs_the_first_cell_for_that_long_then_stops_it(make_queue_fleet):
     qf = await make_queue_fleet(1, run=SCRIPT_RUN)
-    forever = 'echo "started $RGT_SMOKE"; exec sleep 600'
+    # The cell saves into its {out}: the smoke's scratch, emptied before (a stale save
+    # there is gone) and after (nothing left for the real run in the durable dir).
+    forever = (
+        'echo "started $RGT_SMOKE out=$2 had=$(ls -A "$2" 2>/dev/null | wc -l)"; '
+        'mkdir -p "$2" && echo step20 > "$2/checkpoint.pt"; exec sleep 600'
+    )
     qf.write_queue(
         f"{qf.cell_script('skipped', 'exit 3')} t\n{qf.cell_script('first', forever)} t\n"
     )
     host = with_ready(qf.host(), smoke_seconds=2)
+    stale = qf.root() / ".rgt" / "smoke" / "out" / "first" / "checkpoint.pt"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("step20 of the last smoke")
     transport = qf.transport()
     try:
         await transport.connect()
@@ -176,7 +184,10 @@ async def test_smoke_seconds_runs_the_first_cell_for_that_long_then_stops_it(mak
         and "(stopped at smoke_seconds 2)" in smoke.detail
     )
     log = (qf.root() / ".rgt" / "smoke" / "cells" / "smoke.log").read_text()
-    assert "started 1" in log
+    assert f"started 1 out={qf.root()}/.rgt/smoke/out/first had=0" in log, log
+    assert not (qf.root() / ".rgt" / "smoke" / "out").exists()
+    real_out = Path(host.durable_dir.replace("~", str(qf.root()), 1)) / "first"
+    assert not real_out.exists(), "the smoke saved into the real run's {out}"
     state = (qf.root() / ".rgt" / "smoke" / "cells" / "smoke.state").read_text()
     pid = int(re.search(r"^start \d+ \S+ (\d+)$", state, re.M).group(1))
     await wait_for(lambda: not alive(pid), 30, "the smoke's cell to be stopped")

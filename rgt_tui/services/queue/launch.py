@@ -338,7 +338,7 @@ async def plan_launch(
         todo = None if retry_only else cells_to_run(cells, start_index)
         first = None
         if preflight and not retry_only and (host.ready.smoke_seconds or host.ready.smoke):
-            first = first_cell_command(host, cells, text, facts.home, start_index)
+            first = first_cell_command(host, cells, facts.home, start_index)
         report = (
             await run_preflight(fleet, host, transport, cells=todo, first_cell=first)
             if preflight

@@ -11,10 +11,10 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from rgt_tui.domain.config import PREFLIGHT_CHECKS, Fleet, HostConfig
-from rgt_tui.domain.queue_file import QueueCell
+from rgt_tui.domain.preflight_smoke import SMOKE_OUT_DIR
+from rgt_tui.domain.queue_file import QueueCell, expand_home, render_command
 from rgt_tui.domain.routes import host_routes
 from rgt_tui.profiles import profile as load_profile
-from rgt_tui.services.queue.cells import render_queue
 from rgt_tui.transport import Transport
 
 if TYPE_CHECKING:
@@ -60,17 +60,18 @@ async def run_preflight(
 
 
 def first_cell_command(
-    host: HostConfig, cells: Sequence[QueueCell], text: str, home: str, start_index: int
+    host: HostConfig, cells: Sequence[QueueCell], home: str, start_index: int
 ) -> str | None:
-    """The rendered command of the first live cell from ``start_index`` (what
-    ``smoke_seconds`` runs); None without a run template or such a cell."""
+    """The first live cell from ``start_index`` as ``smoke_seconds`` runs it: rendered
+    with its ``{out}`` under the smoke's scratch (``SMOKE_OUT_DIR``), so what it saves
+    is not there for the real run to resume from; None without a run template or such
+    a cell."""
     if host.run is None:
         return None
-    cells = tuple(cells)
-    rendered = render_queue(host, cells, text, home)
-    for i in range(max(start_index, 0), len(cells)):
-        if not cells[i].moved_to:
-            return rendered.command(i)
+    scratch = expand_home(SMOKE_OUT_DIR, home)
+    for cell in tuple(cells)[max(start_index, 0) :]:
+        if not cell.moved_to:
+            return render_command(host.run, cell, scratch)
     return None
 
 
