@@ -116,7 +116,10 @@ def prefix_problem(box_text: str, local_text: str) -> str | None:
         if last and new is not None and _last_line_same(old, new, ended=ended, more=more):
             continue
         shown.append(f"  line {number} on the box: {old!r}")
-        shown.append(f"  line {number} locally:    {'(missing)' if new is None else repr(new)}")
+        # The empty text after the local file's last newline is no line: a deleted last
+        # sent line read as '' (s42's hour).
+        gone = new is None or (new == "" and number == len(local_lines))
+        shown.append(f"  line {number} locally:    {'(missing)' if gone else repr(new)}")
         if len(shown) >= 10:
             break
     if box_lines and _only_quiet_lines_differ(box_lines, local_lines):

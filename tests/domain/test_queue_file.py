@@ -165,7 +165,10 @@ def test_prefix_rule_allows_appends_only():
     commented = prefix_problem(old, "a.yaml t\n# b.yaml t\n")
     assert commented is not None and "'# b.yaml t'" in commented
     deleted = prefix_problem(old, "a.yaml t\n")
-    assert deleted is not None and "line 2 locally:    ''" in deleted
+    assert deleted is not None and "line 2 locally:    (missing)" in deleted, deleted
+    # A line blanked in the middle is a line: it reads ''.
+    blanked = prefix_problem(old, "\nb.yaml t\n")
+    assert blanked is not None and "line 1 locally:    ''" in blanked, blanked
 
 
 def test_a_comment_added_above_sent_lines_is_named_as_one():
@@ -191,7 +194,7 @@ def test_prefix_problem_names_only_the_changed_line_when_lines_were_also_appende
     changed = prefix_problem(old, "a.yaml t\nb2.yaml t\nc.yaml t\nd.yaml t 1\n")
     assert changed == "  line 2 on the box: 'b.yaml t'\n  line 2 locally:    'b2.yaml t'"
     deleted = prefix_problem(old, "a.yaml t\nb.yaml t\n")
-    assert deleted == "  line 3 on the box: 'c.yaml t'\n  line 3 locally:    ''"
+    assert deleted == "  line 3 on the box: 'c.yaml t'\n  line 3 locally:    (missing)"
     assert prefix_problem(old, old + "d.yaml t 1\ne.yaml t\n") is None
 
 
