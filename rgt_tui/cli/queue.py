@@ -163,7 +163,7 @@ def format_view(
 def resume_line(host: str, index: int, cells: Sequence[CellView]) -> str:
     """``resume: rgt-tui launch HOST --start N``, saying which done cells after N that
     launch runs again (every cell from its start runs: on Slurm the cells of an array end
-    out of order), and the retry that runs the cell alone."""
+    out of order), and the resume that runs the cell alone from its checkpoint."""
     line = f"resume: rgt-tui launch {host} --start {index}"
     done = [c.index for c in cells if c.index > index and c.status == DONE]
     if not done:
@@ -171,7 +171,8 @@ def resume_line(host: str, index: int, cells: Sequence[CellView]) -> str:
     name = next((c.name for c in cells if c.index == index), str(index))
     return (
         f"{line} (runs done {cell_span(done, 'again', 'again')} too), "
-        f"or rgt-tui queue retry {host} {shlex.quote(name)} (that cell alone, started over)"
+        f"or rgt-tui queue retry {host} {shlex.quote(name)} --resume (that cell alone, "
+        "from its checkpoint)"
     )
 
 

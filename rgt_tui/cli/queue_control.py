@@ -11,6 +11,7 @@ box's or the local queue file's), or no terminal to ask.
 from __future__ import annotations
 
 import argparse
+import shlex
 from typing import TYPE_CHECKING
 
 from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
@@ -48,8 +49,14 @@ def add_kill_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_retry_arguments(parser: argparse.ArgumentParser) -> None:
-    """CELLs, ``--done``, ``--ack``, ``--no-launch-acks``, ``--yes``."""
+    """CELLs, ``--resume``, ``--done``, ``--ack``, ``--no-launch-acks``, ``--yes``."""
     parser.add_argument("cells", nargs="+", metavar="CELL", help="failed or killed cells")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep each cell's {out} as it is (nothing set aside): a run that loads its "
+        "latest checkpoint goes on from it, and no other cell runs again",
+    )
     parser.add_argument(
         "--done", action="store_true", help="also retry cells that finished with exit 0"
     )
@@ -197,13 +204,14 @@ def format_retry(plan: RetryPlan) -> str:
     """The retry plan as the confirmation text."""
     from rgt_tui.services.disk.out_checkpoints import checkpoint_notes
 
-    lines = [f"Retry on {plan.host}"]
+    lines = [f"{'Resume' if plan.resume else 'Retry'} on {plan.host}"]
     for cell, out in zip(plan.cells, plan.outs, strict=True):
-        moved = (
-            f"{out} is set aside as {out}.before-retry-<time>"
-            if out != "-"
-            else "no {out} to set aside"
-        )
+        if plan.resume:
+            moved = f"{out} is kept as it is" if out != "-" else "nothing set aside"
+        elif out != "-":
+            moved = f"{out} is set aside as {out}.before-retry-<time>"
+        else:
+            moved = "no {out} to set aside"
         lines.append(f"  {cell.index:>3}  {cell.name:<28} {cell.label:<20} {moved}")
     for cell in plan.waiting:
         lines.append(
@@ -211,11 +219,17 @@ def format_retry(plan: RetryPlan) -> str:
             "stopped: nothing more set aside"
         )
     lines.append(
-        "  each starts over: its {out} is renamed aside (kept, not deleted), so the run "
+        "  each runs again with its {out} as it is: a run that loads its latest checkpoint "
+        "goes on from it"
+        if plan.resume
+        else "  each starts over: its {out} is renamed aside (kept, not deleted), so the run "
         "finds no checkpoint there to resume from"
     )
     for name, warning, advice in checkpoint_notes(
-        plan, lambda index: f"answer no, then rgt-tui launch {plan.host} --start {index}"
+        plan,
+        lambda name: (
+            f"answer no, then rgt-tui queue retry {plan.host} {shlex.quote(name)} --resume"
+        ),
     ):
         lines.append(f"  ⚠ {name}: {printable(warning, None)}")  # the box's file name
         if advice is not None:
@@ -267,6 +281,7 @@ def run_retry(call: Call) -> int:
             allow_done=args.done,
             acks=args.ack,
             launch_acks=not args.no_launch_acks,
+            resume=args.resume,
         )
         return await with_checkpoints(plan, call.fleet, host, transport)
 
@@ -287,7 +302,8 @@ def run_retry(call: Call) -> int:
     if plan.submits:
         launching = f" (submits them to {plan.submits} as a new array)"
     count = plural(len(plan.cells) + len(plan.waiting), "cell")
-    answer = confirmed(call, f"Retry {count} on {host.name}: {names}{launching}?")
+    verb = "Resume" if plan.resume else "Retry"
+    answer = confirmed(call, f"{verb} {count} on {host.name}: {names}{launching}?")
     if answer is not None:
         return answer
     try:
@@ -295,9 +311,12 @@ def run_retry(call: Call) -> int:
     except QueueError as exc:
         return call.fail(str(exc))
     for name, aside in result.aside:
-        where = (
-            f"earlier outputs moved to {aside}" if aside != "-" else "no earlier outputs were there"
-        )
+        if plan.resume:
+            where = "its {out} kept as it is"
+        elif aside != "-":
+            where = f"earlier outputs moved to {aside}"
+        else:
+            where = "no earlier outputs were there"
         print(f"{host.name}: {name} will run again; {where}")
     if result.job_id:
         print(

@@ -163,14 +163,17 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "queue retry",
-        "re-run failed or killed CELLs under their names; earlier outputs set aside (asks first)",
+        "re-run failed or killed CELLs under their names; earlier outputs set aside, or kept "
+        "with --resume (asks first)",
         add_retry_arguments,
         run_retry,
         host="one",
         description="Each CELL's {out} folder is renamed to <out>.before-retry-<time> (never "
-        "deleted) and the cell runs again under its name: a running queue runs it before its "
-        "next cell; a stopped one is launched for the retried cells only. Refused for a "
-        "running cell, one that never ran, and a done cell unless --done.",
+        "deleted) and the cell runs again under its name; with --resume its {out} is kept, "
+        "so a run that loads its latest checkpoint goes on from it. A running queue runs it "
+        "before its next cell; a stopped one is launched for the retried cells only. Refused "
+        "for a running cell, one that never ran, and a done cell unless --done (a done cell "
+        "has nothing to resume).",
     ),
     Command(
         "launch",

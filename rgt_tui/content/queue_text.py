@@ -34,18 +34,19 @@ from rgt_tui.domain.units import plural
 
 # The queue-control keys (screens/queue_keys.py), said under the summary; S and X only
 # while a cell runs (they have nothing to act on otherwise).
-CONTROL_HINT = "S stop after this cell · X kill the running cell · R retry a cell"
-IDLE_HINT = "nothing runs · R retry a cell"
+CONTROL_HINT = "S stop after this cell · X kill the running cell · R retry or resume a cell"
+IDLE_HINT = "nothing runs · R retry or resume a cell"
 # A cell row's duration column: "≥59m59s", as wide as any under 100 days ("≥99d23h").
 RAN_WIDTH = 7
 
 
 # With a cell that ended before its end (failed, killed, interrupted, a scheduler's end):
 # a relaunch from it (L) leaves its {out} in place, so its run resumes from its latest
-# checkpoint; a retry (R) sets {out} aside and starts it over — on a box and a group
-# alike (ux-h #13: R alone was offered for a killed group cell that L resumed).
+# checkpoint, and runs every cell after it; R sets {out} aside and starts it over, or
+# (Resume) keeps it and runs that cell alone — on a box and a group alike (ux-h #13: R
+# alone was offered for a killed group cell that L resumed).
 def ended_hint(view: QueueView) -> str:
-    """``nothing runs · R retry a cell (starts it over) · L relaunch from cell 1 (reruns
+    """``nothing runs · R retry or resume a cell · L relaunch from cell 1 (reruns
     fit from its checkpoint, if any)``: with where L's plan starts. A cell the user killed and stopped at is
     behind it (the plan starts after it: a user's hour read "L relaunch from it" and got
     the next cell), so the hint says which start resumes it."""
@@ -65,7 +66,10 @@ def ended_hint(view: QueueView) -> str:
         how = f"L relaunch from cell {start} (start at {first.index} to rerun {name} from its checkpoint, if any{again})"
     else:
         how = f"L relaunch from cell {start} (reruns {name} from its checkpoint, if any{again})"
-    return f"nothing runs · R retry a cell (starts it over) · {how}"
+    # With done cells after it, R's Resume is the way on from its checkpoint that runs
+    # nothing twice (s43: L was the only one said).
+    r = f"R retry or resume {name} (alone)" if done else "R retry or resume a cell"
+    return f"nothing runs · {r} · {how}"
 
 
 ENDED = (FAILED, KILLED, INTERRUPTED, *SLURM_ENDED)
@@ -74,14 +78,14 @@ ENDED = (FAILED, KILLED, INTERRUPTED, *SLURM_ENDED)
 def idle_hint(view: QueueView) -> str:
     """``nothing runs · 2 cells not run: L starts from cell 3 · R retry a cell``: cells
     left pending by a stop are said as the pane says them (s37 dev-loop #12: the tab read
-    "nothing runs · R retry a cell" beside the pane's "1 not run: L starts")."""
+    "nothing runs · R retry or resume a cell" beside the pane's "1 not run: L starts")."""
     pending = [c for c in view.cells if c.status == PENDING]
     if not pending or view.runner_alive:
         return IDLE_HINT
     start = relaunch_start(view.resume_index, view.cells)
     return (
         f"nothing runs · {plural(len(pending), 'cell')} not run: L starts from cell {start} "
-        "· R retry a cell"
+        "· R retry or resume a cell"
     )
 
 

@@ -173,16 +173,18 @@ class LaunchControl:
         except Exception as exc:  # refused on the box, or unreachable: said, the dialog stays
             return Outcome(error=error_text(exc))
         aside = ", ".join(f"{n} → {a}" for n, a in retried.aside if a != "-")
+        again = "resume, its {out} kept," if plan.resume else "run again"
         if retried.running:
-            message = f"{cell} will run again (the running queue runs it next)"
+            message = f"{cell} will {again} (the running queue runs it next)"
         elif retried.job_id:
-            message = f"{cell} will run again (submitted as Slurm array job {retried.job_id})"
+            message = f"{cell} will {again} (submitted as Slurm array job {retried.job_id})"
         elif retried.launched is not None:
-            message = f"{cell} will run again (launched for it)"
+            message = f"{cell} will {again} (launched for it)"
         else:  # the queue ended between plan and confirm: "launched for it" was untrue
             message = (
-                f"{cell} is set to run again, but the queue ended before the retry reached "
-                "it: nothing runs it yet — retry it once more to launch the queue for it alone"
+                f"{cell} is set to {again.rstrip(',')}, but the queue ended before the retry "
+                "reached it: nothing runs it yet — retry it once more to launch the queue "
+                "for it alone"
             )
         if aside:
             message += f"; outputs set aside: {aside}"

@@ -3,20 +3,22 @@
 The retry is planned in a worker (``controllers.launch_plan`` asks the backend's
 ``plan_retry``): the cell's state, where its outputs go and — when no queue runs — the
 launch that runs it, which runs preflight first. A failed check is shown as in the launch plan, with an
-"Acknowledge <check>" button that re-plans with it acknowledged. It says that the cell
-starts over (its ``{out}`` set aside) and, when ``{out}`` holds a checkpoint, that a
-relaunch from the cell would resume from it instead. What the queue's launch
+"Acknowledge <check>" button that re-plans with it acknowledged. Retry starts the cell
+over (its ``{out}`` set aside); Resume (a cell that did not finish) runs it again with
+its ``{out}`` as it is, so a run that loads its latest checkpoint goes on from it and no
+other cell runs again — the dialog names the checkpoint ``{out}`` holds. What the queue's launch
 acknowledged (``services.queue.launch_acks``) is applied and said ("acknowledged at launch:
 gpu (…)"), and "Revoke launch acks" re-plans without it. While a plan is re-made Enter
 does nothing (``dialog.ReplanScreen``). Cancel has the focus whatever the plan says, as
 in the stop and kill dialogs: a retry sets the cell's outputs aside and starts it over,
-so Enter alone never does it; Retry (Tab, or a click) runs it over the host's shared
-connection. Why a retry is refused comes first in its scrolling plan, as in the launch
+so Enter alone never does it; Retry or Resume (Tab, or a click) runs it over the host's
+shared connection. Why a retry is refused comes first in its scrolling plan, as in the launch
 dialog; every Tab stop is a button that shows its focus.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from textual import events, on
@@ -31,7 +33,7 @@ from rgt_tui.content.box_text import shown
 from rgt_tui.controllers.launch_plan import LaunchControl
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import Fleet, HostConfig
-from rgt_tui.domain.queue_state import CellView
+from rgt_tui.domain.queue_state import DONE, CellView
 from rgt_tui.screens.dialog import DialogBody, DialogButton, KeyHint, ReplanScreen, enter_does
 from rgt_tui.screens.launch_confirm import (
     STALE_PLAN,
@@ -49,11 +51,9 @@ MUTED = "$foreground-muted"
 
 
 def checkpoint_lines(plan: RetryPlan) -> list[Content]:
-    """Each checkpoint the retry sets aside and how a relaunch would resume from it."""
+    """Each checkpoint the retry sets aside and that Resume would go on from it."""
     lines = []
-    for _, warning, advice in checkpoint_notes(
-        plan, lambda index: f"Cancel, then relaunch from this cell (L, start index {index})"
-    ):
+    for _, warning, advice in checkpoint_notes(plan, lambda _name: "press Resume"):
         lines.append(Content.styled(shown("⚠ " + warning), "$warning"))
         if advice is not None:
             lines.append(Content(shown(advice)))
@@ -124,6 +124,8 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
         # The plan and the retry, with the fleet file as applied when each plan is made.
         self.control = LaunchControl(fleet, host, connections, lambda: self.app.fleet)
         self.retrying = False  # Retry was pressed and its worker runs
+        # A done cell has nothing to resume: only Retry (its outputs made again).
+        self.resumable = cell.status != DONE
 
     def compose(self) -> ComposeResult:
         cell = self.cell
@@ -132,18 +134,30 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
                 "It is ", (shown(cell.label), "bold"), f"; it runs again as {shown(cell.name)}."
             ),
             Content.assemble(
-                ("It starts over: ", "bold"),
+                ("Retry starts it over: ", "bold"),
                 "its {out} folder, if the run made one, is renamed to "
                 "<out>.before-retry-<time> (kept, not deleted), so the run finds no "
                 "checkpoint there to resume from.",
             ),
         ]
+        if self.resumable:
+            about.append(
+                Content.assemble(
+                    ("Resume goes on from where it stopped: ", "bold"),
+                    "its {out} is kept as it is, so a run that loads its latest checkpoint "
+                    "goes on from it; no other cell runs again.",
+                )
+            )
         # A done cell: the plan's own warning says its outputs are set aside and made
         # again (said here too, it read three times with the launch's: a user's hour).
         with Vertical(id="retry-box", classes="dialog-box -warning"):
             yield Static(
                 Content.styled(
-                    shown(f"Retry cell {cell.name} on {self.host.name}?"), "bold $warning"
+                    shown(
+                        f"{'Retry or resume' if self.resumable else 'Retry'} cell {cell.name} "
+                        f"on {self.host.name}?"
+                    ),
+                    "bold $warning",
                 ),
                 id="retry-title",
             )
@@ -164,8 +178,17 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
                     button.display = False
                     yield button
                 yield DialogButton(
-                    "Retry", does="retry it", id="retry-go", variant="warning", disabled=True
+                    "Retry", does="start it over", id="retry-go", variant="warning", disabled=True
                 )
+                resume = DialogButton(
+                    "Resume",
+                    does="resume it, {out} kept",
+                    id="retry-resume",
+                    variant="warning",
+                    disabled=True,
+                )
+                resume.display = self.resumable
+                yield resume
                 yield DialogButton("Cancel", does="cancel", id="retry-cancel", variant="primary")
             yield KeyHint(id="retry-hint")
 
@@ -195,7 +218,7 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
         if self.retrying:
             return
         self.begin_replan()
-        for ident in ("#retry-go", "#retry-ack", "#retry-revoke"):
+        for ident in ("#retry-go", "#retry-resume", "#retry-ack", "#retry-revoke"):
             self.query_one(ident, Button).disabled = True
         self.show_hint()
         run_host_worker(self, self._plan(), "queue-retry-plan", self.host.name)
@@ -239,14 +262,19 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
             revoke.set_caption("Use launch acks", does="go ahead on what the launch acknowledged")
         else:
             revoke.set_caption("Revoke launch acks", does="retry without the launch's acks")
-        go = self.query_one("#retry-go", Button)
-        go.disabled = not plan.ok
+        self.query_one("#retry-go", Button).disabled = not plan.ok
+        self.query_one("#retry-resume", Button).disabled = not (plan.ok and self.resumable)
         # Cancel even when nothing refuses: the retry renames {out} aside (a done cell's
         # results, an unfinished one's checkpoint), so only a chosen Retry does it.
         self.end_replan(cancel)
         self.show_hint()
         if plan.ok:
-            said = Content.styled("Retry runs it; Cancel leaves the box alone", MUTED)
+            said = Content.styled(
+                "Retry starts it over, Resume goes on from its {out}; Cancel leaves the box alone"
+                if self.resumable
+                else "Retry runs it; Cancel leaves the box alone",
+                MUTED,
+            )
         elif acknowledgeable:
             said = Content.styled(
                 "Preflight failed: fix the box, or acknowledge each failed check", "bold $error"
@@ -273,10 +301,18 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
     # -- retrying ------------------------------------------------------------------------
 
     @on(Button.Pressed, "#retry-go")
-    def _go(self) -> None:
+    def _retry_pressed(self) -> None:
+        self._go(resume=False)
+
+    @on(Button.Pressed, "#retry-resume")
+    def _resume_pressed(self) -> None:
+        self._go(resume=True)
+
+    def _go(self, *, resume: bool) -> None:
         plan = self.plan
-        if plan is None or not plan.ok or self.retrying:
+        if plan is None or not plan.ok or self.retrying or (resume and not self.resumable):
             return
+        plan = replace(plan, resume=resume)
         if self.control.stale():  # the fleet file changed under the plan shown: plan again
             self.replan()
             self.query_one("#retry-status", Static).update(
@@ -290,7 +326,9 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
             button.disabled = True
         self.query_one("#retry-status", Static).update(
             Content.styled(
-                "retrying… (it cannot be cut short: the dialog closes when it ends)", "$accent"
+                f"{'resuming' if resume else 'retrying'}… (it cannot be cut short: the dialog "
+                "closes when it ends)",
+                "$accent",
             )
         )
         self.retrying = True  # the screen's worker: closing it would cut the retry short

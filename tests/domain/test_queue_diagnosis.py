@@ -199,14 +199,14 @@ def test_a_failure_after_cells_that_never_ran_names_them_in_the_next_step():
 def test_the_cli_resume_line_names_the_done_cells_a_relaunch_runs_again():
     """s35 Slurm hour #7: after an OOM in cell 1 of an array whose cell 2 went on and
     finished, "resume: … --start 1" would run cell 2 again: it says so, and names the
-    retry that runs the cell alone."""
+    resume that runs the cell alone."""
     from rgt_tui.cli.queue import format_diagnosis, resume_line
 
     d = run(f"start 1010 {BOOT} 4711\n", "start 1010 0\n", boot=OTHER, oom_kill_now=0, dmesg="ok")
     cells = (CellView(0, "a", DONE), CellView(1, "b", "OUT_OF_MEMORY"), CellView(2, "c", DONE))
     assert resume_line("box1", 1, cells) == (
         "resume: rgt-tui launch box1 --start 1 (runs done cell 2 again too), or rgt-tui "
-        "queue retry box1 b (that cell alone, started over)"
+        "queue retry box1 b --resume (that cell alone, from its checkpoint)"
     )
     assert "runs done cell 2 again too" in format_diagnosis(d, cells)
     assert resume_line("box1", 2, cells) == "resume: rgt-tui launch box1 --start 2"

@@ -337,7 +337,7 @@ def test_the_queue_tab_offers_relaunch_beside_retry_for_a_cell_cut_short() -> No
     # The plan starts after a cell the user killed and stopped at: the hint says which
     # start resumes it (it read "L relaunch from it" and L planned cell 1: a user's hour).
     assert (
-        "R retry a cell (starts it over) · L relaunch from cell 1 (start at 0 to rerun a from its "
+        "R retry or resume a cell · L relaunch from cell 1 (start at 0 to rerun a from its "
         "checkpoint, if any)" in text
     ), text
     failed = {"a": parse_cell_state(f"start 1000 {BOOT} 10\nend 1060 1\n")}
@@ -354,7 +354,9 @@ def test_the_queue_tab_offers_relaunch_beside_retry_for_a_cell_cut_short() -> No
     plain = "\n".join(line.plain for line in queue_lines(view(launches(), done)))
     assert IDLE_HINT not in plain and "L relaunch" not in plain  # nothing to resume
     # The cells that never ran are said as the pane says them (s37 dev-loop #12).
-    assert "nothing runs · 3 cells not run: L starts from cell 1 · R retry a cell" in plain
+    assert (
+        "nothing runs · 3 cells not run: L starts from cell 1 · R retry or resume a cell" in plain
+    )
     all_done = {n: done["a"] for n in ("a", "b", "c", "d")}
     plain = "\n".join(
         line.plain for line in queue_lines(view(launches("done 1060 4 4\n"), all_done))

@@ -163,12 +163,18 @@ async def test_a_group_runs_one_torchrun_and_stops_together(
         assert rank0[0].view is not None and _cell(rank0[0].view, "crash") == KILLED
         assert _cell(rank0[1].view, "crash") == FAILED  # type: ignore[arg-type]
 
-        # Relaunched from its index, it resumes from the checkpoint in its output path
-        # (MN5; a retry would set that output aside and start afresh).
+        # A relaunch from its index would resume it from the checkpoint in its output
+        # path (MN5); so does a resume (s43), which marks it on every rank, keeping that
+        # output (a plain retry sets it aside and starts afresh), and launches the group
+        # for it alone.
         again = await backend.plan_launch(fleet, transport, start_index=1)
         assert again.ok, again.problems
         assert not any("NCCL_DEBUG=INFO" in n for n in again.notes)  # not the first launch
-        await backend.launch(again, transport)
+        resume = await backend.plan_retry(fleet, transport, ["crash"], resume=True)
+        assert resume.ok and resume.resume, resume.problems
+        resumed_by = await backend.retry(resume, transport, fleet=fleet)
+        assert resumed_by.launched is not None
+        assert [a for _, a in resumed_by.aside] == ["-"]  # nothing set aside
         await wait_for(lambda: polled(lambda v: _cell(v, "crash") == DONE), 240, "crash resumed")
         resumed = crash_log.read_text().split("loaded step")[-1]
         assert resumed.split()[0] == "2", resumed[:80]

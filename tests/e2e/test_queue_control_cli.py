@@ -20,6 +20,8 @@ from rgt_tui.domain.queue_state import (
     USER_STOPPED,
 )
 from rgt_tui.services.queue.launch import launch, plan_launch
+from rgt_tui.services.queue.retried import record_path
+from rgt_tui.services.records import fleet_host_dir
 
 
 def gate(name: str) -> str:
@@ -108,11 +110,16 @@ async def test_retry_says_the_cell_starts_over_and_names_the_checkpoint_it_sets_
     make_queue_fleet,
 ):
     """`queue retry` says what the dialog says: the cell starts over ({out} renamed aside)
-    and, when {out} holds a checkpoint, names it (the box's name made printable) and how a
-    relaunch would resume from it instead; "n" leaves the checkpoint where it is."""
+    and, when {out} holds a checkpoint, names it (the box's name made printable) and that
+    --resume goes on from it instead; "n" leaves the checkpoint where it is. With
+    --resume the cell runs alone with its {out} kept (s43: a relaunch from it, once the
+    only way said, ran the done cell after it again)."""
     qf = await make_queue_fleet(1, run=SCRIPT_RUN)
     hosts = str(qf.loopback.hosts_file)
-    saves = 'mkdir -p "$2"; echo step > "$2/$(printf \'ck\\033[2J.pt\')"; exit 3'
+    saves = (
+        'ls "$2" 2>/dev/null | grep -q . && echo "found a checkpoint"; '
+        'mkdir -p "$2"; echo step > "$2/$(printf \'ck\\033[2J.pt\')"; exit 3'
+    )
     ok = 'mkdir -p "$2"; echo done > "$2/done.txt"'
     qf.write_queue(f"{qf.cell_script('broke', saves)} t\n{qf.cell_script('ok', ok)} t\n")
     transport = qf.transport()
@@ -128,15 +135,42 @@ async def test_retry_says_the_cell_starts_over_and_names_the_checkpoint_it_sets_
     code, out, _ = await asked.finish()
     assert code == 1 and "nothing done" in out
     assert "each starts over: its {out} is renamed aside (kept, not deleted)" in out
-    assert "⚠ broke: Its {out} holds a checkpoint (ck\\x1b[2J.pt): it is set aside too" in out
-    # A relaunch from cell 0 runs the done cell 1 again: said, not left to the launch.
     assert (
-        "To resume from it instead: answer no, then rgt-tui launch box1 --start 0 — but cell "
-        "1 (ok) after it is done and would run again too (a move to another box resumes it "
-        "alone)." in out
+        "⚠ broke: Its {out} holds a checkpoint (ck\\x1b[2J.pt): a retry sets it aside and "
+        "starts over." in out
+    ), out
+    assert (
+        "To resume from it instead: answer no, then rgt-tui queue retry box1 broke --resume — "
+        "its {out} is kept as it is, and no other cell runs again." in out
     ), out
     assert "\x1b[2J" not in out  # the box's escape is shown, never sent to the terminal
     assert (qf.root() / "results" / "broke" / "ck\x1b[2J.pt").exists()
+
+    resumed = await arun("queue", "retry", "box1", "broke", "--resume", "--hosts", hosts, "--yes")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    out = resumed.stdout
+    assert out.startswith("Resume on box1\n"), out
+    assert f"{qf.root()}/results/broke is kept as it is" in out, out
+    assert "each runs again with its {out} as it is" in out, out
+    assert "It resumes from ck\\x1b[2J.pt, the newest checkpoint in its {out}" in out, out
+    assert "box1: broke will run again; its {out} kept as it is" in out, out
+    view = await wait_view(
+        qf, lambda v: v.cells[0].retries == 1 and v.state == FINISHED, what="broke resumed"
+    )
+    assert [c.status for c in view.cells] == [FAILED, DONE]
+    assert sorted(p.name for p in (qf.root() / "results").iterdir()) == ["broke", "ok"]
+    assert len(re.findall(r"^start ", qf.state("ok"), re.M)) == 1  # ok did not run again
+    assert "found a checkpoint" in (qf.qdir() / "cells" / "broke.log").read_text()
+    # Nothing was set aside, so no retry time is kept here: a copy pulled before it is
+    # still the checkpoint the cell goes on from.
+    assert not record_path(fleet_host_dir(qf.fleet, "box1")).exists()
+    # A done cell has nothing to resume.
+    done = await arun(
+        "queue", "retry", "box1", "ok", "--resume", "--done", "--hosts", hosts, "--yes"
+    )
+    assert (
+        done.returncode == 1 and "cell ok is done (exit 0): it has nothing to resume" in done.stdout
+    )
 
 
 async def test_queue_show_says_a_sent_line_edited_here_is_not_what_the_box_runs(

@@ -1,10 +1,12 @@
 """The retry's words for a checkpoint the last verify here did not pass (hour s23b #6): the
 dialog and `queue retry` said "To resume from it instead: relaunch from this cell" for
 a file that does not load. They now name the verify's verdict and the newest checkpoint
-of the cell that did pass. Real loopback box, real torch files, the real loader."""
+of the cell that did pass, and a resume says it would load the broken file. Real
+loopback box, real torch files, the real loader."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import torch
@@ -46,14 +48,22 @@ async def test_a_checkpoint_that_failed_verify_is_named_so_with_the_verified_one
         await transport.close()
     assert plan.checkpoints == (("ck", "ck_2.pt"),)
     assert plan.failed_verify == (("ck", "corrupt", "ck_1.pt"),)
-    ((name, warning, advice),) = checkpoint_notes(plan, lambda index: f"relaunch {index}")
+    ((name, warning, advice),) = checkpoint_notes(plan, lambda cell: f"resume {cell}")
     assert name == "ck"
-    assert "(ck_2.pt) that failed the last verify here (corrupt)" in warning
-    assert advice is not None and "relaunch" not in advice  # no resume from a broken file
+    assert warning.endswith(
+        "(ck_2.pt) that failed the last verify here (corrupt): a retry sets it aside and does "
+        "not resume from it; a resume would load it."
+    ), warning
+    assert advice is not None and "resume ck" not in advice  # no resume from a broken file
     assert "The newest checkpoint of it that verified here is ck_1.pt" in advice
+    # Asked for a resume anyway (--resume): it says the resume would load that file.
+    resume = dataclasses.replace(plan, resume=True)
+    ((_, warning, advice),) = checkpoint_notes(resume, lambda cell: f"resume {cell}")
+    assert warning.endswith("failed the last verify here (corrupt): the resume would load it.")
+    assert advice is not None and "a move to another box resumes from that" in advice
 
 
-async def test_a_checkpoint_never_verified_keeps_the_relaunch_advice(make_queue_fleet):
+async def test_a_checkpoint_never_verified_keeps_the_resume_advice(make_queue_fleet):
     """No pull or verify yet: nothing is known against it, the words stay as they were."""
     qf = await make_queue_fleet(1, run=SCRIPT_RUN)
     out = qf.root() / "results" / "ck"
@@ -69,9 +79,21 @@ async def test_a_checkpoint_never_verified_keeps_the_relaunch_advice(make_queue_
     finally:
         await transport.close()
     assert plan.checkpoints == (("ck", "ck_1.pt"),) and plan.failed_verify == ()
-    ((_, warning, advice),) = checkpoint_notes(plan, lambda index: f"relaunch {index}")
+    ((_, warning, advice),) = checkpoint_notes(plan, lambda cell: f"resume {cell}")
     assert "failed the last verify" not in warning
-    assert advice is not None and advice.startswith("To resume from it instead: relaunch 0")
+    assert advice == (
+        "To resume from it instead: resume ck — its {out} is kept as it is, and no other "
+        "cell runs again."
+    ), advice
+    resume = dataclasses.replace(plan, resume=True)
+    assert checkpoint_notes(resume, lambda cell: f"resume {cell}") == [
+        (
+            "ck",
+            "It resumes from ck_1.pt, the newest checkpoint in its {out}, if its run loads "
+            "its latest one.",
+            None,
+        )
+    ]
 
 
 async def test_the_earlier_copy_of_a_damaged_checkpoint_is_named_as_such(make_queue_fleet):
@@ -101,7 +123,7 @@ async def test_the_earlier_copy_of_a_damaged_checkpoint_is_named_as_such(make_qu
     finally:
         await transport.close()
     assert plan.failed_verify == (("ck", "corrupt", "checkpoint.pt"),)
-    ((_, _, advice),) = checkpoint_notes(plan, lambda index: f"relaunch {index}")
+    ((_, _, advice),) = checkpoint_notes(plan, lambda cell: f"resume {cell}")
     assert advice is not None and advice.startswith(
         "Your earlier copy of checkpoint.pt, set aside here by a pull, loads"
     ), advice
@@ -136,12 +158,11 @@ async def test_a_relaunch_from_a_cell_whose_checkpoint_failed_verify_says_so(mak
     assert not [w for w in fresh.warnings if "failed the last verify" in w]
 
 
-async def test_the_relaunch_advice_while_the_queue_runs_names_what_would_run_again(
-    make_queue_fleet,
-):
+async def test_the_resume_advice_while_the_queue_runs_runs_nothing_again(make_queue_fleet):
     """Hour s25b #3: "Cancel, then relaunch from this cell (start index 0), once the running
     queue has ended" — by then the cells after it have run, and that relaunch runs them
-    all again. The advice now names them, as it does for a queue that has ended."""
+    all again. A resume (s43) runs the cell alone, before the queue's next cell: the
+    advice names it, with no wait and nothing run again."""
     from support.queues import GATE
 
     from rgt_tui.domain.queue_state import RUNNING
@@ -162,8 +183,8 @@ async def test_the_relaunch_advice_while_the_queue_runs_names_what_would_run_aga
         (qf.root() / "go").touch()
         await transport.close()
     assert plan.running and plan.checkpoints == (("broke", "checkpoint.pt"),)
-    ((_, _, advice),) = checkpoint_notes(plan, lambda index: f"relaunch from {index}")
-    assert advice is not None and advice.startswith(
-        "To resume from it instead: relaunch from 0, once the running queue has ended — but "
-        "cells 1 (hold), 2 (after) after it will be done by then and would run again too"
+    ((_, _, advice),) = checkpoint_notes(plan, lambda cell: f"resume {cell}")
+    assert advice == (
+        "To resume from it instead: resume broke — its {out} is kept as it is, and no other "
+        "cell runs again."
     ), advice

@@ -57,9 +57,11 @@ def test_a_killed_only_cell_says_killed_by_you_and_the_queue_stopped() -> None:
     )
     assert event.title == "box1: cell alpha killed by you; the queue stopped"
     assert "tear" not in event.body
-    # Both ways on: R starts it over, L relaunches from it and resumes (ux-h #13).
-    assert "R on the queue tab starts it over (rgt-tui queue retry box1 alpha)" in event.body
-    assert "L relaunches from it and resumes from its checkpoint" in event.body, event.body
+    # Every way on: R starts it over or resumes it alone, L relaunches from it (ux-h #13).
+    assert "R on the Queue tab starts it over (rgt-tui queue retry box1 alpha)" in event.body
+    assert "or resumes it from its checkpoint, if one was written" in event.body, event.body
+    assert "(the same with --resume)" in event.body, event.body
+    assert "L relaunches from it on, resuming likewise" in event.body, event.body
     assert "(rgt-tui launch box1 --start 0)" in event.body, event.body
     assert "run it again with R" not in event.body
     # Nothing finished: nothing to pull (a user's hour read "pull what finished").
@@ -124,7 +126,7 @@ def test_an_interrupted_cell_on_an_interruptible_box_leads_with_saving_its_check
     event = told(*records, interruptible=True)
     assert event.body.index(
         "verify now while it answers (p, then v; or rgt-tui pull box1, then"
-    ) < (event.body.index("R on the queue tab starts it over")), event.body
+    ) < (event.body.index("R on the Queue tab starts it over")), event.body
     assert "m moves the cell to another box, resuming from that checkpoint" in event.body
     assert "preemption" not in told(*records).body  # a box that is not interruptible
     killed = (
@@ -148,8 +150,9 @@ def test_several_cells_cut_short_offer_a_retry_of_each_and_a_relaunch_from_the_f
         },
     )
     body = event.body
-    assert "R on the queue tab starts them over (rgt-tui queue retry box1 beta gamma)" in body
-    assert "L relaunches from cell 1, the first of them" in body, body
+    assert "R on the Queue tab starts them over (rgt-tui queue retry box1 beta gamma)" in body
+    assert "or resumes them from their checkpoint" in body, body
+    assert "L relaunches from cell 1 on" in body, body
     assert "(rgt-tui launch box1 --start 1)" in body, body
 
 
@@ -308,9 +311,11 @@ def test_cells_a_start_index_passed_over_are_not_counted_as_left_to_run() -> Non
     assert line is not None and "finished" in line.plain and "not run" not in line.plain, line
 
 
-def test_a_relaunch_from_a_killed_cell_names_the_done_cells_it_runs_again() -> None:
+def test_a_killed_cell_before_done_cells_is_offered_its_resume_alone() -> None:
     """A user's hour (session 29): cell 0 killed after cells 1 and 2 had finished, and
-    the notice offered L "from it" without a word that the launch runs 1 and 2 again."""
+    the notice offered L "from it" without a word that the launch runs 1 and 2 again.
+    Then (s43) the only way on from its checkpoint was that relaunch: R's Resume now
+    runs it alone, and L, which would run 1 and 2 again, is not offered."""
     event = told(
         "alpha beta gamma",
         "stop 1700000050 kill\ndone 1700000060 2 1\n",
@@ -321,8 +326,9 @@ def test_a_relaunch_from_a_killed_cell_names_the_done_cells_it_runs_again() -> N
         },
     )
     body = event.body
-    assert "L relaunches from it and resumes from its checkpoint, if it wrote one — " in body
-    assert "cells 1, 2 are done and run again (rgt-tui launch box1 --start 0)" in body, body
+    assert "or resumes it from its checkpoint, if one was written, and runs no other cell " in body
+    assert "(the same with --resume)" in body and "L relaunches" not in body, body
+    assert "--start" not in body, body
 
 
 def test_the_body_never_contradicts_how_the_title_says_the_queue_ended() -> None:

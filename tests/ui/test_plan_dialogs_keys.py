@@ -128,7 +128,8 @@ async def test_the_first_tab_from_cancel_in_the_retry_dialog_lands_on_a_marked_b
         assert retry.plan is not None and retry.plan.ok
         assert app.focused is retry.query_one("#retry-cancel")
         stops = await tab_stops(pilot, retry, 3)
-        assert stops[0] is retry.query_one("#retry-go")
+        assert stops == [retry.query_one(f"#retry-{b}") for b in ("go", "resume", "cancel")]
+        await pilot.press("tab")
         await wait_for(lambda: "▶ Retry ◀" in screen_text(app), pilot=pilot)
-        assert "Enter: retry it" in screen_text(app)
+        assert "Enter: start it over" in screen_text(app)
         await pilot.press("escape")

@@ -99,7 +99,9 @@ async def test_x_kills_r_retries_and_s_stops_from_the_queue_tab(
         await wait_view(qf, lambda v: v.state == USER_STOPPED, what="the queue to stop")
         await wait_for(lambda: "stopped by the user after cell 1 (a)" in text_of(body), pilot=pilot)
         # Nothing runs now: S and X are not offered under the summary.
-        assert "nothing runs · R retry a cell" in text_of(body)
+        assert "nothing runs · R retry or resume hold (alone) · L relaunch from cell 2" in " ".join(
+            text_of(body).split()
+        ), text_of(body)
         assert "S stop after this cell" not in text_of(body)
 
         (qf.root() / "never").touch()  # the retry of hold now succeeds
@@ -110,7 +112,9 @@ async def test_x_kills_r_retries_and_s_stops_from_the_queue_tab(
         assert options.option_count == 2
         await pilot.press("enter")  # the first: hold
         confirm = await modal(pilot, RetryConfirmScreen)  # plans the retry, then asks
-        assert "Retry cell hold on box1?" in text_of(confirm.query_one("#retry-title", Static))
+        assert "Retry or resume cell hold on box1?" in text_of(
+            confirm.query_one("#retry-title", Static)
+        )
         await wait_for(lambda: confirm.plan is not None and confirm.plan.ok, pilot=pilot)
         await click(pilot, "#retry-go")
         await wait_for(  # on failure, the screen shows why (the dialog says "Not retried")

@@ -1,7 +1,8 @@
 """The retry dialog (``R`` on the Queue tab) against a real loopback box: it opens on
 Cancel, as the stop and kill dialogs do, so Enter on a done cell's retry sets nothing
-aside (it used to focus Retry, and Enter renamed a finished cell's results away); and it
-says that the cell starts over, and that a relaunch would resume from its checkpoint."""
+aside (it used to focus Retry, and Enter renamed a finished cell's results away); it
+says that Retry starts the cell over and that Resume goes on from its checkpoint; and
+Resume runs that cell alone with its {out} kept."""
 
 from __future__ import annotations
 
@@ -21,8 +22,12 @@ from rgt_tui.screens.queue_control import CellPickScreen
 from rgt_tui.screens.retry_confirm import RetryConfirmScreen
 from rgt_tui.services.queue.launch import launch, plan_launch
 
-# Each cell writes a checkpoint into its {out} ($2), as a resumable train.py does.
-SAVES = 'mkdir -p "$2"; echo step > "$2/checkpoint.pt"; '
+# Each cell writes a checkpoint into its {out} ($2), as a resumable train.py does, and
+# says first whether it found one there (what a resume goes on from).
+SAVES = (
+    '[ -e "$2/checkpoint.pt" ] && echo "found $(cat "$2/checkpoint.pt")"; '
+    'mkdir -p "$2"; echo step >> "$2/checkpoint.pt"; '
+)
 
 
 async def finished_queue(make_queue_fleet: Any) -> QueueFleet:
@@ -95,44 +100,79 @@ async def test_enter_in_a_done_cells_retry_cancels_and_sets_nothing_aside(
     assert "retry" not in qf.state("fine")
 
 
-async def test_the_retry_dialog_says_the_cell_starts_over_and_a_relaunch_would_resume(
+async def test_the_retry_dialog_says_retry_starts_over_and_resume_goes_on(
     make_queue_fleet: Any, tmp_path: Path
 ) -> None:
     """A retry renames {out} aside, so the run starts over: the dialog says so, names the
-    checkpoint it sets aside and, for a cell that did not finish, that a relaunch from it
-    (L, its start index) would resume from that checkpoint instead (a relaunch skips a
-    done cell: not said for one)."""
+    checkpoint it sets aside and, for a cell that did not finish, that Resume goes on from
+    it instead and runs no other cell again (a relaunch from it, once the only way said,
+    ran the done cell after it again). A done cell has nothing to resume: no Resume."""
     qf = await finished_queue(make_queue_fleet)
     app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
     app.runtime.queues.poll_s = 0.5
     async with app.run_test(size=SIZE) as pilot:
         retry = await open_retry(pilot, app, 0)  # the first cell: broke, failed
         assert retry.cell.name == "broke"
-        about = text_of(retry.query_one("#retry-about", Static))
-        assert "It starts over: its {out} folder, if the run made one, is renamed to " in about
-        assert "(kept, not deleted), so the run finds no checkpoint there to resume from" in about
-        said = text_of(retry.query_one("#retry-notes", Static))
-        assert "⚠ Its {out} holds a checkpoint (checkpoint.pt): it is set aside too" in said
-        assert "To resume from it instead: Cancel, then relaunch from this cell " in said
-        # Relaunched from cell 0, the done cell 1 would run again: the advice says so.
+        about = " ".join(text_of(retry.query_one("#retry-about", Static)).split())
         assert (
-            "(L, start index 0) — but cell 1 (fine) after it is done and would run again too"
-            in " ".join(said.split())
+            "Retry starts it over: its {out} folder, if the run made one, is renamed to " in about
+        )
+        assert "(kept, not deleted), so the run finds no checkpoint there to resume from" in about
+        assert "Resume goes on from where it stopped: its {out} is kept as it is" in about
+        said = " ".join(text_of(retry.query_one("#retry-notes", Static)).split())
+        assert "⚠ Its {out} holds a checkpoint (checkpoint.pt): a retry sets it aside" in said
+        assert (
+            "To resume from it instead: press Resume — its {out} is kept as it is, and no "
+            "other cell runs again." in said
         ), said
+        assert "relaunch" not in said
+        assert retry.query_one("#retry-resume", Button).display
+        assert "Retry or resume cell broke on box1?" in screen_text(app)
         await pilot.press("escape")
         await wait_for(lambda: not isinstance(app.screen, RetryConfirmScreen), pilot=pilot)
 
         retry = await open_retry(pilot, app, 1)  # fine, done
         said = text_of(retry.query_one("#retry-notes", Static))
         assert "holds a checkpoint (checkpoint.pt)" in said
-        assert "relaunch" not in said
-        assert "It starts over" in text_of(retry.query_one("#retry-about", Static))
+        assert "relaunch" not in said and "Resume" not in said
+        about = text_of(retry.query_one("#retry-about", Static))
+        assert "Retry starts it over" in about and "Resume" not in about
+        assert not retry.query_one("#retry-resume", Button).display
         # That a done cell's results are made again is said once (it read three times).
         whole = text_of(retry.query_one("#retry-about", Static)) + said
         assert len(re.findall(r"exit 0", whole)) == 1, whole
         await pilot.press("escape")
         await wait_for(lambda: not isinstance(app.screen, RetryConfirmScreen), pilot=pilot)
     assert (qf.root() / "results" / "broke" / "checkpoint.pt").exists()
+
+
+async def test_resume_runs_the_cell_alone_from_its_kept_checkpoint(
+    make_queue_fleet: Any, tmp_path: Path
+) -> None:
+    """s43: a killed or failed cell with done cells after it could go on from its
+    checkpoint only by a relaunch from it, which ran the done cells again. Resume keeps
+    its {out}: the cell runs alone, finds its checkpoint, and nothing is set aside."""
+    qf = await finished_queue(make_queue_fleet)
+    results = qf.root() / "results"
+    app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
+    app.runtime.queues.poll_s = 0.5
+    async with app.run_test(size=SIZE) as pilot:
+        retry = await open_retry(pilot, app, 0)  # broke, failed
+        await pilot.press("shift+tab")  # from Cancel, which has the focus
+        assert app.focused is retry.query_one("#retry-resume", Button)
+        await wait_for(lambda: "Enter: resume it, {out} kept" in screen_text(app), pilot=pilot)
+        await pilot.press("enter")
+        await wait_for(lambda: not isinstance(app.screen, RetryConfirmScreen), 60, pilot=pilot)
+    view = await wait_view(
+        qf, lambda v: v.state == FINISHED and v.cells[0].retries == 1, what="broke resumed"
+    )
+    assert [c.status for c in view.cells] == [FAILED, DONE]
+    assert sorted(p.name for p in results.iterdir()) == ["broke", "fine"]  # nothing set aside
+    assert len(re.findall(r"^start ", qf.state("broke"), re.M)) == 2
+    assert len(re.findall(r"^start ", qf.state("fine"), re.M)) == 1  # not run again
+    log = (qf.qdir() / "cells" / "broke.log").read_text()
+    assert "found step" in log, log  # the resumed run found its checkpoint
+    assert (results / "broke" / "checkpoint.pt").read_text() == "step\nstep\n"
 
 
 async def test_escape_while_the_retry_runs_waits_for_it(

@@ -317,7 +317,7 @@ class QueueTab(DetailTab):
                 return
             self.app.push_screen(
                 CellPickScreen(
-                    f"Retry which cell on {host.name}?",
+                    f"Retry or resume which cell on {host.name}?",
                     [(c.name, cell_line(c, view.now)) for c in cells],
                     # The first that did not finish, not a done one above it.
                     first=next((c.name for c in cells if c.status != DONE), None),

@@ -1,7 +1,7 @@
 """The checkpoints in given cell folders on the box, now: what a retry would set aside.
 
 A retry renames a cell's ``{out}`` aside, so the run starts over without the checkpoint
-a relaunch would resume from (``services.queue.control``); its dialog says so when there
+a resume would go on from (``services.queue.control``); its dialog says so when there
 is one. The files are found by the disk audit's own walk (``disk_ctl.sh audit``, its
 ``cell`` records: ``*.pt``, ``*.pth``, ``*.ckpt``, ``*.safetensors``, bounded by a
 timeout, on one file system, no link followed), and counted as checkpoints by
@@ -13,12 +13,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
 
 from rgt_tui.domain.checkpoints import is_checkpoint
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
-from rgt_tui.domain.queue_state import DONE, PENDING, RUNNING
+from rgt_tui.domain.queue_state import DONE
 from rgt_tui.services.disk.audit import DiskError, disk_refusal, run_disk_ctl
 from rgt_tui.services.queue.control import RetryPlan
 from rgt_tui.services.queue.verified_checkpoint import failed_verify, newest_verified
@@ -50,8 +49,8 @@ async def checkpoints_in(
 async def with_checkpoints(
     plan: RetryPlan, fleet: Fleet, host: HostConfig, transport: Transport
 ) -> RetryPlan:
-    """``plan`` with the checkpoints its cells' {out} folders hold now (the retry sets
-    them aside; the dialog and ``rgt-tui queue retry`` say a relaunch would resume from
+    """``plan`` with the checkpoints its cells' {out} folders hold now (a retry sets
+    them aside; the dialog and ``rgt-tui queue retry`` say a resume would go on from
     them instead), and which of them the last verify here did not pass. A look the box
     refuses or does not answer leaves ``plan`` as it is: what the retry does is still
     said, only the checkpoint is not named."""
@@ -80,13 +79,15 @@ def _failed_verify(
 
 
 def checkpoint_notes(
-    plan: RetryPlan, relaunch: Callable[[int], str]
+    plan: RetryPlan, resume: Callable[[str], str]
 ) -> list[tuple[str, str, str | None]]:
-    """For each cell whose {out} holds a checkpoint: its name, that the retry sets the
-    checkpoint aside and does not resume from it, and, for a cell that did not finish (a
-    relaunch skips a done one), how to resume from it instead, ``relaunch(index)`` saying
-    how in the caller's words (the dialog's key, the command line). The checkpoint's name
-    is the box's text: escape it to show it."""
+    """For each cell whose {out} holds a checkpoint: its name, what the plan does with the
+    checkpoint, and what to do instead, if anything. A retry sets it aside and starts
+    over; for a cell that did not finish, ``resume(name)`` says in the caller's words
+    (the dialog's button, the command line) how to go on from it instead. A resume
+    (``plan.resume``) goes on from it. A checkpoint the last verify here did not pass is
+    named with its verdict and the newest one that did. The checkpoint's name is the
+    box's text: escape it to show it."""
     cells = {c.name: c for c in plan.cells}
     failed = {name: (status, good) for name, status, good in plan.failed_verify}
     notes: list[tuple[str, str, str | None]] = []
@@ -95,11 +96,16 @@ def checkpoint_notes(
         if cell is None:
             continue
         if name in failed:
-            # A relaunch would resume from a file that does not load (hour s23b #6).
+            # A resume would load a file that does not load (hour s23b #6).
             status, good = failed[name]
+            done = (
+                "the resume would load it"
+                if plan.resume
+                else "a retry sets it aside and does not resume from it; a resume would load it"
+            )
             warning = (
                 f"Its {{out}} holds a checkpoint ({checkpoint}) that failed the last verify "
-                f"here ({status}): it is set aside too, and the retry does not resume from it."
+                f"here ({status}): {done}."
             )
             if good == checkpoint:  # the copy a pull set aside before the damaged one
                 # came (verify's ``earlier``): the same name said twice read as the
@@ -117,39 +123,26 @@ def checkpoint_notes(
                 advice = "No checkpoint of it verified here: starting over is what is left."
             notes.append((name, warning, advice))
             continue
+        if plan.resume:
+            notes.append(
+                (
+                    name,
+                    f"It resumes from {checkpoint}, the newest checkpoint in its {{out}}, if its run loads its latest one.",
+                    None,
+                )
+            )
+            continue
         warning = (
-            f"Its {{out}} holds a checkpoint ({checkpoint}): it is set aside too, "
-            "and the retry does not resume from it."
+            f"Its {{out}} holds a checkpoint ({checkpoint}): a retry sets it aside and starts over."
         )
         advice = None
         if cell.status != DONE:
-            later = ", once the running queue has ended" if plan.running else ""
-            advice = f"To resume from it instead: {relaunch(cell.index)}{later}{_again(plan, cell.index)}."
+            advice = (
+                f"To resume from it instead: {resume(name)} — its {{out}} is kept as it "
+                "is, and no other cell runs again."
+            )
         notes.append((name, warning, advice))
     return notes
-
-
-def _again(plan: RetryPlan, index: int) -> str:
-    """What a relaunch from cell ``index`` would run a second time: the done cells after
-    it (a user's hour: the advice led straight to three finished trainings run again) and,
-    while the queue runs, those it will have run by the time it ends (hour s25b #3)."""
-    if plan.launch is not None:
-        later: tuple[Any, ...] = tuple(plan.launch.cells[index + 1 :])
-    else:
-        later = tuple(c for c in plan.queue_cells if c.index > index)
-    ran = (DONE, RUNNING, PENDING) if plan.running else (DONE,)
-    again = [c for c in later if c.status in ran]
-    if not again:
-        return ""
-    names = ", ".join(f"{c.index} ({c.name})" for c in again[:3]) + (
-        ", …" if len(again) > 3 else ""
-    )
-    one = len(again) == 1
-    state = "will be done by then" if plan.running else "is done" if one else "are done"
-    return (
-        f" — but {'cell' if one else 'cells'} {names} after it {state} "
-        f"and would run again too (a move to another box resumes it alone)"
-    )
 
 
 def parse_checkpoints(text: str, folders: Sequence[str]) -> dict[str, tuple[str, ...]]:

@@ -96,10 +96,11 @@ class BoxRunner:
     async def plan_retry(
         self, fleet: Fleet, transport: Transport, names: Iterable[str], *,
         allow_done: bool = False, acks: Iterable[str] = (), launch_acks: bool = True,
+        resume: bool = False,
     ) -> control.RetryPlan:  # fmt: skip
         return await control.plan_retry(
             fleet, self.host, transport, names, allow_done=allow_done, acks=acks,
-            launch_acks=launch_acks,
+            launch_acks=launch_acks, resume=resume,
         )  # fmt: skip
 
     async def retry(

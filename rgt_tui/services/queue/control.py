@@ -382,9 +382,12 @@ class RetryPlan:
     # Cells already waiting for their retry on a stopped queue: nothing to mark, the
     # launch runs them (a stop left them stranded: hour s20b #2).
     waiting: tuple[CellView, ...] = ()
-    # Every cell of the queue as read for the plan: what a relaunch from a cell would
-    # run again after it (``out_checkpoints._again``), while the queue runs too.
+    # Every cell of the queue as read for the plan.
     queue_cells: tuple[CellView, ...] = ()
+    # A resume: each cell runs again with its {out} as it is, nothing set aside, so a run
+    # that loads its latest checkpoint goes on from it. Without it, a killed cell with done
+    # cells after it could resume only by a relaunch from it, which ran them all again.
+    resume: bool = False
 
     @property
     def ok(self) -> bool:
@@ -422,8 +425,10 @@ async def plan_retry(
     launch_acks: bool = True,
     refused: dict[str, str] | None = None,
     with_launch: bool = True,
+    resume: bool = False,
 ) -> RetryPlan:
     """Check each named cell can be retried; plan the launch that runs them if no queue runs.
+    ``resume``: the cells keep their ``{out}`` and resume (``RetryPlan.resume``).
 
     That launch runs preflight: a failed check refuses it unless acknowledged in ``acks``,
     by the host's ``preflight_ack``, or by the launch of the queue on the box (recorded
@@ -465,6 +470,11 @@ async def plan_retry(
             waiting.append(cell)  # marked already: the retry's launch runs it
             continue
         why = live.get(name) or _not_retryable(cell, name, allow_done, view, host.name)
+        if not why and resume and cell is not None and cell.status == DONE:
+            why = (
+                f"cell {name} is done (exit 0): it has nothing to resume — to run it over, "
+                "retry it without --resume (with --done)"
+            )
         if why:
             problems.append(why)
             if cell is None and name not in live:
@@ -474,7 +484,7 @@ async def plan_retry(
         cells.append(cell)
         out = cell_out(host, facts.home, name, commands.get(name, ""))
         outs.append(out)
-        if out == "-":
+        if out == "-" and not resume:
             warnings.append(
                 f"{name}: its command has no {{out}} under durable_dir: nothing of its own to set aside"
             )
@@ -497,6 +507,7 @@ async def plan_retry(
         return RetryPlan(
             host.name, tuple(cells), tuple(outs), view.runner_alive, allow_done, None,
             tuple(problems), tuple(warnings), unknown=tuple(unknown), queue_cells=view.cells,
+            resume=resume,
         )  # fmt: skip
     inherited: tuple[tuple[str, str], ...] = ()
     if not problems and not view.runner_alive:
@@ -512,7 +523,7 @@ async def plan_retry(
     return RetryPlan(
         host.name, tuple(cells), tuple(outs), view.runner_alive, allow_done, launch_plan,
         tuple(problems), tuple(warnings), launch_acks=inherited, revoked=not launch_acks,
-        unknown=tuple(unknown), waiting=tuple(waiting), queue_cells=view.cells,
+        unknown=tuple(unknown), waiting=tuple(waiting), queue_cells=view.cells, resume=resume,
     )  # fmt: skip
 
 
@@ -586,15 +597,15 @@ async def retry_cells(
 async def mark_retry(
     plan: RetryPlan, transport: Transport, *, fleet: Fleet | None = None
 ) -> tuple[tuple[tuple[str, str], ...], bool]:
-    """The box's ``retry`` records for the planned cells (their outputs set aside first):
-    (each cell's name and where its outputs went, whether a running runner takes them).
-    With ``fleet``, when each was set aside is kept here too (``retried``): a copy pulled
-    before it is then no checkpoint to resume the cell from."""
+    """The box's ``retry`` records for the planned cells (their outputs set aside first,
+    unless ``plan.resume``): (each cell's name and where its outputs went, whether a
+    running runner takes them). With ``fleet``, when each was set aside is kept here too
+    (``retried``): a copy pulled before it is then no checkpoint to resume the cell from."""
     if not plan.ok:
         raise QueueError(plan.host, "the retry has problems:\n" + "\n".join(plan.problems))
     args: list[str | int] = [tmux_session_name(plan.host), int(plan.allow_done)]
     for cell, out in zip(plan.cells, plan.outs, strict=True):
-        args += [cell.name, out]
+        args += [cell.name, "-" if plan.resume else out]  # "-": nothing set aside
     await transport.connect()
     result = await run_ctl(transport, "retry", *args)
     error = refusal(plan.host, result)
@@ -605,11 +616,13 @@ async def mark_retry(
         for line in result.stdout.splitlines()
         if (fields := line.split("\t"))[0] == "retry" and len(fields) >= 3
     )
+    # Only cells whose outputs were set aside: a resumed cell's pulled checkpoint is
+    # still the one it goes on from.
     times = {
         fields[1]: int(fields[3])
         for line in result.stdout.splitlines()
         if (fields := line.split("\t"))[0] == "retry" and len(fields) >= 4
-        and is_digits(fields[3])
+        and is_digits(fields[3]) and fields[2] != "-"
     }  # fmt: skip
     if fleet is not None and times:
         from rgt_tui.services.queue.retried import record_retries

@@ -117,6 +117,7 @@ class Retryable(Protocol):
     async def plan_retry(
         self, fleet: Fleet, transport: Transport, names: Iterable[str], *,
         allow_done: bool = False, acks: Iterable[str] = (), launch_acks: bool = True,
+        resume: bool = False,
     ) -> RetryPlan: ...  # fmt: skip
 
     async def retry(

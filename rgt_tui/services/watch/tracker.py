@@ -62,7 +62,6 @@ from rgt_tui.domain.queue_state import (
     SLURM_ENDED,
     STOPPED,
     QueueView,
-    cell_span,
 )
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_duration, local_time
@@ -420,26 +419,28 @@ def queue_end_words(
     if again:
         names = " ".join(shlex.quote(printable(c.name, NAME_CHARS)) for c in again[:MAX_NAMED])
         more = " …" if len(again) > MAX_NAMED else ""
-        # R (retry) sets a cell's outputs aside and starts it over; L (a relaunch from
-        # it) keeps them, so its run resumes from its checkpoint: both, as the Queue tab
-        # offers them (ux-h #13).
+        # R sets a cell's outputs aside and starts it over, or (Resume) keeps them so its
+        # run goes on from its checkpoint, that cell alone; L (a relaunch from it) keeps
+        # them too and runs every cell from it on (ux-h #13).
         k = min(c.index for c in again)
         one = len(again) == 1
-        # A launch from k runs every cell from k on, done ones too: unsaid, L read as
-        # the cheap way on while it re-ran finished cells (a user's hour, session 29).
-        done = [c.index for c in view.cells if c.status == DONE and c.index > k]
-        rerun = (
-            f" — {cell_span(done, 'is done and runs', 'are done and run')} again" if done else ""
-        )
+        it, its = ("it", "its") if one else ("them", "their")
         advice = (
-            f"Keep the box: R on the queue tab starts {'it' if one else 'them'} over "
-            f"(rgt-tui queue retry {host} {names}{more}); L relaunches from "
-            f"{'it' if one else f'cell {k}, the first of them'} and resumes from its "
-            f"checkpoint, if it wrote one{rerun} (rgt-tui launch {host} --start {k})."
-            # Nothing done, nothing to pull (a user's hour read "pull what finished"
-            # after every cell had failed).
-            + (" Pull what finished with p meanwhile." if view.count(DONE) else "")
+            f"Keep the box: R on the Queue tab starts {it} over (rgt-tui queue retry {host} "
+            f"{names}{more}) or resumes {it} from {its} checkpoint, if one was written, and "
+            "runs no other cell again (the same with --resume)."
         )
+        # A launch from k runs every cell from k on, done ones too: L read as the cheap
+        # way on while it re-ran finished cells (a user's hour, session 29). Offered only
+        # where no done cell follows: then it also runs the cells still pending after it.
+        if not any(c.status == DONE and c.index > k for c in view.cells):
+            advice += (
+                f" L relaunches from {'it' if one else f'cell {k}'} on, "
+                f"resuming likewise (rgt-tui launch {host} --start {k})."
+            )
+        # Nothing done, nothing to pull (a user's hour read "pull what finished" after
+        # every cell had failed).
+        advice += " Pull what finished with p meanwhile." if view.count(DONE) else ""
         if interruptible and any(c.status == INTERRUPTED for c in cut):
             # A RunPod-style TERM comes before the box goes: this notice was the first, and
             # its "R starts it over" was read before any preemption was named (s35 resume

@@ -322,8 +322,10 @@ class GroupBackend:
     async def plan_retry(
         self, fleet: Fleet, transport: Transport, names: Iterable[str], *,
         allow_done: bool = False, acks: Iterable[str] = (), launch_acks: bool = True,
+        resume: bool = False,
     ) -> control.RetryPlan:  # fmt: skip
-        """Rank 0's retry plan (outputs set aside on every rank when it runs)."""
+        """Rank 0's retry plan (outputs set aside on every rank when it runs, unless a
+        resume)."""
         wanted = tuple(names)
         ranks = rank_hosts(self.host)
         async with rank_transports(self.host, transport, self.links) as links:
@@ -331,7 +333,7 @@ class GroupBackend:
                 links,
                 lambda r, t: control.plan_retry(
                     fleet, ranks[r], t, wanted, allow_done=allow_done, acks=acks,
-                    launch_acks=launch_acks,
+                    launch_acks=launch_acks, resume=resume,
                 ),
             )  # fmt: skip
         problems: list[str] = []
@@ -359,7 +361,9 @@ class GroupBackend:
         async with rank_transports(self.host, transport, self.links) as links:
             marked = await each_rank(
                 links,
-                lambda r, t: _retry_no_launch(fleet, ranks[r], t, names, plan.allow_done),
+                lambda r, t: _retry_no_launch(
+                    fleet, ranks[r], t, names, plan.allow_done, resume=plan.resume
+                ),
             )
         self._raise_first(marked)
         lead = marked[0]
@@ -424,11 +428,19 @@ def plan_acks(plan: control.RetryPlan) -> tuple[str, ...]:
 
 
 async def _retry_no_launch(
-    fleet: Fleet, host: HostConfig, transport: Transport, names: list[str], allow_done: bool
+    fleet: Fleet,
+    host: HostConfig,
+    transport: Transport,
+    names: list[str],
+    allow_done: bool,
+    *,
+    resume: bool = False,
 ) -> control.RetryResult:
-    """Mark ``names`` for a retry on one rank's box without launching its runner (the
-    group launches every rank together)."""
-    plan = await control.plan_retry(fleet, host, transport, names, allow_done=allow_done)
+    """Mark ``names`` for a retry (or a resume) on one rank's box without launching its
+    runner (the group launches every rank together)."""
+    plan = await control.plan_retry(
+        fleet, host, transport, names, allow_done=allow_done, resume=resume
+    )
     if not plan.problems:
         plan = replace(plan, launch=None)
     return await control.retry_cells(plan, transport, fleet=fleet)

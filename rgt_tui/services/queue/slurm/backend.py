@@ -135,6 +135,7 @@ class SlurmBackend:
     async def plan_retry(
         self, fleet: Fleet, transport: Transport, names: Iterable[str], *,
         allow_done: bool = False, acks: Iterable[str] = (), launch_acks: bool = True,
+        resume: bool = False,
     ) -> box.RetryPlan:  # fmt: skip
         """The box runner's checks, plus: a cell whose task Slurm still holds must end
         first; no launch is planned (the retry submits a new array of the cells)."""
@@ -144,14 +145,14 @@ class SlurmBackend:
         live = await control.live_task_problems(self.host, transport, wanted)
         plan = await box.plan_retry(
             fleet, self.host, transport, wanted, allow_done=allow_done, refused=live,
-            with_launch=False,
+            with_launch=False, resume=resume,
         )  # fmt: skip
         return replace(plan, running=False, submits=self.name)
 
     async def retry(
         self, plan: box.RetryPlan, transport: Transport, *, fleet: Fleet | None = None
     ) -> box.RetryResult:
-        """The retry records (outputs set aside), then a new array of those indices with
+        """The retry records (outputs set aside unless a resume), then a new array of those indices with
         the code the workdir holds now (read first: nothing is recorded if the box does
         not answer)."""
         code_id = await workdir_code_id(fleet, self.host, transport)
