@@ -22,6 +22,7 @@ from typing import Any
 
 from rgt_tui import __version__
 from rgt_tui.cli.args import add_hosts_arg
+from rgt_tui.cli.event_loop import cancel_on_term
 from rgt_tui.cli.exit_codes import EXIT_INTERRUPTED, EXIT_READER_GONE, EXIT_TERMINATED
 from rgt_tui.cli.fence import fenced_output
 from rgt_tui.cli.runner import run_command
@@ -111,8 +112,12 @@ def _term_as_interrupt() -> Iterator[list[int]]:
         came.append(signum)
         if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
             # A background job of a script ignores SIGINT: raised as one, the TERM would
-            # be lost, and `kill` would no longer stop the command.
-            raise KeyboardInterrupt
+            # be lost, and `kill` would no longer stop the command. Its task is cancelled
+            # at an await instead, as asyncio's SIGINT handler does (event_loop.py);
+            # outside a loop, or at a second TERM, it stops at once.
+            if not cancel_on_term():
+                raise KeyboardInterrupt
+            return
         # As a SIGINT, not a KeyboardInterrupt raised here: inside asyncio.run the SIGINT
         # handler cancels the command's task, so it stops at an await, as Ctrl-C does.
         signal.raise_signal(signal.SIGINT)

@@ -20,6 +20,7 @@ import time
 from collections.abc import Awaitable, Iterable
 from typing import TYPE_CHECKING, TypeVar
 
+from rgt_tui.cli.event_loop import run_async
 from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.cli.pull_progress import FleetPullView, PullProgressView
 from rgt_tui.cli.pull_text import format_fleet_summary, format_pull_result
@@ -153,7 +154,7 @@ def run_pull(call: Call) -> int:
         bulk=args.bulk,
     )
     if args.all:
-        return asyncio.run(pull_all(call, options))
+        return run_async(pull_all(call, options))
     return call.on_host(lambda transport: _pull_one(call, transport, options))
 
 

@@ -15,7 +15,6 @@ A row's runner has one of two shapes, as its ``connects`` says:
 from __future__ import annotations
 
 import argparse
-import asyncio
 import importlib
 import json
 import sys
@@ -29,6 +28,7 @@ from rich.console import Console
 from rich.text import Text
 
 from rgt_tui.cli.args import UnknownHost, find_host, load_fleet_arg
+from rgt_tui.cli.event_loop import run_async
 from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_PROBLEMS
 from rgt_tui.cli.fence import FencedConsole, unfenced
 from rgt_tui.domain.config import ConfigError, Fleet, HostConfig
@@ -100,7 +100,7 @@ class Call:
             async with host_connection(host) as transport:
                 return await body(transport)
 
-        return asyncio.run(session())
+        return run_async(session())
 
     def fail(self, message: str, *, fix: str | None = None, code: int = EXIT_PROBLEMS) -> int:
         """Say on stderr what went wrong and, when known, the fix; returns ``code``."""

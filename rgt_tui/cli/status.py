@@ -9,13 +9,13 @@ a box ``watch``'s autostop stopped, until it answers again (``services.runtime.s
 from __future__ import annotations
 
 import argparse
-import asyncio
 import dataclasses
 import json
 import time
 from typing import TYPE_CHECKING
 
 from rgt_tui.cli.args import positive_seconds
+from rgt_tui.cli.event_loop import run_async
 from rgt_tui.cli.exit_codes import EXIT_ALERTS, EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.cli.runner import Call
 from rgt_tui.domain.config import Fleet
@@ -61,7 +61,7 @@ def run_status(call: Call) -> int:
         fleet = dataclasses.replace(fleet, hosts=(call.host_config,))
     damaged: dict[str, str] = {}
     torn = torn_down_hosts(call.fleet, [h.name for h in fleet.hosts], damaged)
-    reports = asyncio.run(
+    reports = run_async(
         collect_status(
             fleet,
             timeout=call.args.timeout,
