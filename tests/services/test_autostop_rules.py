@@ -11,7 +11,7 @@ from support.fleet_files import write_hosts
 from support.gate import BOX, IDENTITY, happy_events
 
 from rgt_tui.domain.autostop import MAX_SAMPLE_GAP_S, IdleClock, destroy_word
-from rgt_tui.domain.teardown_gate import ConfirmationTyped
+from rgt_tui.domain.teardown_gate import ConfirmationTyped, Rescanned
 from rgt_tui.profiles import PROFILE_DIR, load_profiles, parse_profile
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.fleet.file import load_fleet
@@ -166,6 +166,13 @@ def test_a_teardown_under_way_or_done_forbids_the_stop(tmp_path):
     assert teardown_underway(journal.load("h1"), 100.0 + 3600) is None  # it opened nothing
     journal.record("h1", 5000.0, ConfirmationTyped("h2", "a2"))  # a wrong name: no teardown
     assert teardown_underway(journal.load("h1"), 5010.0) is None
+    # The right name while the gate is locked (a cell runs): its re-scan is recorded and
+    # the gate stays shut, so nothing tears the box down — no wait of a teardown's time
+    # (s43 spot hour #1: the stop of a box the gate was ready for waited 11 minutes).
+    journal.record("h1", 5100.0, ConfirmationTyped("h1", "a3"))
+    assert "may be running" in (teardown_underway(journal.load("h1"), 5105.0) or "")
+    journal.record("h1", 5106.0, Rescanned((), at=5106.0, attempt="a3", box_id=BOX))
+    assert teardown_underway(journal.load("h1"), 5110.0) is None
     # A confirmation that opened the gate: the user destroys the box (by hand, maybe).
     journal.record("h1", 6000.0, *happy_events())
     assert "opened the teardown gate" in (teardown_underway(journal.load("h1"), 9e9) or "")

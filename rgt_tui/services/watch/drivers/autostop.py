@@ -94,7 +94,10 @@ def teardown_underway(jh: HostJournal, now: float) -> str | None:
     """Why the box's teardown forbids a stop now (None: no teardown of it is under way
     or done): it was torn down or a teardown of it was attempted; a typed confirmation
     opened its gate (the user destroys it, by command or by hand); or the name was typed
-    less than a teardown's time ago (the confirmation may be running its re-scan)."""
+    less than a teardown's time ago and its re-scan is not recorded (it may be running).
+    A confirmation whose re-scan is recorded and opened nothing (the gate refused it)
+    forbids nothing: it held a box the gate was about to let stop for 11 minutes (s43
+    spot hour #1), as periodic pulls already go on past one."""
     if jh.torn_down_at is not None:
         return f"the box was torn down at {local_time(jh.torn_down_at)}"
     box = jh.box.box_id if jh.box else None
@@ -104,9 +107,17 @@ def teardown_underway(jh: HostJournal, now: float) -> str | None:
     opened = confirmed_at(jh)
     if opened is not None:
         return f"a typed confirmation opened the teardown gate at {local_time(opened)}"
-    typed = [t for t, e in jh.events if isinstance(e, g.ConfirmationTyped) and e.text == jh.host]
-    if typed and now - typed[-1] < TEARDOWN_TIMEOUT_S + 60:
-        return f"a teardown was confirmed at {local_time(typed[-1])} and may be running"
+    typed = [
+        (t, e) for t, e in jh.events if isinstance(e, g.ConfirmationTyped) and e.text == jh.host
+    ]
+    if not typed:
+        return None
+    at, confirmation = typed[-1]
+    refused = any(
+        isinstance(e, g.Rescanned) and e.attempt == confirmation.attempt for _, e in jh.events
+    )
+    if not refused and now - at < TEARDOWN_TIMEOUT_S + 60:
+        return f"a teardown was confirmed at {local_time(at)} and may be running"
     return None
 
 
