@@ -122,7 +122,6 @@ class AddHostScreen(ReplanScreen[HostConfig | None]):
 
     BINDINGS = [
         Binding("escape", "cancel", "Cancel", tooltip="Close without adding the box"),
-        Binding("t", "trust", "Trust", tooltip="Trust the box's new host key, once shown"),
     ]
 
     class Checked(Message):
@@ -261,24 +260,16 @@ class AddHostScreen(ReplanScreen[HostConfig | None]):
             and not self._busy
         )
 
-    def _t_trusts(self) -> bool:
-        """Whether ``t`` trusts the key now: only from the buttons. In a field it is a
-        letter (a user's hour, one Tab past the profile chooser, trusted a key with a
-        name's first letter; a text box types it, and the key line said otherwise)."""
-        return self._trustable() and (self.focused is None or isinstance(self.focused, Button))
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "trust":
-            return self._t_trusts()
-        return super().check_action(action, parameters)
-
     def show_hint(self) -> None:
         """Say what Enter does where the focus is, and the other keys (the scroll keys
         while the fields hold more than they show); then fit the fields to the room left."""
+        # No one-letter key trusts here (the host-key prompt's ``t``): a form takes
+        # typing, and a name typed with Cancel focused trusted the key with its first
+        # letter (s43 hour; s22 saw it one Tab past the profile chooser). The Trust
+        # button does, focused and Entered or clicked.
         enter = enter_does(self.focused, ENTER_DOES)
-        trust = [("t", "trust this key")] if self._t_trusts() else []
         self.query_one("#add-hint", KeyHint).show_keys(
-            enter, *trust, ("Tab", "next"), *self.scroll_keys(), ("Esc", self._cancel_does())
+            enter, ("Tab", "next"), *self.scroll_keys(), ("Esc", self._cancel_does())
         )
         self.call_after_refresh(self.fit_body)
 
@@ -445,7 +436,14 @@ class AddHostScreen(ReplanScreen[HostConfig | None]):
                 _row("host", check.host, "bold"),
             )
             add.disabled = False
-            self._focus_add_or_cancel(add)
+            target = self.query_one("#add-target", Input)
+            if self._check_from is target and self.focused in (None, target):
+                # Checked by Enter right after the paste: on to the name, not to Add — a
+                # second Enter added the box with a name, run template and folders never
+                # seen (s43 hour). Enter walks the fields from there; Tab reaches Add.
+                self.set_focus(self.query_one("#add-name", Input))
+            else:
+                self._focus_add_or_cancel(add)
         elif check.status == "unknown" and check.error and check.error.jump_host:
             # A jump host's key is never trusted with one click (shared, long-lived): K on
             # the host's pane asks for its name typed (screens/host_key.py).
@@ -524,7 +522,7 @@ class AddHostScreen(ReplanScreen[HostConfig | None]):
         self.action_trust()
 
     def action_trust(self) -> None:
-        """``t`` or the Trust button: write the box's own unknown key (only once shown;
+        """The Trust button: write the box's own unknown key (only once shown;
         a jump host's key is trusted from K on the host's pane, its name typed)."""
         if not self._trustable():
             return

@@ -134,4 +134,4 @@ async def test_a_checks_lines_come_into_view_with_its_buttons_at_80x24(
         assert "Add a box to " in text, text
         assert "trust this key?" in text and "SHA256:" in text, text
         assert "Trust appends this line to the file:" in text, text
-        assert on_screen(app, "Enter: cancel, nothing written · t: trust this key"), text
+        assert on_screen(app, "Enter: cancel, nothing written · Tab: next"), text

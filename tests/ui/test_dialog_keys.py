@@ -120,6 +120,7 @@ async def test_add_screen_keys_by_keyboard_alone_and_no_bare_fix_heading(
     watched = await make_loopback_fleet(1)
     other = await make_loopback_fleet(1)
     box = other.boxes[0]
+    before = watched.hosts_file.read_text()
     app = make_app(tmp_path, fleet=load_fleet(watched.hosts_file))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("plus")
@@ -141,19 +142,50 @@ async def test_add_screen_keys_by_keyboard_alone_and_no_bare_fix_heading(
         rows = [r.strip(" │┃▎▊") for r in screen_text(app).splitlines()]
         assert "fix" not in rows, screen_text(app)
 
-        # An unknown key: Cancel is focused and marked, t trusts, then Enter adds.
+        # An unknown key: Cancel is focused and marked; no letter trusts (s43: a name typed
+        # with Cancel focused trusted the key with its first letter); the Trust button,
+        # one Shift+Tab away (Add is disabled), does, then Enter adds.
         target.value = f"ssh -p {box.port} -i {other.client_key} {other.username}@{LOOPBACK_HOST}"
         screen.query_one("#add-name", Input).value = "added"
         screen.set_focus(target)
         await pilot.press("enter")
         await wait_for(lambda: "▶ Cancel ◀" in screen_text(app), 30, pilot=pilot)
-        assert has_line(screen_text(app), "Enter: cancel", "t: trust this key")
-        await pilot.press("t")
+        assert has_line(screen_text(app), "Enter: cancel", "Tab: next")
+        assert "t: trust" not in screen_text(app)
+        await pilot.press("t", "e")
+        await pilot.pause()
+        assert screen.check is not None and screen.check.status == "unknown"  # not trusted
+        await pilot.press("shift+tab")  # Add is disabled until the key is trusted
+        await wait_for(lambda: "▶ Trust this key ◀" in screen_text(app), pilot=pilot)
+        assert has_line(screen_text(app), "Enter: trust this key")
+        await pilot.press("enter")
         await wait_for(lambda: "▶ Add ◀" in screen_text(app), 30, pilot=pilot)
         assert has_line(screen_text(app), "Enter: add the box")
         await pilot.press("enter")
         await wait_for(lambda: "added" in app.fleet_screen.panes, pilot=pilot)
-    assert load_fleet(watched.hosts_file).host("added").ssh.port == box.port
+        assert load_fleet(watched.hosts_file).host("added").ssh.port == box.port
+
+        # The same box again, its entry gone from the file and its key now known: Enter
+        # after the paste checks it and goes on to the name, never to Add — a second
+        # Enter added the box with a name, run template and folders never seen (s43).
+        watched.hosts_file.write_text(before)
+        await pilot.press("plus")
+        again = await wait_for(
+            lambda: (
+                isinstance(app.screen, AddHostScreen) and app.screen is not screen and app.screen
+            ),
+            pilot=pilot,
+        )
+        again.query_one("#add-target", Input).value = target.value
+        await pilot.press("enter")
+        await wait_for(lambda: again.check is not None, 30, pilot=pilot)
+        await wait_for(lambda: again.focused is again.query_one("#add-name", Input), pilot=pilot)
+        assert again.check is not None and again.check.status == "trusted", again.check
+        assert has_line(screen_text(app), "Enter: next field")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, AddHostScreen)  # nothing added
+        assert "added" not in watched.hosts_file.read_text()
 
 
 async def test_launch_and_diagnosis_say_what_enter_does(make_queue_fleet, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
