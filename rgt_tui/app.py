@@ -20,6 +20,7 @@ from textual import events, on
 from textual.binding import Binding
 from textual.message import Message
 from textual.notifications import SeverityLevel
+from textual.screen import ModalScreen
 from textual.widgets import Input
 from textual.worker import Worker
 
@@ -422,7 +423,11 @@ class RgtApp(ThemedApp):
 
     def _open_queue_screen(self, action: str, host: HostConfig) -> None:
         """A queue key's screen (``QueueController`` decided): the launch plan, the
-        diagnosis, or the host's Logs tab."""
+        diagnosis, or the host's Logs tab. Not over a dialog: a key pressed twice quickly
+        reached the screen beneath before the first dialog was up, and L L stacked two
+        launch plans, each with its own preflight (s43 hour)."""
+        if isinstance(self.screen, ModalScreen):
+            return
         if action == "launch":
             view = self.runtime.queues.views.get(host.name)
             last = view.launch if view is not None else None

@@ -436,3 +436,22 @@ async def test_the_queue_tab_opened_on_its_own_keeps_the_acknowledged_checks(
             pilot=pilot,
         )
         assert "acknowledged" in again and "✖" not in again and "failed (" not in again, again
+
+
+async def test_l_pressed_twice_quickly_opens_one_launch_dialog(
+    make_queue_fleet, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """s43 hour: L L stacked two launch dialogs, each running its own preflight; one
+    Escape left the second open, with a stale plan and Launch focused."""
+    qf = await make_queue_fleet(1, workload=True)
+    app = queue_app(qf, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        # Both keys queued before either is handled, as a terminal delivers a quick pair.
+        for _ in range(2):
+            app.post_message(events.Key("L", "L"))
+        await planned(pilot, app)
+        await pilot.pause()
+        launches = [s for s in app.screen_stack if isinstance(s, LaunchConfirmScreen)]
+        assert len(launches) == 1, app.screen_stack
+        await pilot.press("escape")
+        await wait_for(lambda: not isinstance(app.screen, LaunchConfirmScreen), pilot=pilot)
