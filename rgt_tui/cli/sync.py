@@ -14,6 +14,7 @@ differs or the tree has uncommitted changes, 2 bad input.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -64,6 +65,7 @@ async def run_sync(call: Call, transport: Transport) -> int:
     """Sync (or with ``--check`` compare) the host's code; see the module docstring."""
     from rgt_tui.services.code_sync import SyncError, code_status, fleet_files, sync_code
     from rgt_tui.services.code_sync.crlf import crlf_preflight
+    from rgt_tui.services.journal import torn_down_refusal
 
     host = call.host
     held = fleet_files(call.fleet)  # never sent: they name every box
@@ -82,6 +84,9 @@ async def run_sync(call: Call, transport: Transport) -> int:
                     fix='set code = "<local dir>" for the host (or in [fleet]) in hosts.toml',
                 )
             return EXIT_OK if _print_status(host.name, status) else EXIT_PROBLEMS
+        torn_down = await asyncio.to_thread(torn_down_refusal, call.fleet, host.name)
+        if torn_down is not None:  # code sent there runs nowhere rgt-tui looks (s43 hour)
+            return call.fail(torn_down)
         with SyncProgressView(call.err, host.name) as progress:
             result = await sync_code(
                 host,

@@ -7,6 +7,7 @@ with its fix. No Textual here: the App turns each state into a message for the s
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -24,6 +25,7 @@ async def sync_job(fleet: Fleet, host: HostConfig, transport: Transport, state: 
     """Push the host's code (``sync_code``) with progress; the box's tree is then checked
     by hash. A preflight shown from before the sync is dropped: it spoke of the old tree."""
     from rgt_tui.services.code_sync import SyncError, fleet_files, sync_code
+    from rgt_tui.services.journal import torn_down_refusal
 
     state(sync_progress=None, sync_result=None, sync_error=None)
     if host.ready.code is None:
@@ -38,6 +40,10 @@ async def sync_job(fleet: Fleet, host: HostConfig, transport: Transport, state: 
         return
     if host.group is not None:  # the same tree to every box of the group (docs/groups.md)
         await _sync_group_job(host, transport, state, fleet_files(fleet))
+        return
+    torn_down = await asyncio.to_thread(torn_down_refusal, fleet, host.name)
+    if torn_down is not None:  # code sent there runs nowhere rgt-tui looks (s43 hour)
+        state(sync_error_at=time.time(), sync_error=(torn_down, ""))
         return
     try:
         result = await sync_code(

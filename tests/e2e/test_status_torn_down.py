@@ -6,17 +6,22 @@ it should be: no "UNREACHABLE", no exit 1.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.autostop import record_stop
 from support.machine import closed_port
 
 from rgt_tui.cli import exit_codes, main
+from rgt_tui.controllers.ready_jobs import sync_job
 from rgt_tui.domain.box_identity import BoxIdentity
 from rgt_tui.paths import journal_dir
+from rgt_tui.services.connections import FleetConnections
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.journal import Journal, TeardownRecord
 
 
@@ -189,3 +194,44 @@ async def test_a_torn_down_box_that_answers_is_not_also_the_forgotten_box(
     _tear_down(hosts, "box1", box_id, time.time() - 3600)
     said = await asyncio.to_thread(alerts)
     assert said[0] == "teardown.still-answers" and "cost.forgotten" not in said, said
+
+
+def test_sync_to_a_torn_down_box_that_still_answers_is_refused(
+    tmp_path: Path, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """s43 hour: `rgt-tui sync` (and y) sent the code to a box recorded as torn down,
+    and said `already in sync`: code for a box nothing watches any more, and no word that
+    it may still bill. Refused as a launch there is, with the GEN1 fix."""
+    code, work = tmp_path / "code", tmp_path / "work"
+    code.mkdir()
+    (code / "train.py").write_text("print('hi')\n")
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(
+        f'[[hosts]]\nname = "box1"\nssh = "local"\ncode = "{code}"\nworkdir = "{work}"\n'
+    )
+    assert main(["status", "--hosts", str(hosts)]) == exit_codes.EXIT_OK
+    box_id = (home / ".rgt" / "box-id").read_text().strip()
+    _tear_down(hosts, "box1", box_id, time.time() - 3600)
+    capsys.readouterr()
+    assert main(["sync", "box1", "--hosts", str(hosts)]) == exit_codes.EXIT_PROBLEMS
+    err = capsys.readouterr().err
+    assert "is recorded as torn down" in err and "(GEN1)" in err, err
+    assert not (work / "train.py").exists()
+    # y in the TUI: the same refusal, as its sync error.
+    fleet = load_fleet(hosts)
+    states: list[dict[str, Any]] = []
+    connections = FleetConnections(fleet.hosts)
+    try:
+        asyncio.run(
+            sync_job(
+                fleet,
+                fleet.host("box1"),
+                connections.transport("box1"),
+                lambda **c: states.append(c),
+            )
+        )
+    finally:
+        asyncio.run(connections.close_all())
+    (error,) = [s["sync_error"] for s in states if s.get("sync_error")]
+    assert "is recorded as torn down" in error[0], error
+    assert not (work / "train.py").exists()
