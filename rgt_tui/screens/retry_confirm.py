@@ -80,7 +80,11 @@ def retry_notes(plan: RetryPlan) -> Content:
     launch = plan.launch
     warnings = [*plan.warnings, *(launch.warnings if launch else ())]
     lines += [
-        Content.styled(shown(f"⚠ {w}"), "$warning") for w in warnings if not is_preflight_problem(w)
+        # Each line made printable on its own, as the refusals are: a sent line edited
+        # here is shown as on the box and locally, one line each.
+        Content.styled(shown(f"⚠ {w}", lines=True), "$warning")
+        for w in warnings
+        if not is_preflight_problem(w)
     ]
     return Content("\n").join(lines)
 

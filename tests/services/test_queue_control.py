@@ -697,3 +697,26 @@ async def test_a_retry_the_running_queue_runs_says_the_box_runs_other_code(
     finally:
         (qf.root() / "go").touch()
         await transport.close()
+
+
+async def test_a_retry_the_running_queue_takes_names_a_sent_line_edited_here(make_queue_fleet):
+    """Both s43 hours: a cell failed on a typo in its line's task word, the line was fixed
+    here, and R ran the box's copy again, typo and all, without a word. The retry plan
+    now says the box runs its copy and how an edited line runs: under a new name (the
+    same name appended again is refused as used twice)."""
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    typo = qf.cell_script("typo", 'echo "task $3"; exit 2')
+    hold = qf.cell_script("hold", gate("go"))
+    transport, _ = await launched(qf, f"{typo} reconstrution\n{hold} t\n")
+    try:
+        await wait_view(qf, lambda v: v.cells[1].status == RUNNING, what="hold to run")
+        qf.write_queue(f"{typo} reconstruction\n{hold} t\n")  # the typo fixed here
+        plan = await plan_retry(qf.fleet, qf.host(), transport, ["typo"])
+    finally:
+        (qf.root() / "go").touch()
+        await transport.close()
+    assert plan.ok and plan.running, plan.problems
+    (said,) = [w for w in plan.warnings if "in lines already sent" in w]
+    assert "the box runs its copy, not your edit" in said, said
+    assert "add it at the end under a new name — a copy of its config" in said, said
+    assert "line 1 on the box: 'cells/typo.sh reconstrution'" in said, said

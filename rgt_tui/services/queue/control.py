@@ -502,6 +502,9 @@ async def plan_retry(
         )
     if with_launch and view.runner_alive and cells and not problems:
         warnings += await _running_code_note(fleet, host, transport)
+    if with_launch and view.runner_alive and cells and not problems:
+        # (An idle queue's retry launches it, and that launch refuses the edit itself.)
+        warnings += await _edited_line_note(fleet, host, transport, view)
     launch_plan = None
     if not with_launch:
         return RetryPlan(
@@ -525,6 +528,20 @@ async def plan_retry(
         tuple(problems), tuple(warnings), launch_acks=inherited, revoked=not launch_acks,
         unknown=tuple(unknown), waiting=tuple(waiting), queue_cells=view.cells, resume=resume,
     )  # fmt: skip
+
+
+async def _edited_line_note(
+    fleet: Fleet, host: HostConfig, transport: Transport, view: QueueView
+) -> list[str]:
+    """A retry runs the box's copy of a cell's line: a typo fixed here since it was sent
+    ran again as it was, unsaid (both s43 hours), then the fix's own advice led to a name
+    used twice. Said with the lines and what runs an edited one."""
+    from rgt_tui.services.queue.append import against_box
+
+    against = await against_box(host, transport, view, fleet)
+    if not against.changed:
+        return []
+    return [against.changed]
 
 
 async def _running_code_note(fleet: Fleet, host: HostConfig, transport: Transport) -> list[str]:

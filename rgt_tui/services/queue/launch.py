@@ -425,8 +425,10 @@ async def plan_launch(
         elif changed is not None:
             problems.append(
                 f"earlier lines of {display_path(host.queue)} changed since they were sent to {host.name} "
-                "(cells keep their index: append lines, comment nothing out that was sent; "
-                "or launch with --fresh to start a new queue):\n" + changed
+                "(cells keep their index: append lines, comment nothing out that was sent; a "
+                "sent line cannot be changed on the box — to run an edited one, add it at "
+                "the end under a new name, a copy of its config; or launch with --fresh to "
+                "start a new queue):\n" + changed
             )
         mismatch = rendered.mismatch_problem(host.name, facts.deployed)
         if mismatch and changed is None:
