@@ -45,13 +45,23 @@ RAN_WIDTH = 7
 # checkpoint, and runs every cell after it; R sets {out} aside and starts it over, or
 # (Resume) keeps it and runs that cell alone — on a box and a group alike (ux-h #13: R
 # alone was offered for a killed group cell that L resumed).
+def launch_start(view: QueueView) -> int:
+    """Where L's plan starts (``launch.default_start``), with the local file's cells not
+    sent yet counted as the plan counts them: the box's cells alone made the hint say
+    "L relaunch from cell 1" over a plan that started at the first new line, 6 (both s43
+    hours)."""
+    unsent = view.not_sent.cells if view.not_sent is not None else ()
+    cells = (*view.cells, *(CellView(i, c.name, PENDING) for i, c in unsent))
+    return relaunch_start(view.resume_index, cells)
+
+
 def ended_hint(view: QueueView) -> str:
     """``nothing runs · R retry or resume a cell · L relaunch from cell 1 (reruns
     fit from its checkpoint, if any)``: with where L's plan starts. A cell the user killed and stopped at is
     behind it (the plan starts after it: a user's hour read "L relaunch from it" and got
     the next cell), so the hint says which start resumes it."""
     first = min((c for c in view.cells if c.status in ENDED), key=lambda c: c.index)
-    start = relaunch_start(view.resume_index, view.cells)
+    start = launch_start(view)
     name = shown(first.name)
     # "from its checkpoint, if any": a relaunch keeps {out}, but a cell that never wrote a
     # checkpoint there starts over (a user's hour read "resumes" on a cell with no output).
@@ -82,7 +92,7 @@ def idle_hint(view: QueueView) -> str:
     pending = [c for c in view.cells if c.status == PENDING]
     if not pending or view.runner_alive:
         return IDLE_HINT
-    start = relaunch_start(view.resume_index, view.cells)
+    start = launch_start(view)
     return (
         f"nothing runs · {plural(len(pending), 'cell')} not run: L starts from cell {start} "
         "· R retry or resume a cell"

@@ -350,6 +350,21 @@ def test_the_queue_tab_offers_relaunch_beside_retry_for_a_cell_cut_short() -> No
         "(start at 0 to rerun a from its checkpoint, if any; done cell 1 after it runs again "
         "too)" in text
     ), text
+    # With a line added to the file and not sent, L's plan starts at it (the first new
+    # cell after the last done one): the hint says that start, not the box's cells' own
+    # (both s43 hours read "L relaunch from cell 0" over a plan that started at 4).
+    from dataclasses import replace
+
+    from rgt_tui.domain.queue_file import QueueCell
+    from rgt_tui.domain.queue_prefix import NotSent
+
+    every = {**ran_on, **{n: ran_on["b"] for n in ("c", "d")}}
+    added = NotSent(
+        "queues/box1.txt", ((4, QueueCell("queues/box1.txt", 5, "e", "e.yaml", "t", 1, True)),)
+    )
+    grown = replace(view(launches("done 1070 3 1\n"), every), not_sent=added)
+    plain = " ".join("\n".join(line.plain for line in queue_lines(grown)).split())
+    assert "L relaunch from cell 4 (start at 0 to rerun a from its checkpoint" in plain, plain
     done = {"a": parse_cell_state(f"start 1000 {BOOT} 10\nend 1060 0\n")}
     plain = "\n".join(line.plain for line in queue_lines(view(launches(), done)))
     assert IDLE_HINT not in plain and "L relaunch" not in plain  # nothing to resume
