@@ -403,8 +403,9 @@ def torn_down_refusal(fleet: Fleet, host: str) -> str | None:
         f"{host}{box} is recorded as torn down ({local_minute(jh.torn_down_at)}), yet it "
         "answers: rgt-tui no longer pulls or watches it, so results made there now would "
         "be left behind. If it was meant to be gone, destroy it in the provider's console: "
-        "it may still be billing (GEN1). To work on this box again, give its [[hosts]] "
-        "entry a new name, and rgt-tui takes it as a new host"
+        "it may still be billing (GEN1). To work on this box again, rename its [[hosts]] "
+        "entry in place, and rgt-tui takes it as a new host (a second entry beside it for "
+        "the same login is refused, as any two are)"
     )
 
 

@@ -114,7 +114,7 @@ def test_launch_and_append_on_a_torn_down_host_are_refused(
     assert main(["launch", "box1", "--hosts", str(hosts)]) != exit_codes.EXIT_OK
     out = capsys.readouterr().out
     assert "REFUSED: box1 (box 0ld0ld0ld0ld" in out and "is recorded as torn down" in out, out
-    assert "give its [[hosts]] entry a new name" in out, out
+    assert "rename its [[hosts]] entry in place" in out, out
     # An empty queue is said as such (it read "outside the queue: … indices 0–0").
     assert "REFUSED: the queue of box1 has no cells: add lines to" in out, out
 

@@ -294,7 +294,7 @@ async def test_work_is_refused_on_a_box_recorded_as_torn_down(make_queue_fleet):
     said = " ".join(plan.problems)
     assert "box1 (box 0123456789ab (host key not recorded)) is recorded as torn down" in said
     assert "results made there now would be left behind" in said, said
-    assert "give its [[hosts]] entry a new name" in said, said
+    assert "rename its [[hosts]] entry in place" in said, said
     # Refused before the box was asked anything: no preflight of ~10 s first (s23b #9).
     assert plan.preflight is None and plan.cells == ()
     with pytest.raises(QueueError) as caught:

@@ -354,7 +354,7 @@ def unreachable_fix(fleet: Fleet, host: HostConfig) -> str | None:
             # talked of a box that was down, and of its port).
             return (
                 f"{host.name} was torn down ({local_minute(torn)}): not answering is "
-                "expected; to work on a box again, give its [[hosts]] entry a new name "
+                "expected; to work on a box again, rename its [[hosts]] entry in place "
                 "(rgt-tui takes it as a new host)"
             )
         # watch's autostop stopped it: "check the port" sent the user to the wrong place
