@@ -101,11 +101,15 @@ def run_status(call: Call) -> int:
 def _preemption_fix(fleet: Fleet, report: HostReport) -> HostReport:
     """An unreachable box that may have been preempted: what to do about its cell first,
     before the transport's "check the port" (the TUI's pane drops that one once the
-    preemption is named; s35 resume hour #8). Reads files."""
-    from rgt_tui.services.runtime.preemption import unreachable_fix
+    preemption is named; s35 resume hour #8); and its lost connection's alert says the
+    preemption the TUI or ``watch`` named, as their alert does, not "preempted?" beside a
+    fix that named it (s43 spot hour #3). Reads files."""
+    from rgt_tui.services.runtime.preemption import as_preempted_alerts, unreachable_fix
 
     if report.reachable:
         return report
+    alerts = as_preempted_alerts(fleet, report.host.name, report.alerts)
+    report = dataclasses.replace(report, alerts=alerts)
     fix = unreachable_fix(fleet, report.host)
     if fix is None or (report.fix and fix in report.fix):
         return report

@@ -133,6 +133,9 @@ async def test_a_preempted_box_that_answers_again_is_diagnosed_preempted(make_qu
         said = " ".join(down.stdout.split())
         assert down.returncode == 1 and "UNREACHABLE" in said, down
         assert f"fix: {MOVE_FIX}; or " in said, said
+        # Its alert says the preemption as the TUI's does, not "preempted?" (s43 #3).
+        assert "[warning] connection lost — preempted at ~" in said, said
+        assert "preempted?" not in said, said
 
         # The box answers again from the same start, its processes gone.
         await box1.start()

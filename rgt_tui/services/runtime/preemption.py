@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import shlex
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -33,6 +33,7 @@ from rgt_tui.domain.checkpoints import (
 )
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import HostKeyError, SessionRefused, TransportError
+from rgt_tui.domain.health import Alert
 from rgt_tui.domain.preemption import (
     LOST,
     NOT_CONNECTED,
@@ -404,6 +405,16 @@ def told_with_fix(exc: TransportError, fix: str | None) -> TransportError:
     if fix is None or isinstance(exc, (HostKeyError, SessionRefused)):
         return exc
     return TransportError(exc.host, exc.message, f"{fix}; or {exc.fix}" if exc.fix else fix)
+
+
+def as_preempted_alerts(fleet: Fleet, host: str, alerts: Iterable[Alert]) -> tuple[Alert, ...]:
+    """``alerts`` of ``host``'s box that does not answer (a status report's) with the lost
+    connection's said as the named preemption's, as ``as_preempted`` says it. Reads a file."""
+    p = named_preemption(fleet, host)
+    if p is None or not p.named:
+        return tuple(alerts)
+    words = lost_words(p)
+    return tuple(replace(a, message=words) if a.id == GEN8_ALERT else a for a in alerts)
 
 
 def as_preempted(update: HostUpdate, p: Preemption | None) -> HostUpdate:
