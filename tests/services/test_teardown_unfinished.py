@@ -162,3 +162,8 @@ async def test_a_failed_cell_locks_and_a_moved_one_does_not(
     assert "broken moved to box2 → box3 (the queue file's #moved-to; box3's queue file" in (
         " ".join(on.stdout.split())
     ), on.stdout
+    # The preempted pane's and the commands' words follow it too: "already moved to box2"
+    # read while it ran on box3 (s43 spot hour #2).
+    from rgt_tui.services.queue.moved_skips import moved_on
+
+    assert moved_on(qf.fleet, qf.host())["broken"] == "box2 → box3"

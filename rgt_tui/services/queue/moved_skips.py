@@ -124,6 +124,15 @@ async def record_moved_skips(
             ) from exc
 
 
+def moved_on(fleet: Fleet, host: HostConfig) -> dict[str, str]:
+    """Cell name → where each ``#moved-to`` cell of the host's queue file went, followed
+    on while the move is on record (``box2 → box3``: a spot run moved twice; the pane of
+    the box it first left said box2 while it ran on box3, s43 spot hour #2). Reads the
+    files: call it off the event loop."""
+    seen = moves_on_record(fleet, host)
+    return {**{name: dest for name, (dest, _) in seen.unheld.items()}, **seen.held}
+
+
 def _moved_on(names: dict[str, HostConfig], cell: str, path: list[str]) -> list[str]:
     """``path``'s hosts after the first, followed while each one's queue file moved the
     cell on to a host whose file holds it (box2 → box3: a spot run moved twice; the gate

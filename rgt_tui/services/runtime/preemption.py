@@ -46,7 +46,7 @@ from rgt_tui.domain.preemption import (
 )
 from rgt_tui.domain.snapshot import HostSnapshot
 from rgt_tui.profiles import profile as load_profile
-from rgt_tui.services.queue.moved_skips import moved_cells
+from rgt_tui.services.queue.moved_skips import moved_on
 from rgt_tui.services.queue.resume import NOT_VERIFIED_YET, cell_files, earlier_hop
 from rgt_tui.services.records import atomic_write_json, read_json
 from rgt_tui.services.runtime.monitors import GEN8_ALERT
@@ -221,8 +221,8 @@ class PreemptionWatch:
             found, unverified = self._checkpoints(host, named.cell)
         except (OSError, ValueError):
             found, unverified = None, ""  # unreadable records: never taken as verified
-        try:  # moved while the box was silent (ux-e #14): the notice says so
-            moved = moved_cells(host).get(named.cell)
+        try:  # moved while the box was silent (ux-e #14): the notice says so, to its end
+            moved = moved_on(self.fleet, host).get(named.cell)
         except (OSError, ValueError):
             moved = None
         full = replace(
@@ -376,13 +376,14 @@ def unreachable_fix(fleet: Fleet, host: HostConfig) -> str | None:
     cell = named.cell if named is not None else seen.cell if seen is not None else None
     head = f"{host.name} does not answer ({'preempted' if named is not None else 'preempted?'})"
     try:
-        moved = moved_cells(host) if cell is not None else {}
+        moved = moved_on(fleet, host) if cell is not None else {}
     except (OSError, ValueError):
         moved = {}
     if cell is not None and cell in moved:
+        last = moved[cell].split(" → ")[-1]
         return (
             f"{head}; {cell} already moved to {moved[cell]} (its queue file's #moved-to): "
-            f"follow it there (rgt-tui queue show {moved[cell]})"
+            f"follow it there (rgt-tui queue show {last})"
         )
     to = host.watch.spare[0] if host.watch.spare else "HOST"
     what = shlex.quote(cell) if cell is not None else "CELL"
