@@ -590,3 +590,39 @@ def test_a_pull_notice_names_ten_failed_files_and_counts_the_rest() -> None:
         "cell0/f1.bin: SHA-256 differs",
         "cell0/f2.bin: SHA-256 differs",
     ]
+
+
+async def test_a_periodic_pull_while_a_cell_runs_says_so_in_its_notice(make_queue_fleet, tmp_path):
+    """s43 spot hour #6: the CLI and the Pulls tab say RUNNING … pull again once it ends
+    for a pull taken while a cell ran; watch's notice, what reaches a phone, said only
+    `verify: NOT VERIFIED: …`, which read as damage."""
+    from support.queues import GATE, SCRIPT_RUN, wait_view
+
+    from rgt_tui.domain.queue_state import RUNNING
+    from rgt_tui.services.queue.launch import launch, plan_launch
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    writes = qf.cell_script("hold", 'mkdir -p "$2"; echo "{}" > "$2/metrics.json"; ' + GATE)
+    qf.write_queue(f"{writes} t\n")
+    transport = qf.transport()
+    await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)
+    await transport.close()
+    try:
+        await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="hold to run")
+        await wait_for((qf.root() / "results" / "hold" / "metrics.json").exists, 30, "its file")
+        # The cell has run a whole cadence (here 1 s), so its results are due.
+        view = await wait_view(
+            qf, lambda v: v.now - (v.cells[0].started_at or v.now) >= 1.5, what="a cadence"
+        )
+        fleet, _ = _setup(qf.loopback, tmp_path, every=1.0)
+        events: list = []
+        scheduler, connections, _ = _scheduler(
+            fleet, tmp_path, events, clock=lambda: 1000.0, queue_view=lambda host: view
+        )
+        async with _running(scheduler, connections):
+            await wait_for(lambda: [e for e in events if e.kind == "pull"], 60, "the pull")
+    finally:
+        (qf.root() / "go").touch()
+    body = next(e for e in events if e.kind == "pull").body
+    assert "; RUNNING: cell hold ran on the box at the pull: its files may still change" in body
+    assert "pull again once it ends" in body, body

@@ -79,6 +79,7 @@ from rgt_tui.services.pull import (
 from rgt_tui.services.pull.budget import shared_budget
 from rgt_tui.services.pull.plan import PulledRecord
 from rgt_tui.services.records import host_results_dir, manifest_path
+from rgt_tui.services.result_code import running_line
 from rgt_tui.services.runtime.locks import HostLocks
 from rgt_tui.services.runtime.stopped import StoppedHosts, stopped_line
 from rgt_tui.services.teardown import TEARDOWN_TIMEOUT_S, confirmed_at
@@ -531,6 +532,12 @@ class PullScheduler:
             f"{len(result.skipped)} already here; verify: {verdict} "
             f"(files: {files or 'none checked'})"
         )
+        running = running_line(result.code)
+        if running:
+            # A pull while a cell ran: what the CLI and the Pulls tab say (RUNNING …),
+            # or the notice's NOT VERIFIED read as damage, not as a cell still writing
+            # (s43 spot hour #6).
+            came += f"; RUNNING: {running}"
         if logs is not None:
             came += f"; box logs: {logs.listed} in {logs.folder}"
             if logs.note:
