@@ -247,6 +247,9 @@ def test_log_silent_while_artifacts_advance_u43():
     assert "\x1b" not in hostile.message and "cell x\\x1b[2J's" in hostile.message
     # No log or no output folder known (no cell runs): no verdict.
     assert run(snap(log_mtime=None, artifact_mtime=t)) == ()
+    # The box no longer answers: its last sample says nothing of "alive" now (s43).
+    gone = HealthContext(connection="lost")
+    assert "log.silent" not in ids(run(s, ctx=gone)), run(s, ctx=gone)
 
 
 def test_connection_lost_says_run_may_be_alive():
