@@ -33,7 +33,8 @@ from rgt_tui.content.ready_text import preflight_lines
 from rgt_tui.controllers.move import MoveControl, Moved
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import Fleet, HostConfig
-from rgt_tui.domain.queue_state import RUNNING, CellView, QueueView
+from rgt_tui.domain.queue_state import INTERRUPTED, RUNNING, CellView, QueueView
+from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import plural
 from rgt_tui.screens.dialog import DialogBody, DialogButton, KeyHint, ReplanScreen, enter_does
 from rgt_tui.screens.launch_confirm import show_ack_button
@@ -111,6 +112,8 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
                 placeholder="cells to move: names, space-separated",
                 id="move-cells",
                 next_id="move-to",
+                # A cell filled in (a silent box's) is kept when a key is typed after it.
+                select_on_focus=False,
             )
             yield InOrderInput(
                 # "to host: box3" read as a host already filled in, and Enter then
@@ -160,7 +163,19 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
             yield KeyHint(id="move-hint")
 
     def on_mount(self) -> None:
-        self.set_focus(self.query_one("#move-cells", Input))
+        cells = self.query_one("#move-cells", Input)
+        if not self.answering and self.view is not None:
+            # A silent box (preempted?): the cell its last read saw running, or one
+            # interrupted, is the one to move — the field opened empty (s43 spot hour).
+            cut = [
+                c.name
+                for c in self.view.cells
+                if c.status in (RUNNING, INTERRUPTED) and printable(c.name, None) == c.name
+            ]
+            if cut:
+                cells.value = " ".join(cut)
+                cells.cursor_position = len(cells.value)
+        self.set_focus(cells)
         self.show_hint()
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:

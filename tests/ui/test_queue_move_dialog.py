@@ -242,3 +242,33 @@ async def test_a_move_under_way_leaves_no_button_to_press_and_enter_starts_nothi
         )
         await pilot.pause()
         assert isinstance(app.screen, FleetScreen)  # no Enter left over opened a host
+
+
+async def test_a_silent_box_s_move_opens_with_its_cut_short_cell_filled_in(tmp_path: Path) -> None:
+    """s43 spot hour: `m` on a preempted box opened with the cells field empty, though the
+    cell its last read saw running is the one to move. Filled in, the cursor after it;
+    on a box that answers the field stays empty (a running cell there is refused)."""
+    from support.samples import FLEET_TOML, write_fleet
+    from textual.widgets import Input
+
+    from rgt_tui.domain.queue_state import DONE, RUNNING, CellView, QueueView
+
+    fleet = write_fleet(tmp_path, FLEET_TOML)
+    cells = (CellView(0, "ck_a", DONE, 0), CellView(1, "ck_b", RUNNING, None, 1000))
+    view = QueueView(fleet.hosts[0].name, "running", cells, 1, "boot", 1300, None)
+    app = make_app(tmp_path, fleet=fleet)
+    async with app.run_test(size=SIZE) as pilot:
+        for answering, filled in ((False, "ck_b"), (True, "")):
+            app.push_screen(
+                QueueMoveScreen(fleet, fleet.hosts[0], app.connections, view, answering=answering)
+            )
+            screen = await wait_for(
+                lambda: app.screen if isinstance(app.screen, QueueMoveScreen) else None,
+                pilot=pilot,
+            )
+            field = screen.query_one("#move-cells", Input)
+            assert field.value == filled and app.focused is field
+            await pilot.press("x")
+            assert field.value == filled + "x"  # the cursor after it, nothing selected
+            await pilot.press("escape")
+            await wait_for(lambda: not isinstance(app.screen, QueueMoveScreen), pilot=pilot)
