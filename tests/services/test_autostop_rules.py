@@ -182,6 +182,17 @@ def test_a_teardown_under_way_or_done_forbids_the_stop(tmp_path):
     assert "torn down" in (teardown_underway(journal.load("h1"), 9e9) or "")
 
 
+def test_the_stop_notice_counts_every_cell_of_the_queue():
+    """s43 spot hour #7: "3 done, 0 failed of 4" — the fourth, killed and moved on, was
+    not said anywhere in the notice."""
+    from rgt_tui.domain.queue_state import DONE, SKIPPED, CellView, QueueView
+    from rgt_tui.services.watch.drivers.autostop_event import cells_tally
+
+    cells = (*(CellView(i, f"c{i}", DONE, 0) for i in range(3)), CellView(3, "c3", SKIPPED))
+    view = QueueView("h1", "finished", cells, None, "boot", 1000, None)
+    assert cells_tally(view) == "3 done, 0 failed, 1 moved/skipped of 4"
+
+
 def test_every_profile_says_whether_its_stop_can_be_undone():
     profiles = load_profiles()
     reversible = {name for name, p in profiles.items() if p.reversible_stop}

@@ -10,7 +10,7 @@ from __future__ import annotations
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.health import Thresholds
 from rgt_tui.domain.profiles import Profile
-from rgt_tui.domain.queue_state import DONE, FAILED, QueueView
+from rgt_tui.domain.queue_state import DONE, FAILED, INTERRUPTED, KILLED, SKIPPED, QueueView
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_duration, local_time
 from rgt_tui.services.teardown.command import LocalRun
@@ -30,6 +30,21 @@ def _bills(profile: Profile) -> str:
         f"Still bills after a stop ({profile.title}): {'; '.join(profile.keeps_billing)}. "
         f"What a stop keeps: {profile.stop_survives}."
     )
+
+
+def cells_tally(view: QueueView) -> str:
+    """``3 done, 0 failed, 1 moved/skipped of 4``: every cell counted, the ones that did
+    not end done or failed too (a killed cell moved on read "3 done, 0 failed of 4": s43
+    spot hour #7)."""
+    parts = [f"{view.count(DONE)} done", f"{view.count(FAILED)} failed"]
+    for status, word in (
+        (KILLED, "killed"),
+        (INTERRUPTED, "interrupted"),
+        (SKIPPED, "moved/skipped"),
+    ):
+        if view.count(status):
+            parts.append(f"{view.count(status)} {word}")
+    return f"{', '.join(parts)} of {view.total}"
 
 
 def stopped_event(
@@ -57,8 +72,7 @@ def stopped_event(
     ]
     why = [
         f"the queue launched at {local_time(view.launch.ts)} finished at "
-        f"{local_time(view.launch.done.ts)}: {view.count(DONE)} done, "
-        f"{view.count(FAILED)} failed of {view.total}",
+        f"{local_time(view.launch.done.ts)}: {cells_tally(view)}",
         *(f"accepted unfinished at the gate: {text}" for text in accepted),
         *(f"{key}: {evidence[key]}" for key in GATE_KEYS if key in evidence),
         f"GPUs under {thresholds.idle_util_pct:g} % for {fmt_duration(idle_for)} "
