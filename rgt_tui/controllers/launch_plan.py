@@ -173,7 +173,7 @@ class LaunchControl:
         except Exception as exc:  # refused on the box, or unreachable: said, the dialog stays
             return Outcome(error=error_text(exc))
         aside = ", ".join(f"{n} → {a}" for n, a in retried.aside if a != "-")
-        again = "resume, its {out} kept," if plan.resume else "run again"
+        again = "resume, its {out} kept" if plan.resume else "run again"
         if retried.running:
             message = f"{cell} will {again} (the running queue runs it next)"
         elif retried.job_id:
@@ -182,7 +182,7 @@ class LaunchControl:
             message = f"{cell} will {again} (launched for it)"
         else:  # the queue ended between plan and confirm: "launched for it" was untrue
             message = (
-                f"{cell} is set to {again.rstrip(',')}, but the queue ended before the retry "
+                f"{cell} is set to {again}, but the queue ended before the retry "
                 "reached it: nothing runs it yet — retry it once more to launch the queue "
                 "for it alone"
             )

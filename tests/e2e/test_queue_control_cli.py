@@ -164,13 +164,15 @@ async def test_retry_says_the_cell_starts_over_and_names_the_checkpoint_it_sets_
     # Nothing was set aside, so no retry time is kept here: a copy pulled before it is
     # still the checkpoint the cell goes on from.
     assert not record_path(fleet_host_dir(qf.fleet, "box1")).exists()
-    # A done cell has nothing to resume.
-    done = await arun(
-        "queue", "retry", "box1", "ok", "--resume", "--done", "--hosts", hosts, "--yes"
-    )
-    assert (
-        done.returncode == 1 and "cell ok is done (exit 0): it has nothing to resume" in done.stdout
-    )
+    # A done cell has nothing to resume: said at once, with or without --done (not
+    # "needs --done" first, then this: the review of s43 #4).
+    for extra in ((), ("--done",)):
+        done = await arun(
+            "queue", "retry", "box1", "ok", "--resume", *extra, "--hosts", hosts, "--yes"
+        )
+        assert done.returncode == 1, done.stdout
+        assert "cell ok is done (exit 0): it has nothing to resume" in done.stdout, done.stdout
+        assert "needs --done" not in done.stdout, done.stdout
 
 
 async def test_queue_show_says_a_sent_line_edited_here_is_not_what_the_box_runs(

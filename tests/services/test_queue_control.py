@@ -5,6 +5,8 @@ their records; each case reads them the same way."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import re
 from pathlib import Path
 
@@ -720,3 +722,24 @@ async def test_a_retry_the_running_queue_takes_names_a_sent_line_edited_here(mak
     assert "the box runs its copy, not your edit" in said, said
     assert "add it at the end under a new name — a copy of its config" in said, said
     assert "line 1 on the box: 'cells/typo.sh reconstrution'" in said, said
+
+
+async def test_a_plain_retry_with_no_out_on_the_box_still_records_its_time(make_queue_fleet):
+    """The review of s43 #2: the box says "-" both for a resume and for a plain retry whose
+    {out} was never made; only the resume may go unrecorded — the plain retry starts the
+    cell over, so a copy pulled before it is an earlier attempt's (retried.py)."""
+    from rgt_tui.services.queue.retried import record_path
+    from rgt_tui.services.records import fleet_host_dir
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    transport, _ = await launched(qf, f"{qf.cell_script('bare', 'exit 3')} t\n")
+    try:
+        await wait_view(qf, lambda v: v.state == FINISHED, what="bare to fail")
+        plan = await plan_retry(qf.fleet, qf.host(), transport, ["bare"])
+        plan = dataclasses.replace(plan, launch=None)  # marked only: nothing launched
+        result = await retry_cells(plan, transport, fleet=qf.fleet)
+    finally:
+        await transport.close()
+    assert result.aside == (("bare", "-"),)  # nothing was there to set aside
+    record = record_path(fleet_host_dir(qf.fleet, "box1"))
+    assert "bare" in json.loads(record.read_text()), record

@@ -469,8 +469,9 @@ async def plan_retry(
         ):  # fmt: skip
             waiting.append(cell)  # marked already: the retry's launch runs it
             continue
-        why = live.get(name) or _not_retryable(cell, name, allow_done, view, host.name)
+        why = live.get(name) or _not_retryable(cell, name, allow_done or resume, view, host.name)
         if not why and resume and cell is not None and cell.status == DONE:
+            # Said first, not "needs --done" and then this (the review of s43 #4).
             why = (
                 f"cell {name} is done (exit 0): it has nothing to resume — to run it over, "
                 "retry it without --resume (with --done)"
@@ -633,13 +634,14 @@ async def mark_retry(
         for line in result.stdout.splitlines()
         if (fields := line.split("\t"))[0] == "retry" and len(fields) >= 3
     )
-    # Only cells whose outputs were set aside: a resumed cell's pulled checkpoint is
-    # still the one it goes on from.
+    # Not for a resume: its pulled checkpoint is still the one it goes on from. A plain
+    # retry is recorded even when the box had no {out} to set aside ("-"): the cell
+    # starts over, and a copy pulled before it is an earlier attempt's (retried.py).
     times = {
         fields[1]: int(fields[3])
         for line in result.stdout.splitlines()
         if (fields := line.split("\t"))[0] == "retry" and len(fields) >= 4
-        and is_digits(fields[3]) and fields[2] != "-"
+        and is_digits(fields[3]) and not plan.resume
     }  # fmt: skip
     if fleet is not None and times:
         from rgt_tui.services.queue.retried import record_retries

@@ -161,7 +161,8 @@ class SlurmBackend:
         try:
             job = await submit_indices(self.host, transport, indices, kind="retry", code_id=code_id)
         except QueueError as exc:
-            raise QueueError(plan.host, f"{exc.message} — the outputs were set aside and the "
+            kept = "kept" if plan.resume else "set aside"
+            raise QueueError(plan.host, f"{exc.message} — the outputs were {kept} and the "
                              "retry recorded, but no array was submitted", code=exc.code) from exc  # fmt: skip
         return box.RetryResult(plan.host, aside, False, None, job_id=str(job))
 
