@@ -39,9 +39,10 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
         return asyncio.run(main())
     except asyncio.CancelledError:
         if _termed:
-            _termed.clear()
             raise KeyboardInterrupt from None
         raise
+    finally:  # a TERM whose cancel came after the task ended leaves nothing behind
+        _termed.clear()
 
 
 def cancel_on_term() -> bool:

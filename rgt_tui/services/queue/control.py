@@ -382,8 +382,6 @@ class RetryPlan:
     # Cells already waiting for their retry on a stopped queue: nothing to mark, the
     # launch runs them (a stop left them stranded: hour s20b #2).
     waiting: tuple[CellView, ...] = ()
-    # Every cell of the queue as read for the plan.
-    queue_cells: tuple[CellView, ...] = ()
     # A resume: each cell runs again with its {out} as it is, nothing set aside, so a run
     # that loads its latest checkpoint goes on from it. Without it, a killed cell with done
     # cells after it could resume only by a relaunch from it, which ran them all again.
@@ -510,8 +508,7 @@ async def plan_retry(
     if not with_launch:
         return RetryPlan(
             host.name, tuple(cells), tuple(outs), view.runner_alive, allow_done, None,
-            tuple(problems), tuple(warnings), unknown=tuple(unknown), queue_cells=view.cells,
-            resume=resume,
+            tuple(problems), tuple(warnings), unknown=tuple(unknown), resume=resume,
         )  # fmt: skip
     inherited: tuple[tuple[str, str], ...] = ()
     if not problems and not view.runner_alive:
@@ -527,7 +524,7 @@ async def plan_retry(
     return RetryPlan(
         host.name, tuple(cells), tuple(outs), view.runner_alive, allow_done, launch_plan,
         tuple(problems), tuple(warnings), launch_acks=inherited, revoked=not launch_acks,
-        unknown=tuple(unknown), waiting=tuple(waiting), queue_cells=view.cells, resume=resume,
+        unknown=tuple(unknown), waiting=tuple(waiting), resume=resume,
     )  # fmt: skip
 
 
