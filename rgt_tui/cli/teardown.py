@@ -43,6 +43,7 @@ import sys
 import time
 from pathlib import Path
 
+from rgt_tui.cli.event_loop import run_async
 from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.cli.prompt import ask
 from rgt_tui.cli.runner import Call
@@ -74,7 +75,7 @@ from rgt_tui.services.teardown import (
     is_cluster,
     observe_now,
     queue_cells,
-    record_manual_teardown,
+    record_destroyed,
 )
 
 # A teardown that exits 0, or "destroyed" typed, is no proof the box stopped (hour s19a
@@ -476,7 +477,7 @@ def _record_destroyed(call: Call, j: Journal, typed: str, *, box: BoxIdentity | 
         print(f"What destroying {host.name} by hand means:")
         print(f"  {instructions(host, load_profile(host.profile))}")
     try:
-        record_manual_teardown(j, host, typed, box, groups=call.fleet.groups_of(host.name))
+        run_async(record_destroyed(call.fleet, host, j, typed, box))
     except ValueError as exc:
         print(f"refused: {exc}; {host.name} is NOT recorded as torn down", file=sys.stderr)
         return EXIT_PROBLEMS

@@ -644,21 +644,15 @@ class JobRunner:
         )
 
     async def _record_manual(self, host: HostConfig, typed: str) -> None:
-        from rgt_tui.services.teardown import BoxMismatch, ConfirmationVoid, record_manual_teardown
+        from rgt_tui.services.teardown import BoxMismatch, ConfirmationVoid, record_destroyed
 
         # The box the confirmation was about, not whichever the journal holds by now.
         outcome = self.state(host.name).teardown
         report = outcome.report if outcome is not None else None
         box = report.box if report is not None else None
         try:
-            jh = await asyncio.to_thread(
-                record_manual_teardown,
-                self.journal(),
-                host,
-                typed,
-                box,
-                groups=self.fleet.groups_of(host.name),
-                clock=self.clock,
+            jh = await record_destroyed(
+                self.fleet, host, self.journal(), typed, box, clock=self.clock
             )
         except ConfirmationVoid as exc:
             # Back to the confirmation: retyping the name for the record was refused

@@ -43,7 +43,7 @@ class Checkpoint:
     path: str  # relative to the cell's {out}
     mtime: float  # when the box wrote it (box clock)
     size: int = 0
-    step: int | None = None  # where its name (``domain.checkpoints.step_in_name``) says
+    step: int | None = None  # where its name or its sidecar says (``queue.resume.checkpoint_step``)
     # The cell's newer checkpoints that are not pulled-and-verified whole here, each with
     # why (``domain.checkpoints.left_out_words``): what a resume from this one skips.
     newer_left_out: tuple[str, ...] = ()

@@ -582,7 +582,7 @@ def _unfinished_conditions(state: GateState) -> list[Condition]:
     files = state.manifest or {}
     # A checkpoint the last local re-check found missing or changed is no checkpoint to
     # resume from (the move refuses to push it): the local line names it.
-    spoilt = _locally_spoilt(state.local, files)
+    spoilt = locally_spoilt(state.local, files)
     for name, status, what in state.unfinished:
         prefixes = [pre for cell, pre in state.cell_outputs if cell == name]
         verified = newest_checkpoint(
@@ -661,7 +661,7 @@ def _future_words(future: list[tuple[str, float]]) -> str:
     )
 
 
-def _locally_spoilt(local: LocalCopyChecked | None, files: dict[str, FileFacts]) -> set[str]:
+def locally_spoilt(local: LocalCopyChecked | None, files: dict[str, FileFacts]) -> set[str]:
     """The manifest's paths the last local re-check found missing or changed."""
     if local is None:
         return set()

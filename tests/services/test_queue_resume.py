@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import time
+from dataclasses import replace
 
 import pytest
 from support.cli import arun
@@ -541,6 +542,13 @@ async def test_a_pulled_checkpoint_not_yet_verified_asks_for_a_verify_not_a_fres
     assert unverified == "" and verified is not None
     planned = await plan(qf)
     assert planned.ok and planned.checkpoint is not None, planned.problems
+    # Its step from its sidecar, as the move's plan says it: the preemption line said no
+    # step where the plan said "step 3" (spot hour s43 #2).
+    sidecar = qf.fleet.results_dir / "box1" / "ck" / "checkpoint.json"
+    step = json.loads(sidecar.read_text())["step"]
+    assert verified.step == step == planned.step
+    named = replace(p, checkpoint=verified, step=verified.step, unverified="")
+    assert f"last verified step {step}, from " in preemption_line(named)
 
 
 async def test_a_copy_changed_here_during_the_push_is_said_as_such_not_as_the_transfer(

@@ -25,10 +25,13 @@ from support.pulls import fast
 from rgt_tui.domain.config import HostWatch
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.fleet.file import load_fleet
+from rgt_tui.services.pull import pull_host
 from rgt_tui.services.runtime.locks import HostLocks
 from rgt_tui.services.teardown import BoxMismatch, confirmed_at, record_manual_teardown
 from rgt_tui.services.teardown.confirm import changed_since
+from rgt_tui.services.verify.run import verify_host
 from rgt_tui.services.watch.drivers.periodic_pull import BUSY_RETRY_S, PullScheduler
+from rgt_tui.transport import open_transport
 
 # --- without a command: recorded only after the name is typed again -------------------
 
@@ -217,6 +220,58 @@ async def test_a_later_check_that_saw_a_cell_running_voids_the_confirmation(read
     jh.events.append((at, CellsRunning(("lr04",))))  # what that check also saw
     said = changed_since(jh, ready.host, ready.journal.directory, opened)
     assert "found its gate locked (" in said and said.endswith("idle)"), said
+
+
+async def test_a_pull_since_the_confirmation_that_found_files_not_here_voids_it(
+    ready: Setup,
+) -> None:
+    """Spot hour s43 #1: after the typed confirmation the cell saved a checkpoint, a pull
+    listed it and was cut short, and ``--destroyed`` recorded the box torn down: the file
+    was on the box only. The pull's records since, read with no connection (the box may
+    be gone), void the confirmation until verify finds the file here."""
+    set_host_key(ready.loopback.hosts_file, "teardown", None)
+    outcome = await ready.confirm()
+    assert outcome.report.unlocked, outcome.report.conditions
+    late = ready.box.root / "results" / "cellA" / "step_900.bin"
+    late.write_bytes(b"checkpoint" * 1000)
+    async with open_transport(ready.host) as t:  # a pull from another window: no verify
+        await pull_host(ready.host, ready.fleet.results_dir, t)
+    await ready.loopback.box("box1").stop()  # the box is being destroyed: nothing answers
+    cli = await ready.cli("teardown", "box1", "--destroyed", "box1")
+    assert cli.returncode == 1, cli.stdout + cli.stderr
+    said = " ".join(cli.stderr.split())
+    assert "a pull listed files the box wrote after it, not verified here (" in said, said
+    assert "step_900.bin)" in said and "nothing was recorded" in said
+    assert ready.journal.load("box1").torn_down_at is None
+    # Verified here (the copy is whole): nothing the box wrote is lost, the record holds.
+    report = await verify_host(ready.host, ready.fleet.results_dir, transport=None)
+    assert report.ok, report.problems
+    cli = await ready.cli("teardown", "box1", "--destroyed", "box1")
+    assert cli.returncode == 0, cli.stdout + cli.stderr
+    assert ready.journal.load("box1").torn_down_at is not None
+
+
+async def test_a_local_check_since_the_confirmation_that_found_a_file_gone_voids_it(
+    ready: Setup,
+) -> None:
+    """A check after the confirmation whose re-scan failed (the box is gone, or down) voids
+    nothing by itself; its re-hash of the local copy finding a pulled file missing here
+    does: that file may now be on the box only."""
+    set_host_key(ready.loopback.hosts_file, "teardown", None)
+    outcome = await ready.confirm()
+    await ready.loopback.box("box1").stop()
+    assert not (await ready.check()).unlocked  # the re-scan failed: that alone voids nothing
+    jh = ready.journal.load("box1")
+    assert changed_since(jh, ready.host, ready.journal.directory, confirmed_at(jh)) == ""
+    folder = Path(ready.fleet.results_dir) / "box1"
+    (next(folder.rglob("metrics.json"))).unlink()
+    await ready.check()
+    with pytest.raises(BoxMismatch) as refused:
+        record_manual_teardown(ready.journal, ready.host, "box1", outcome.report.box)
+    why = str(refused.value)
+    assert "a check of the local copy at " in why and "found files missing or changed" in why
+    assert "metrics.json" in why
+    assert ready.journal.load("box1").torn_down_at is None
 
 
 GROUP_QUEUE = "configs/cellP.yaml train 1\n"

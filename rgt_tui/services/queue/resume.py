@@ -366,8 +366,9 @@ def _changed_here(folder: Path, local: str, size: int, sha256: str) -> str:
         os.close(root)
 
 
-def _step(folder: Path, files: list[CellFile], ckpt: CellFile) -> tuple[int | None, str]:
-    """The checkpoint's step, from its name or its (good) sidecar; blocking."""
+def checkpoint_step(folder: Path, files: list[CellFile], ckpt: CellFile) -> tuple[int | None, str]:
+    """The checkpoint's step, from its name or its (good) sidecar, and which said it
+    ((None, "") when neither); ``folder``: the pulled copy ``files`` are in. Blocking."""
     step = step_in_name(ckpt.rel)
     if step is not None:
         return step, "its name"
@@ -524,7 +525,7 @@ async def plan_resume_move(
     good = [f for f in files if f.good]
     step, step_from = (None, "")
     if ckpt is not None:
-        step, step_from = await asyncio.to_thread(_step, folder, files, ckpt)
+        step, step_from = await asyncio.to_thread(checkpoint_step, folder, files, ckpt)
     problems: list[str] = []
     warnings: list[str] = []
     if ran and ckpt is None and not from_scratch:

@@ -29,7 +29,6 @@ from rgt_tui.domain.checkpoints import (
     left_out_words,
     newer_left_out,
     newest_checkpoint,
-    step_in_name,
 )
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import HostKeyError, SessionRefused, TransportError
@@ -47,8 +46,13 @@ from rgt_tui.domain.preemption import (
 from rgt_tui.domain.snapshot import HostSnapshot
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.queue.moved_skips import moved_on
-from rgt_tui.services.queue.resume import NOT_VERIFIED_YET, cell_files, earlier_hop
-from rgt_tui.services.records import atomic_write_json, read_json
+from rgt_tui.services.queue.resume import (
+    NOT_VERIFIED_YET,
+    cell_files,
+    checkpoint_step,
+    earlier_hop,
+)
+from rgt_tui.services.records import atomic_write_json, fleet_host_dir, read_json
 from rgt_tui.services.runtime.monitors import GEN8_ALERT
 from rgt_tui.services.telemetry import HostUpdate
 
@@ -83,7 +87,10 @@ def cell_checkpoints(fleet: Fleet, host: HostConfig, cell: str) -> tuple[Checkpo
     best = newest_checkpoint(files)
     if best is not None:
         left = tuple(left_out_words(f) for f in newer_left_out(files, best))
-        return Checkpoint(best.rel, best.mtime, best.size, step_in_name(best.rel), left), ""
+        # Its sidecar's step too, as the move's plan says it (spot hour s43 #2: the
+        # preemption line said no step where the plan said "step 900").
+        step, _ = checkpoint_step(fleet_host_dir(fleet, host), files, best)
+        return Checkpoint(best.rel, best.mtime, best.size, step, left), ""
     waiting = [f for f in files if is_checkpoint(f.rel) and f.why.startswith(NOT_VERIFIED_YET)]
     if waiting:
         return None, max(waiting, key=lambda f: (f.mtime, f.rel)).local
@@ -91,9 +98,8 @@ def cell_checkpoints(fleet: Fleet, host: HostConfig, cell: str) -> tuple[Checkpo
     # resumed from is the move's base, not "from scratch" (s38 spot hour #1).
     hop = earlier_hop(fleet, host.name, cell)
     if hop is not None and (base := newest_checkpoint(hop[1])) is not None:
-        return Checkpoint(
-            base.rel, base.mtime, base.size, step_in_name(base.rel), from_host=hop[0]
-        ), ""
+        step, _ = checkpoint_step(fleet_host_dir(fleet, fleet.host(hop[0])), hop[1], base)
+        return Checkpoint(base.rel, base.mtime, base.size, step, from_host=hop[0]), ""
     return None, ""
 
 

@@ -64,6 +64,7 @@ from rgt_tui.services.teardown.confirm import (
     confirmed_at,
     instructions,
     is_cluster,
+    record_destroyed,
     record_manual_teardown,
 )
 from rgt_tui.services.teardown.events import manifest_event, rescan_event, verification_events
@@ -74,5 +75,5 @@ __all__ = [
     "MANUAL_OUTPUT", "TEARDOWN_TIMEOUT_S", "BoxMismatch", "ConfirmationVoid", "GateLocked", "GateReport",
     "NotUnfinishedError", "StillToRun", "TeardownOutcome", "UnknownCellError", "unfinished_cells", "acknowledge", "check_cells", "check_gate",
     "confirm_and_tear_down", "confirmed_at", "instructions", "manifest_event", "observe_now",
-    "gather", "group_refusal", "is_cluster", "queue_cells", "record_manual_teardown", "rescan_event", "verification_events",
+    "gather", "group_refusal", "is_cluster", "queue_cells", "record_destroyed", "record_manual_teardown", "rescan_event", "verification_events",
 ]  # fmt: skip

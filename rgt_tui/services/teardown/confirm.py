@@ -323,6 +323,7 @@ def changed_since(
         if missing:
             keys = ", ".join(c.key for c in missing)
             said.append(f"a check at {_hhmm(checked_at)} found its gate locked ({keys})")
+    said += _not_here_since(known, state, opened)
     # Content, not the file's time: a #moved-to line or a save changes it too.
     was = (
         set(known.expected_cells or ())
@@ -347,6 +348,35 @@ def changed_since(
                 f"the confirmation did not know ({_named(new)})"
             )
     return "; ".join(said)
+
+
+def _not_here_since(known: g.GateState, now: g.GateState, opened: float) -> list[str]:
+    """Files the records since the confirmation at ``opened`` show on the box but not safe
+    here (spot hour s43 #1: a pull after the confirmation listed a 1.5 GB checkpoint, cut
+    short, and ``--destroyed`` recorded the box torn down). ``known``: the gate at the
+    confirmation; ``now``: after every record since. A pull's manifest since that lists a
+    file new or changed since the confirmed one, which verify has not found pulled here;
+    and a re-check of the local copy since that found a file of the manifest missing or
+    changed. Neither needs the box to answer: a re-scan that failed (the box is gone)
+    voids nothing, a file the box wrote and this machine lacks does."""
+    said = []
+    files = now.manifest or {}
+    if now.taken_at is not None and now.taken_at != known.taken_at:
+        was = known.manifest or {}
+        written = sorted(p for p, f in files.items() if was.get(p) != f and p not in now.pulled)
+        if written:
+            said.append(
+                f"a pull listed files the box wrote after it, not verified here ({_named(written)})"
+            )
+    local = now.local
+    if local is not None and local.at > opened:
+        spoilt = sorted(g.locally_spoilt(local, files))
+        if spoilt:
+            said.append(
+                f"a check of the local copy at {_hhmm(local.at)} found files missing or "
+                f"changed here ({_named(spoilt)})"
+            )
+    return said
 
 
 def _hhmm(epoch: float) -> str:
@@ -401,3 +431,24 @@ def record_manual_teardown(
         return True
 
     return journal.update(host.name, append)
+
+
+async def record_destroyed(
+    fleet: Fleet,
+    host: HostConfig,
+    journal: Journal,
+    typed: str,
+    box: BoxIdentity | None,
+    *,
+    clock: Callable[[], float] = time.time,
+) -> HostJournal:
+    """``record_manual_teardown``, once the records of a pull or verify taken since the
+    confirmation are in the journal (``gather``, records only: no connection, the box
+    may be gone): a pull run meanwhile, in another window or by the command line, is
+    what says the box wrote files this machine lacks (``changed_since``)."""
+    if typed == host.name:
+        await gather(fleet, host, None, journal, clock=clock, records_only=True)
+    groups = fleet.groups_of(host.name)
+    return await asyncio.to_thread(
+        record_manual_teardown, journal, host, typed, box, groups=groups, clock=clock
+    )
