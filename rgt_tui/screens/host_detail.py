@@ -301,7 +301,9 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
         # alive" under a preempted box's ⚡ line on the pane).
         if host == self.host.name and self.preemption != preemption:
             self.preemption = preemption
-            self._stale.add("overview")
+            # The Queue tab's heading too: "m moves the interrupted cell" until it says
+            # where the cell was moved (s43 spot hour #3).
+            self._stale.update(("overview", "queue"))
             if screen_on_top(self):
                 self.draw()
 

@@ -17,6 +17,7 @@ the line says "re-planning…" (``dialog.ReplanScreen``). Escape leaves everythi
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from textual import events, on
@@ -41,6 +42,7 @@ from rgt_tui.screens.launch_confirm import show_ack_button
 from rgt_tui.screens.type_ahead import HandOnInput, InOrderInput
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.queue.move import MovePlan, MoveResult, plan_lines, target_torn_down
+from rgt_tui.services.queue.moved_skips import moved_on
 from rgt_tui.services.queue.resume import FROM_SCRATCH, SCRATCH_TUI, ResumeResult, resume_lines
 from rgt_tui.services.queue.resume_preflight import ResumeDialogPlan
 
@@ -173,10 +175,23 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
                 if c.status in (RUNNING, INTERRUPTED) and printable(c.name, None) == c.name
             ]
             if cut:
-                cells.value = " ".join(cut)
-                cells.cursor_position = len(cells.value)
+                run_host_worker(self, self._fill_in(cut), "queue-move-fill", self.host.name)
         self.set_focus(cells)
         self.show_hint()
+
+    async def _fill_in(self, cut: list[str]) -> None:
+        """``cut`` filled in, less the cells the local queue file moved away since the
+        box's last read (it still reads them running: s43 spot hour #3 was offered the
+        cell it had just moved). Read off the event loop; a key typed first wins."""
+        try:
+            moved = await asyncio.to_thread(moved_on, self.fleet, self.host)
+        except (OSError, ValueError):
+            moved = {}
+        cut = [name for name in cut if name not in moved]
+        cells = self.query_one("#move-cells", Input)
+        if cut and not cells.value:
+            cells.value = " ".join(cut)
+            cells.cursor_position = len(cells.value)
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         self.show_hint()

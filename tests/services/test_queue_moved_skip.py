@@ -56,6 +56,15 @@ async def test_a_moved_cell_its_box_never_skipped_is_skipped_before_a_relaunch(
     await _move_b_while_down(qf)
     assert qf.queue_file("box1").read_text().endswith(f"#moved-to box2: {b} t 1\n")
     assert "skip" not in qf.state("b")  # the gap: box1 was never told
+    # Asked again while box1 is still down: refused, and no "not told to skip  now"
+    # warning over no cell (s43 spot hour #3).
+    transport = qf.transport("box1")
+    try:
+        again = await plan_move(qf.fleet, qf.host("box1"), ["b"], "box2", transport, resume=True)
+    finally:
+        await transport.close()
+    assert not again.ok and again.problems, again
+    assert not any("told to skip" in w for w in again.warnings), again.warnings
 
     # box1 is back; its queue is launched again from cell 0.
     await box1.start()

@@ -267,8 +267,42 @@ async def test_a_silent_box_s_move_opens_with_its_cut_short_cell_filled_in(tmp_p
                 pilot=pilot,
             )
             field = screen.query_one("#move-cells", Input)
-            assert field.value == filled and app.focused is field
+            await wait_for(lambda: field.value == filled, pilot=pilot)  # read in a thread
+            assert app.focused is field
             await pilot.press("x")
             assert field.value == filled + "x"  # the cursor after it, nothing selected
             await pilot.press("escape")
             await wait_for(lambda: not isinstance(app.screen, QueueMoveScreen), pilot=pilot)
+
+
+async def test_a_silent_box_s_cell_moved_already_is_not_filled_in_again(tmp_path: Path) -> None:
+    """s43 spot hour #3: after the move, the box's last read still says ck_b runs, and
+    `m` filled ck_b in again: the local queue file's #moved-to line says it left."""
+    from support.samples import write_fleet
+    from textual.widgets import Input
+
+    from rgt_tui.domain.queue_state import INTERRUPTED, RUNNING, CellView, QueueView
+
+    (tmp_path / "qa.txt").write_text("ck_a.yaml t\n#moved-to b: ck_b.yaml t\n")
+    (tmp_path / "qb.txt").write_text("# moved from a on 2026-12-05\nck_b.yaml t\n")
+    fleet = write_fleet(
+        tmp_path,
+        "".join(
+            f'[[hosts]]\nname = "{n}"\nssh = "root@10.0.0.{i}"\nqueue = "q{n}.txt"\n'
+            'run = "python train.py --config {cfg}"\n\n'
+            for i, n in enumerate("ab", start=5)
+        ),
+    )
+    cells = (CellView(0, "ck_a", INTERRUPTED, 0), CellView(1, "ck_b", RUNNING, None, 1000))
+    view = QueueView("a", "running", cells, 1, "boot", 1300, None)
+    app = make_app(tmp_path, fleet=fleet)
+    async with app.run_test(size=SIZE) as pilot:
+        app.push_screen(
+            QueueMoveScreen(fleet, fleet.host("a"), app.connections, view, answering=False)
+        )
+        screen = await wait_for(
+            lambda: app.screen if isinstance(app.screen, QueueMoveScreen) else None, pilot=pilot
+        )
+        field = screen.query_one("#move-cells", Input)
+        await wait_for(lambda: field.value != "", pilot=pilot)
+        assert field.value == "ck_a"  # the interrupted one still here; ck_b left

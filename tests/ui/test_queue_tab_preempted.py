@@ -4,6 +4,7 @@ the box is gone and what moves the cell."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,15 @@ async def test_the_queue_tab_of_a_preempted_box_says_it_is_gone(tmp_path: Path) 
         said = f"preempted at ~{hhmm(FROZEN - 600)}: the box is gone, so nothing here runs now"
         await wait_for(lambda: said in body(), what="the preemption on the tab", pilot=pilot)
         assert "m moves the interrupted cell" in screen_text(app)
+        # Moved (the spot controller's look after the queue file changed): the tab says
+        # where, not "m moves" again (s43 spot hour #3), without waiting for a new view.
+        moved = replace(named, moved_to="spot2")
+        app.runtime.preemptions.current[HOST] = moved
+        screen.host_preempted(HOST, moved)
+        await wait_for(
+            lambda: "its cell eta_long was moved to spot2" in body(), what="moved", pilot=pilot
+        )
+        assert "m moves the interrupted cell" not in screen_text(app)
 
 
 async def test_the_move_dialog_of_a_silent_box_lists_its_cell_as_last_read(

@@ -127,15 +127,20 @@ class QueueTab(DetailTab):
         if preempted is not None:
             # The last read still says "running" and offers S and X; the box is gone (a
             # user's hour read the cell as running after it had moved: s21a #8).
-            lines.insert(
-                0,
-                Content.styled(
-                    f"preempted at ~{hhmm(preempted.at)}: the box is gone, so nothing here "
-                    "runs now — m moves the interrupted cell (it resumes elsewhere from its "
-                    "verified checkpoint)",
-                    "bold $warning",
-                ),
-            )
+            gone = f"preempted at ~{hhmm(preempted.at)}: the box is gone, so nothing here runs now"
+            if preempted.cell is not None and preempted.moved_to:
+                # Moved already: "m moves the interrupted cell" sent the user to move it
+                # again (s43 spot hour #3); the rows below are the box's last read.
+                said = (
+                    f"{gone} — its cell {shown(preempted.cell)} was moved to "
+                    f"{shown(preempted.moved_to)} (the rows below are the box's last read)"
+                )
+            else:
+                said = (
+                    f"{gone} — m moves the interrupted cell (it resumes elsewhere from its "
+                    "verified checkpoint)"
+                )
+            lines.insert(0, Content.styled(said, "bold $warning"))
         return lines
 
     def _preempted(self) -> Preemption | None:

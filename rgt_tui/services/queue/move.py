@@ -595,15 +595,15 @@ def _unanswered_plan(
     the source's torn-down record, said."""
     why = printable(exc.message, None)
     problems = [*problems, *finished.values()]
-    warnings = [
-        *warned,
-        *([torn] if torn else []),
-        f"{source.name} does not answer ({why}): its box is not told to skip "
-        + ", ".join(c.name for _, c in chosen)
-        + " now — if it comes back, the next launch or append there records the skip "
-        "before its runner starts; a runner still going there would not know: look first "
-        "(rgt-tui queue show)",
-    ]
+    skips = ", ".join(c.name for _, c in chosen)
+    warnings = [*warned, *([torn] if torn else [])]
+    if skips:  # none chosen (each refused): no skip to tell, and no "skip  now"
+        warnings.append(
+            f"{source.name} does not answer ({why}): its box is not told to skip {skips} "
+            "now — if it comes back, the next launch or append there records the skip "
+            "before its runner starts; a runner still going there would not know: look "
+            "first (rgt-tui queue show)"
+        )
     text = src.text or ""
     lines = text.split("\n")
     cells = tuple(MoveCell(c.name, c.line, i, lines[c.line - 1], True, "") for i, c in chosen)
