@@ -13,6 +13,10 @@
 #                             existing folder>"; with WORKDIR and CFG (the cell's config
 #                             path, relative to the workdir cells start in) also
 #                             "cfg<TAB>present|absent<TAB>PATH"; nothing is created
+#   newer DURABLE NAME SINCE  "newer<TAB>MTIME<TAB>PATH", NUL-ended, for the newest files (at
+#                             most 50) under DURABLE/NAME written after SINCE (epoch seconds,
+#                             the box's clock), PATH relative to it: what the run wrote
+#                             after the checkpoint a resume would start from
 #   stage DURABLE TOKEN       creates DURABLE and DURABLE/.rgt-resume.TOKEN (0700) and, under
 #                             it, the relative dirs on stdin (NUL-separated); "staged<TAB>PATH"
 #   commit DURABLE NAME TOKEN renames the staging folder to DURABLE/NAME (an empty folder
@@ -152,8 +156,20 @@ takeback() {
     printf 'taken\t%s\n' "$out"
 }
 
+newer() {
+    local out since
+    out="$(expand "$1")/$2"
+    name_ok "$2" || refuse usage "bad cell name"
+    since=$3
+    case "$since" in '' | *[!0-9.]*) refuse usage "bad time '$since'" ;; esac
+    [ -d "$out" ] && [ ! -L "$out" ] || return 0
+    find "$out" -mindepth 1 -type f -newermt "@$since" -printf 'newer\t%T@\t%P\0' 2>/dev/null |
+        sort -z -t "$(printf '\t')" -k2,2 -rn | head -z -n 50
+}
+
 case "$verb" in
     target) target "$@" ;;
+    newer) newer "$@" ;;
     stage) stage "$@" ;;
     commit) commit "$@" ;;
     drop) drop "$@" ;;

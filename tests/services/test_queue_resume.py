@@ -7,6 +7,7 @@ lines on purpose: the preempt, plan and move helpers serve every case of one flo
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import signal
@@ -463,8 +464,20 @@ async def test_a_box_that_answers_and_ran_on_after_the_pull_is_to_be_pulled_firs
     assert planned.ok, planned.problems
     assert planned.pulled_at is not None and planned.interrupted_at is not None
     assert planned.pulled_at < planned.interrupted_at
+    # It ran on, and wrote no checkpoint since (it was held): nothing to pull first — by
+    # the times alone the plan said there was (s43 spot hour #4).
     words = "\n".join(resume_lines(planned))
+    assert "ran on after the last pull" not in words, words
+
+    # A checkpoint written on the box after the pull: the plan names it.
+    out = qf.root("box1") / "results" / "ck"
+    data = b"step 99\n" + b"w" * 8192
+    (out / "checkpoint.bin").write_bytes(data)
+    sha = hashlib.sha256(data).hexdigest()
+    (out / "checkpoint.json").write_text(json.dumps({"step": 99, "sha256": sha}))
+    words = "\n".join(resume_lines(await plan(qf)))
     assert "box1 answers, and ck ran on after the last pull here" in words, words
+    assert "the checkpoint it wrote since (checkpoint.bin" in words, words
     assert "pull and verify box1 first" in words
 
     await pull_verify(qf, "box1")  # pulled since it stopped: nothing newer on the box

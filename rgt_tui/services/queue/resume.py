@@ -589,13 +589,23 @@ async def plan_resume_move(
     ):
         # The box answers and ran on after the last pull: a checkpoint it wrote since is
         # there only, and a resume from the one here repeats the difference (hour s34
-        # TUI #3: 8 minutes repeated, the newer checkpoint one pull away).
-        warnings.append(
-            f"{source.name} answers, and {name} ran on after the last pull here "
-            f"({local_time(manifest_taken)}; it stopped {local_time(stopped)}): a checkpoint "
-            f"it wrote since is on {source.name} only — pull and verify {source.name} first "
-            "(p, then v; or rgt-tui pull, then rgt-tui verify), then move it, to repeat less"
-        )
+        # TUI #3: 8 minutes repeated, the newer checkpoint one pull away). The box says
+        # whether it wrote one: by the times alone, a run that saved none since was sent
+        # to pull first for nothing (s43 spot hour #4). A hop's base is another box's.
+        newer = None if files_from else await _newer_on_box(source_transport, source, name, ckpt)
+        wrote = [rel for rel in newer or () if is_checkpoint(rel)]
+        if newer is None or wrote:
+            which = (
+                f"the checkpoint it wrote since ({_paths(wrote)}) is"
+                if wrote
+                else "a checkpoint it wrote since may be"
+            )
+            warnings.append(
+                f"{source.name} answers, and {name} ran on after the last pull here "
+                f"({local_time(manifest_taken)}; it stopped {local_time(stopped)}): {which} "
+                f"on {source.name} only — pull and verify {source.name} first (p, then v; or "
+                "rgt-tui pull, then rgt-tui verify), then move it, to repeat less"
+            )
     return ResumePlan(
         name, move, pushed if ran else (), tuple(f for f in files if not f.good),
         ckpt if ran else None, step, step_from, bool(from_scratch and ran), status, stopped,
@@ -603,6 +613,39 @@ async def plan_resume_move(
         facts.free, planned_at, ran, tuple(problems), tuple(warnings), stopped_exact=exact,
         runs_there=runs_there, own_first=own_first, files_from=files_from,
     )  # fmt: skip
+
+
+async def _newer_on_box(
+    transport: Transport, host: HostConfig, name: str, ckpt: CellFile
+) -> list[str] | None:
+    """The files under cell ``name``'s {out} on ``host``'s box written after ``ckpt``
+    (its mtime, the box's clock), newest first, at most 50 (relative paths, the box's
+    text); None when the box could not say."""
+    # A millisecond past it: the manifest's mtime is a double, which can fall below the
+    # file's own nanoseconds, and the checkpoint itself then read as written after it.
+    since = f"{ckpt.mtime + 0.001:.6f}"
+    try:
+        result = await run_box_script(
+            transport, after_queue_ctl("resume_ctl.sh"), "resume_ctl", "newer",
+            host.durable_dir, name, since, timeout=CTL_TIMEOUT_S,
+        )  # fmt: skip
+    except TransportError:
+        return None
+    if box_refusal(result, f"{host.name}'s resume_ctl") is not None:
+        return None
+    found = []
+    for record in result.stdout.split("\0"):
+        key, _, rest = record.partition("\t")
+        mtime, _, rel = rest.partition("\t")
+        if key == "newer" and rel and is_digits(mtime.replace(".", "", 1)):
+            found.append(rel)
+    return found
+
+
+def _paths(rels: list[str]) -> str:
+    """The first few paths, printable (the box's names), and how many more."""
+    more = f" and {len(rels) - 3} more" if len(rels) > 3 else ""
+    return ", ".join(printable(r, 200) for r in rels[:3]) + more
 
 
 def earlier_hop(fleet: Fleet, host: str, name: str) -> tuple[str, list[CellFile]] | None:
