@@ -252,7 +252,8 @@ async def test_no_stop_while_a_cell_runs_nor_with_results_unpulled_or_changed(
     # With the first locked line's fix and when it is looked at again (hour s20b #8).
     assert "— fix: run `rgt-tui pull box1`" in auto.reasons["box1"], auto.reasons
     assert re.search(
-        r"; checked again at \d\d:\d\d, or once a pull or verify of it ends$",
+        r"; checked again at \d\d:\d\d, or once a pull or verify of it ends, or its queue "
+        r"file changes \(a move\)$",
         auto.reasons["box1"],
     ), auto.reasons
 
@@ -291,6 +292,24 @@ async def test_no_stop_while_a_cell_runs_nor_with_results_unpulled_or_changed(
         assert "FAILED (exit 3): the box still bills in full" in said, said
         assert "already stopped" not in said
     assert box.runs() == 1
+    await box.connections.close_all()
+
+
+async def test_a_refusal_is_looked_at_again_once_the_queue_file_changes(make_queue_fleet, tmp_path):
+    """s43 spot hour #5: a cell moved off the host (its queue file rewritten) is what the
+    refusal waited for, and the stop waited 5 more minutes all the same."""
+    box = await _box(make_queue_fleet, tmp_path)
+    await box.pull_and_verify()
+    kept = box.qf.queue_file("box1").read_text()
+    box.qf.write_queue(kept + f"{box.qf.cell_script('third', RESULT)} train 1\n")  # not run
+    auto = box.autostop()
+    await auto.on_host(box.host, await box.state())
+    await box.sample(auto, 32)
+    assert box.runs() == 0 and "third" in auto.reasons["box1"], auto.reasons
+    assert "or its queue file changes (a move)" in auto.reasons["box1"]
+    box.qf.write_queue(kept)  # its line taken out (a move of a line not sent does that)
+    await box.sample(auto, STEP_MIN)  # within the 5 minutes a refusal waits
+    assert box.runs() == 1, auto.reasons
     await box.connections.close_all()
 
 

@@ -267,7 +267,7 @@ async def test_a_silent_box_s_move_opens_with_its_cut_short_cell_filled_in(tmp_p
                 pilot=pilot,
             )
             field = screen.query_one("#move-cells", Input)
-            await wait_for(lambda: field.value == filled, pilot=pilot)  # read in a thread
+            await wait_for(lambda f=field, v=filled: f.value == v, pilot=pilot)  # read in a thread
             assert app.focused is field
             await pilot.press("x")
             assert field.value == filled + "x"  # the cursor after it, nothing selected

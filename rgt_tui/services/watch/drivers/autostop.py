@@ -349,7 +349,7 @@ class AutoStop:
             said = fix(first, host.name, tui=False) if first is not None else ""
             again = (
                 f"checked again at {local_time(now + self.recheck_s)[11:16]}, or once a "
-                "pull or verify of it ends"
+                "pull or verify of it ends, or its queue file changes (a move)"
             )
             # A new line when what fails changes, not when only its figures do.
             self.say(
@@ -401,10 +401,13 @@ class AutoStop:
         self._emit(answers_after_stop_event(host, at, now))
 
     def _records_stamp(self, host: HostConfig) -> tuple[int, ...]:
-        """When the pull and verify records the gate reads last changed (a stat each)."""
+        """When the pull and verify records the gate reads last changed, and the host's
+        queue file (a stat each): a cell moved off the host (its #moved-to line) is what
+        the gate waited for, looked at now, not 5 minutes on (s43 spot hour #5)."""
         folder = fleet_host_dir(self.fleet, host)
         stamps = []
-        for path in (manifest_path(folder), verification_path(folder)):
+        queue = [host.queue] if host.queue is not None else []
+        for path in (manifest_path(folder), verification_path(folder), *queue):
             try:
                 stamps.append(path.stat().st_mtime_ns)
             except OSError:
