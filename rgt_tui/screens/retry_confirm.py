@@ -341,7 +341,8 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
 
     async def _retry(self, plan: RetryPlan) -> None:
         app: Any = self.app
-        title = f"{self.host.name}: retry"
+        verb = "resume" if plan.resume else "retry"  # the toast said "retry" after Resume
+        title = f"{self.host.name}: {verb}"
         try:
             done = await self.control.retry(plan, self.cell.name)
         finally:
@@ -352,7 +353,7 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
             cancel.disabled = False
             cancel.focus()
             self.query_one("#retry-status", Static).update(
-                Content.styled(shown(f"Not retried: {done.error}", lines=True), "$error")
+                Content.styled(shown(f"Not {verb}d: {done.error}", lines=True), "$error")
             )
             app.notify(
                 shown(done.error, lines=True), title=title, severity="error", timeout=20,

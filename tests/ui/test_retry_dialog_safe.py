@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from support.pilot import SIZE, make_app, screen_text, text_of, wait_for
+from support.pilot import SIZE, make_app, notes, screen_text, text_of, wait_for
 from support.queues import SCRIPT_RUN, QueueFleet, wait_view
 from textual.widgets import Button, OptionList, Static
 
@@ -163,6 +163,8 @@ async def test_resume_runs_the_cell_alone_from_its_kept_checkpoint(
         await wait_for(lambda: "Enter: resume it, {out} kept" in screen_text(app), pilot=pilot)
         await pilot.press("enter")
         await wait_for(lambda: not isinstance(app.screen, RetryConfirmScreen), 60, pilot=pilot)
+        # Its toast is a resume's, not "retry" (the review of s43).
+        assert any(t.startswith(f"{qf.host().name}: resume: ") for t in notes(app)), notes(app)
     view = await wait_view(
         qf, lambda v: v.state == FINISHED and v.cells[0].retries == 1, what="broke resumed"
     )
