@@ -234,6 +234,13 @@ def format_retry(plan: RetryPlan) -> str:
         lines.append(f"  ⚠ {name}: {printable(warning, None)}")  # the box's file name
         if advice is not None:
             lines.append(f"    {printable(advice, None)}")
+    if plan.resume and plan.checkpoints_looked and plan.cells and not plan.checkpoints:
+        # "goes on from it" with nothing to go on from (the review of s43).
+        one = len(plan.cells) == 1
+        lines.append(
+            f"  ⚠ no checkpoint in {'its' if one else 'their'} {{out}} on the box now: the "
+            f"resume runs {'it' if one else 'them'} from the start"
+        )
     if plan.running:
         them = "it" if len(plan.cells) + len(plan.waiting) == 1 else "them"
         lines.append(f"  the running queue runs {them} before its next cell")

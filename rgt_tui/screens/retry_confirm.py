@@ -77,6 +77,17 @@ def retry_notes(plan: RetryPlan) -> Content:
         revoked = " — revoked for this retry" if plan.revoked else ""
         lines.append(Content.styled(shown(acks_line(plan.launch_acks) + revoked), "$warning"))
     lines += checkpoint_lines(plan)
+    unfinished = [c.name for c in plan.cells if c.status != DONE]
+    if plan.checkpoints_looked and unfinished and not plan.checkpoints:
+        # "Resume goes on from where it stopped" read as a promise with nothing to go on
+        # from (the review of s43): said when the box's {out} holds no checkpoint.
+        lines.append(
+            Content.styled(
+                "No checkpoint in its {out} on the box now: Resume would run it from its "
+                "start (its {out} kept as it is), as Retry does (which sets {out} aside).",
+                MUTED,
+            )
+        )
     launch = plan.launch
     warnings = [*plan.warnings, *(launch.warnings if launch else ())]
     lines += [

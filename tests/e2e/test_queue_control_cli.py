@@ -154,6 +154,7 @@ async def test_retry_says_the_cell_starts_over_and_names_the_checkpoint_it_sets_
     assert "each runs again with its {out} as it is" in out, out
     assert "It resumes from ck\\x1b[2J.pt, the newest checkpoint in its {out}" in out, out
     assert "box1: broke will run again; its {out} kept as it is" in out, out
+    assert "no checkpoint in its {out}" not in out, out
     view = await wait_view(
         qf, lambda v: v.cells[0].retries == 1 and v.state == FINISHED, what="broke resumed"
     )
@@ -173,6 +174,15 @@ async def test_retry_says_the_cell_starts_over_and_names_the_checkpoint_it_sets_
         assert done.returncode == 1, done.stdout
         assert "cell ok is done (exit 0): it has nothing to resume" in done.stdout, done.stdout
         assert "needs --done" not in done.stdout, done.stdout
+    # No checkpoint left in its {out}: "goes on from it" is said to start over (review s43).
+    (qf.root() / "results" / "broke" / "ck\x1b[2J.pt").unlink()
+    asked = Terminal("queue", "retry", "box1", "broke", "--resume", "--hosts", hosts)
+    await asked.expect("[y/N]")
+    asked.type("n")
+    code, out, _ = await asked.finish()
+    assert code == 1 and "nothing done" in out
+    said = "⚠ no checkpoint in its {out} on the box now: the resume runs it from the start"
+    assert said in out, out
 
 
 async def test_queue_show_says_a_sent_line_edited_here_is_not_what_the_box_runs(

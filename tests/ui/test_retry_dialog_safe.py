@@ -126,10 +126,23 @@ async def test_the_retry_dialog_says_retry_starts_over_and_resume_goes_on(
             "other cell runs again." in said
         ), said
         assert "relaunch" not in said
+        assert "No checkpoint in its {out}" not in said  # there is one
         assert retry.query_one("#retry-resume", Button).display
         assert "Retry or resume cell broke on box1?" in screen_text(app)
         await pilot.press("escape")
         await wait_for(lambda: not isinstance(app.screen, RetryConfirmScreen), pilot=pilot)
+
+        # Its checkpoint gone from the box: Resume's "goes on from where it stopped" is
+        # no promise then — the notes say it would start over (the review of s43).
+        (qf.root() / "results" / "broke" / "checkpoint.pt").rename(qf.root() / "kept.pt")
+        retry = await open_retry(pilot, app, 0)
+        said = " ".join(text_of(retry.query_one("#retry-notes", Static)).split())
+        assert "No checkpoint in its {out} on the box now: Resume would run it from its start" in (
+            said
+        ), said
+        await pilot.press("escape")
+        await wait_for(lambda: not isinstance(app.screen, RetryConfirmScreen), pilot=pilot)
+        (qf.root() / "kept.pt").rename(qf.root() / "results" / "broke" / "checkpoint.pt")
 
         retry = await open_retry(pilot, app, 1)  # fine, done
         said = text_of(retry.query_one("#retry-notes", Static))

@@ -61,7 +61,7 @@ async def with_checkpoints(
         return plan
     checkpoints = tuple((outs[o], files[0]) for o, files in found.items())
     failed = await asyncio.to_thread(_failed_verify, fleet, host, checkpoints)
-    return replace(plan, checkpoints=checkpoints, failed_verify=failed)
+    return replace(plan, checkpoints=checkpoints, failed_verify=failed, checkpoints_looked=True)
 
 
 def _failed_verify(

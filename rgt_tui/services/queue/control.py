@@ -372,6 +372,9 @@ class RetryPlan:
     # looked for by whoever shows the plan (``controllers.launch_plan``); () when none
     # was found or nobody looked. A relaunch from the cell would resume from it.
     checkpoints: tuple[tuple[str, str], ...] = ()
+    # The box was asked for them and answered: ``checkpoints`` () then means none there
+    # (a Resume would start the run over, its {out} kept), not "not looked for".
+    checkpoints_looked: bool = False
     # Those of ``checkpoints`` the last verify here did not pass, as (cell, its status,
     # the cell's newest checkpoint that did pass, relative to {out}, or ""): a relaunch
     # would resume from a file that does not load (hour s23b #6).
