@@ -59,7 +59,16 @@ class EarlyCopy:
         After a reconnect the scan lists again: what started first carries on."""
         if self.task is None:
             self.task = asyncio.ensure_future(self._copy(listing))
-            self.task.add_done_callback(lambda _: (self.ended.set(), self.planned.set()))
+            self.task.add_done_callback(self._over)
+
+    def _over(self, task: asyncio.Future) -> None:
+        self.ended.set()
+        self.planned.set()
+        # Its error is read by ``failure`` or ``wait``; a pull that failed first (the
+        # scan refused) reads neither, and asyncio logged "Task exception was never
+        # retrieved" for a full disk the pull had already reported.
+        if not task.cancelled():
+            task.exception()
 
     async def until_planned(self) -> None:
         """Until the plans are made (at once when no listing came, or they are made)."""
