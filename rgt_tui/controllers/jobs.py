@@ -644,7 +644,7 @@ class JobRunner:
         )
 
     async def _record_manual(self, host: HostConfig, typed: str) -> None:
-        from rgt_tui.services.teardown import BoxMismatch, ConfirmationVoid, record_destroyed
+        from rgt_tui.services.teardown import ConfirmationVoid, record_destroyed
 
         # The box the confirmation was about, not whichever the journal holds by now.
         outcome = self.state(host.name).teardown
@@ -665,7 +665,7 @@ class JobRunner:
                 "now, then type its name to confirm again",
             )
             return
-        except BoxMismatch as exc:
+        except ValueError as exc:  # another box (BoxMismatch), a pull running, …
             self._set(host.name, refusal=f"{exc}; the box is still billed as running")
             return
         self._set(host.name, torn_down_at=jh.torn_down_at)

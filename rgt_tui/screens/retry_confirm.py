@@ -364,7 +364,12 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
             cancel.disabled = False
             cancel.focus()
             self.query_one("#retry-status", Static).update(
-                Content.styled(shown(f"Not {verb}d: {done.error}", lines=True), "$error")
+                Content.styled(
+                    shown(
+                        f"Not {'resumed' if plan.resume else 'retried'}: {done.error}", lines=True
+                    ),
+                    "$error",
+                )
             )
             app.notify(
                 shown(done.error, lines=True), title=title, severity="error", timeout=20,

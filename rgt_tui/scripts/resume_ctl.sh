@@ -14,9 +14,11 @@
 #                             path, relative to the workdir cells start in) also
 #                             "cfg<TAB>present|absent<TAB>PATH"; nothing is created
 #   newer DURABLE NAME SINCE  "newer<TAB>MTIME<TAB>PATH", NUL-ended, for the newest files (at
-#                             most 50) under DURABLE/NAME written after SINCE (epoch seconds,
-#                             the box's clock), PATH relative to it: what the run wrote
-#                             after the checkpoint a resume would start from
+#                             most 501: more than 500 means the list is cut) under
+#                             DURABLE/NAME written after SINCE (epoch seconds, the box's
+#                             clock), PATH relative to it: what the run wrote after the
+#                             checkpoint a resume would start from; "out<TAB>absent" when
+#                             there is no such folder
 #   stage DURABLE TOKEN       creates DURABLE and DURABLE/.rgt-resume.TOKEN (0700) and, under
 #                             it, the relative dirs on stdin (NUL-separated); "staged<TAB>PATH"
 #   commit DURABLE NAME TOKEN renames the staging folder to DURABLE/NAME (an empty folder
@@ -158,13 +160,17 @@ takeback() {
 
 newer() {
     local out since
-    out="$(expand "$1")/$2"
     name_ok "$2" || refuse usage "bad cell name"
+    out="$(expand "$1")/$2"
     since=$3
     case "$since" in '' | *[!0-9.]*) refuse usage "bad time '$since'" ;; esac
-    [ -d "$out" ] && [ ! -L "$out" ] || return 0
-    find "$out" -mindepth 1 -type f -newermt "@$since" -printf 'newer\t%T@\t%P\0' 2>/dev/null |
-        sort -z -t "$(printf '\t')" -k2,2 -rn | head -z -n 50
+    # -H: an {out} that is a link (to a larger disk) is listed where it points.
+    [ -e "$out" ] || { printf 'out\tabsent\0'; return 0; }
+    find -H "$out" -mindepth 1 -type f -newermt "@$since" -printf 'newer\t%T@\t%P\0' |
+        sort -z -t "$(printf '\t')" -k2,2 -rn | head -z -n 501
+    # find's own status: one that could not read a folder listed only part of it, and an
+    # empty list must not then read as "nothing written since" (review s44 #4).
+    [ "${PIPESTATUS[0]}" -eq 0 ] || refuse io "could not list all of $out"
 }
 
 case "$verb" in

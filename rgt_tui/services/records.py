@@ -36,7 +36,7 @@ from rgt_tui.domain.manifest import (
     manifest_from_json,
     manifest_to_json,
 )
-from rgt_tui.fsutil import atomic_write
+from rgt_tui.fsutil import LockBusy, atomic_write, file_lock
 
 MANIFEST_FILE = "manifest.json"
 PULLED_FILE = "pulled.json"
@@ -67,6 +67,20 @@ def records_dir(host_dir: Path) -> Path:
 def pull_lock_path(host_dir: Path) -> Path:
     """``<host_dir>/.rgt/pull.lock``: held (flock) by the pull writing into the folder."""
     return records_dir(host_dir) / "pull.lock"
+
+
+def pull_running(host_dir: Path) -> bool:
+    """A pull (of any process) holds the folder's pull lock now. Blocking (a try-lock)."""
+    lock = pull_lock_path(host_dir)
+    if not lock.exists():
+        return False
+    try:
+        with file_lock(lock, 0):
+            return False
+    except LockBusy:
+        return True
+    except OSError:  # unreadable: not this check's to say (the caller names what it cannot read)
+        return False
 
 
 def manifest_path(host_dir: Path) -> Path:

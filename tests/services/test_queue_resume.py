@@ -31,6 +31,7 @@ from rgt_tui.services.pull import pull_host
 from rgt_tui.services.queue.move import MoveError, PartlyMoved, plan_move
 from rgt_tui.services.queue.resume import (
     FROM_SCRATCH,
+    NEWER_LISTED,
     plan_resume_move,
     resume_lines,
     resume_move,
@@ -479,6 +480,16 @@ async def test_a_box_that_answers_and_ran_on_after_the_pull_is_to_be_pulled_firs
     assert "box1 answers, and ck ran on after the last pull here" in words, words
     assert "the checkpoint it wrote since (checkpoint.bin" in words, words
     assert "pull and verify box1 first" in words
+    # Then more files than the box lists (samples, event files): the checkpoint is past
+    # the cut, so it may be there — not "nothing written since" (review s44 #3).
+    samples = out / "samples"
+    samples.mkdir()
+    later = time.time() + 5
+    for i in range(NEWER_LISTED + 1):
+        (samples / f"img_{i}.png").write_bytes(b"p")
+        os.utime(samples / f"img_{i}.png", (later, later))
+    words = "\n".join(resume_lines(await plan(qf)))
+    assert "a checkpoint it wrote since may be on box1 only" in words, words
 
     await pull_verify(qf, "box1")  # pulled since it stopped: nothing newer on the box
     again = "\n".join(resume_lines(await plan(qf)))

@@ -23,12 +23,14 @@ from support.gate_box import QUEUE, Setup, write_queue
 from support.pulls import fast
 
 from rgt_tui.domain.config import HostWatch
+from rgt_tui.fsutil import file_lock
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.pull import pull_host
+from rgt_tui.services.records import pull_lock_path
 from rgt_tui.services.runtime.locks import HostLocks
 from rgt_tui.services.teardown import BoxMismatch, confirmed_at, record_manual_teardown
-from rgt_tui.services.teardown.confirm import changed_since
+from rgt_tui.services.teardown.confirm import changed_since, record_destroyed
 from rgt_tui.services.verify.run import verify_host
 from rgt_tui.services.watch.drivers.periodic_pull import BUSY_RETRY_S, PullScheduler
 from rgt_tui.transport import open_transport
@@ -241,7 +243,8 @@ async def test_a_pull_since_the_confirmation_that_found_files_not_here_voids_it(
     assert cli.returncode == 1, cli.stdout + cli.stderr
     said = " ".join(cli.stderr.split())
     assert "a pull listed files the box wrote after it, not verified here (" in said, said
-    assert "step_900.bin)" in said and "nothing was recorded" in said
+    assert "(cellA/step_900.bin: `rgt-tui verify box1`, which needs no box, counts " in said
+    assert "nothing was recorded" in said
     assert ready.journal.load("box1").torn_down_at is None
     # Verified here (the copy is whole): nothing the box wrote is lost, the record holds.
     report = await verify_host(ready.host, ready.fleet.results_dir, transport=None)
@@ -249,6 +252,68 @@ async def test_a_pull_since_the_confirmation_that_found_files_not_here_voids_it(
     cli = await ready.cli("teardown", "box1", "--destroyed", "box1")
     assert cli.returncode == 0, cli.stdout + cli.stderr
     assert ready.journal.load("box1").torn_down_at is not None
+
+
+async def test_entries_a_pull_since_could_not_copy_void_the_confirmation(ready: Setup) -> None:
+    """Review s44 #2: a checkpoint the box wrote after the confirmation under a name this
+    machine cannot take, or a link out of its root, is on the box only: the pull since
+    refused it, and ``--destroyed`` recorded the box torn down all the same."""
+    set_host_key(ready.loopback.hosts_file, "teardown", None)
+    outcome = await ready.confirm()
+    cell = ready.box.root / "results" / "cellA"
+    fd = os.open(os.fsencode(cell) + b"/step_950\xff.pt", os.O_WRONLY | os.O_CREAT, 0o644)
+    os.write(fd, b"w" * 1000)
+    os.close(fd)
+    (cell / "step_900.pt").symlink_to("/etc/hostname")
+    async with open_transport(ready.host) as t:
+        await pull_host(ready.host, ready.fleet.results_dir, t)
+    await ready.loopback.box("box1").stop()
+    with pytest.raises(BoxMismatch) as refused:
+        await record_destroyed(ready.fleet, ready.host, ready.journal, "box1", outcome.report.box)
+    why = str(refused.value)
+    assert "a pull found entries on the box it could not copy here, new since (" in why, why
+    assert "step_950" in why and "step_900.pt" in why
+    assert ready.journal.load("box1").torn_down_at is None
+
+
+async def test_a_verify_since_that_found_a_file_missing_voids_the_confirmation(
+    ready: Setup,
+) -> None:
+    """Review s44 #6: after the confirmation the local copy lost a file and a verify (it
+    needs no box) said so; the record went through, the file then on the box only."""
+    set_host_key(ready.loopback.hosts_file, "teardown", None)
+    outcome = await ready.confirm()
+    await ready.loopback.box("box1").stop()
+    folder = Path(ready.fleet.results_dir) / "box1"
+    next(folder.rglob("cellB/metrics.json")).unlink()
+    report = await verify_host(ready.host, ready.fleet.results_dir, transport=None)
+    assert not report.ok
+    seen = ready.journal.load("box1").last_seen
+    with pytest.raises(BoxMismatch) as refused:
+        await record_destroyed(ready.fleet, ready.host, ready.journal, "box1", outcome.report.box)
+    why = str(refused.value)
+    assert "a verify since found files missing or failing here (cellB/metrics.json)" in why, why
+    jh = ready.journal.load("box1")
+    assert jh.torn_down_at is None
+    # Its records, read with no connection, say nothing of when the box was last seen
+    # (review s44 #8: "seen" just now, the box gone).
+    assert jh.last_seen == seen
+
+
+async def test_destroyed_waits_for_a_pull_that_is_running(ready: Setup) -> None:
+    """Review s44 #5: a pull's manifest is recorded once the box hashed every file; while
+    it hashes a checkpoint written since, no record names it, and the record went
+    through. A pull holding the folder's lock refuses it, and it is not recorded."""
+    set_host_key(ready.loopback.hosts_file, "teardown", None)
+    outcome = await ready.confirm()
+    folder = Path(ready.fleet.results_dir) / "box1"
+    with file_lock(pull_lock_path(folder), 0):  # what a pull in another window holds
+        cli = await ready.cli("teardown", "box1", "--destroyed", "box1")
+    assert cli.returncode == 1, cli.stdout + cli.stderr
+    assert "a pull of box1 is running" in " ".join(cli.stderr.split()), cli.stderr
+    assert ready.journal.load("box1").torn_down_at is None
+    jh = await record_destroyed(ready.fleet, ready.host, ready.journal, "box1", outcome.report.box)
+    assert jh.torn_down_at is not None  # the pull over: nothing changed, it is recorded
 
 
 async def test_a_local_check_since_the_confirmation_that_found_a_file_gone_voids_it(

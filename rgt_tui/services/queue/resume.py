@@ -615,12 +615,17 @@ async def plan_resume_move(
     )  # fmt: skip
 
 
+NEWER_LISTED = 500  # files the box lists as written after the checkpoint, at most
+
+
 async def _newer_on_box(
     transport: Transport, host: HostConfig, name: str, ckpt: CellFile
 ) -> list[str] | None:
     """The files under cell ``name``'s {out} on ``host``'s box written after ``ckpt``
-    (its mtime, the box's clock), newest first, at most 50 (relative paths, the box's
-    text); None when the box could not say."""
+    (its mtime, the box's clock), newest first (relative paths, the box's text); None
+    when the box could not say — no answer, a folder it could not list, or more than
+    ``NEWER_LISTED`` files none of which is a checkpoint (one may be past the cut:
+    review s44 #3)."""
     # A millisecond past it: the manifest's mtime is a double, which can fall below the
     # file's own nanoseconds, and the checkpoint itself then read as written after it.
     since = f"{ckpt.mtime + 0.001:.6f}"
@@ -639,6 +644,8 @@ async def _newer_on_box(
         mtime, _, rel = rest.partition("\t")
         if key == "newer" and rel and is_digits(mtime.replace(".", "", 1)):
             found.append(rel)
+    if len(found) > NEWER_LISTED and not any(is_checkpoint(rel) for rel in found):
+        return None
     return found
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from rgt_tui.agent.secret_paths import skipped_by_rule
 from rgt_tui.domain import teardown_gate as g
 from rgt_tui.domain.box_identity import BoxIdentity
 from rgt_tui.domain.config import Fleet, HostConfig
@@ -28,6 +29,7 @@ from rgt_tui.services.journal import HostJournal, Journal, JournalError, Teardow
 from rgt_tui.services.queue.backends import backend_for
 from rgt_tui.services.queue.launch_acks import load_launch_acks_in
 from rgt_tui.services.queue.scheduler import JobGated
+from rgt_tui.services.records import host_results_dir, pull_running
 from rgt_tui.services.teardown.acknowledge import BoxMismatch, queue_cells, same_box_or_refuse
 from rgt_tui.services.teardown.command import run_teardown_command
 from rgt_tui.services.teardown.gate import GateReport, gather
@@ -306,6 +308,7 @@ def changed_since(
     last_check: g.GateState | None = None
     checked_at: float | None = None
     rescanned: float | None = None  # a later check whose events are still being applied
+    pulled_since: g.ManifestTaken | None = None
     for t, event in jh.events:
         if rescanned is not None and t != rescanned:
             last_check, checked_at, rescanned = state, rescanned, None
@@ -316,6 +319,8 @@ def changed_since(
                 typed = event
         elif isinstance(event, g.Rescanned):
             rescanned = t  # one check's events share its time: judged once all are in
+        elif isinstance(event, g.ManifestTaken):
+            pulled_since = event  # the last pull's listing since the confirmation
     if rescanned is not None:
         last_check, checked_at = state, rescanned
     if last_check is not None and checked_at is not None:
@@ -323,7 +328,7 @@ def changed_since(
         if missing:
             keys = ", ".join(c.key for c in missing)
             said.append(f"a check at {_hhmm(checked_at)} found its gate locked ({keys})")
-    said += _not_here_since(known, state, opened)
+    said += _not_here_since(known, state, opened, pulled_since)
     # Content, not the file's time: a #moved-to line or a save changes it too.
     was = (
         set(known.expected_cells or ())
@@ -350,24 +355,51 @@ def changed_since(
     return "; ".join(said)
 
 
-def _not_here_since(known: g.GateState, now: g.GateState, opened: float) -> list[str]:
+def _not_here_since(
+    known: g.GateState, now: g.GateState, opened: float, pulled: g.ManifestTaken | None
+) -> list[str]:
     """Files the records since the confirmation at ``opened`` show on the box but not safe
     here (spot hour s43 #1: a pull after the confirmation listed a 1.5 GB checkpoint, cut
     short, and ``--destroyed`` recorded the box torn down). ``known``: the gate at the
-    confirmation; ``now``: after every record since. A pull's manifest since that lists a
-    file new or changed since the confirmed one, which verify has not found pulled here;
-    and a re-check of the local copy since that found a file of the manifest missing or
-    changed. Neither needs the box to answer: a re-scan that failed (the box is gone)
-    voids nothing, a file the box wrote and this machine lacks does."""
+    confirmation; ``now``: after every record since; ``pulled``: the last pull's manifest
+    taken since (None: none). Said:
+
+    - that manifest lists a file new or changed since the confirmed one which verify has
+      not found pulled here, or an entry it refused or a link it kept that the confirmed
+      one had not (a name this machine cannot take, a link out of the root: the file is
+      on the box only; review s44 #2), a path left on the box by rule aside;
+    - a verify since found a file of the manifest missing, changed or failing here (#6);
+    - a re-check of the local copy since found one missing or changed.
+
+    None needs the box to answer: a re-scan that failed (the box is gone) voids nothing,
+    a file the box wrote and this machine lacks does."""
     said = []
     files = now.manifest or {}
-    if now.taken_at is not None and now.taken_at != known.taken_at:
+    if pulled is not None and now.manifest is not None:
         was = known.manifest or {}
         written = sorted(p for p, f in files.items() if was.get(p) != f and p not in now.pulled)
         if written:
             said.append(
-                f"a pull listed files the box wrote after it, not verified here ({_named(written)})"
+                f"a pull listed files the box wrote after it, not verified here ({_named(written)}: "
+                f"`rgt-tui verify {printable(now.host, 100)}`, which needs no box, counts those "
+                "whole here)"
             )
+        refused = sorted(
+            f"{path} ({why})"
+            for path, why in pulled.refused
+            if path not in known.manifest_refused and not skipped_by_rule(why)
+        )
+        links = sorted(
+            f"{path} -> {target}" for path, target in set(pulled.links) - set(known.manifest_links)
+        )
+        if refused or links:
+            said.append(
+                "a pull found entries on the box it could not copy here, new since "
+                f"({_named([*refused, *links])})"
+            )
+    failing = sorted(set(now.failed) - set(known.failed))
+    if failing:
+        said.append(f"a verify since found files missing or failing here ({_named(failing)})")
     local = now.local
     if local is not None and local.at > opened:
         spoilt = sorted(g.locally_spoilt(local, files))
@@ -422,8 +454,8 @@ def record_manual_teardown(
             raise ConfirmationVoid(
                 f"your confirmation of {_hhmm(opened)} no longer holds: since then, {since}; "
                 f"nothing was recorded. Run `rgt-tui teardown {host.name}` again: it checks "
-                "the box as it is now. If you already destroyed it, what it did since its last "
-                "pull is lost: remove its [[hosts]] entry to stop counting it"
+                "the box as it is now. If you already destroyed it, what it wrote that is not "
+                "here is lost: remove its [[hosts]] entry to stop counting it"
             )
         jh.teardowns.append(
             TeardownRecord(at, None, None, MANUAL_OUTPUT, True, current.box_id, True)
@@ -447,7 +479,22 @@ async def record_destroyed(
     may be gone): a pull run meanwhile, in another window or by the command line, is
     what says the box wrote files this machine lacks (``changed_since``)."""
     if typed == host.name:
-        await gather(fleet, host, None, journal, clock=clock, records_only=True)
+        folder = host_results_dir(fleet.results_dir, host)
+        if await asyncio.to_thread(pull_running, folder):
+            # Its manifest is written once the box has hashed every file: until then a
+            # checkpoint the box wrote since is in no record (review s44 #5).
+            raise ValueError(
+                f"a pull of {host.name} is running: its listing of the box is not recorded "
+                "yet, so what the box wrote since the confirmation cannot be told; nothing "
+                "was recorded — once it ends (and verify passes), record it again"
+            )
+        try:
+            await gather(fleet, host, None, journal, clock=clock, records_only=True)
+        except OSError as exc:  # the pulled copy's records unreadable (review s44 #9)
+            raise ValueError(
+                f"the records of the pulled copy in {folder} cannot be read ({exc.strerror or exc}); "
+                "nothing was recorded — make them readable, then record it again"
+            ) from exc
     groups = fleet.groups_of(host.name)
     return await asyncio.to_thread(
         record_manual_teardown, journal, host, typed, box, groups=groups, clock=clock

@@ -95,8 +95,12 @@ class GateReport:
         return self.state is not None and all(c.ok for c in self.conditions)
 
 
-def _append_changed(jh: HostJournal, events: list[g.GateEvent], now: float) -> bool:
-    """Append only the events that change the gate; True when any did."""
+def _append_changed(
+    jh: HostJournal, events: list[g.GateEvent], now: float, *, answered: bool
+) -> bool:
+    """Append only the events that change the gate; True when any did. ``answered``: the
+    box answered this check, so it was seen now (a records-only check, or one whose box
+    did not answer, says nothing of when it was last seen: review s44 #8)."""
     state = jh.gate()
     last_manifest = next(
         (e for _, e in reversed(jh.events) if isinstance(e, g.ManifestTaken)), None
@@ -113,9 +117,10 @@ def _append_changed(jh: HostJournal, events: list[g.GateEvent], now: float) -> b
         if new != state:
             jh.events.append((now, event))
             state, changed = new, True
-    if jh.first_seen is None:
-        jh.first_seen = now
-    jh.last_seen = now
+    if answered:
+        if jh.first_seen is None:
+            jh.first_seen = now
+        jh.last_seen = now
     return changed
 
 
@@ -329,7 +334,8 @@ async def gather(
             # only turn into history); they are shown, not recorded.
             unattributed.extend(events)
             return changed
-        return _append_changed(jh, events, at) or changed
+        answered = now.identity is not None
+        return _append_changed(jh, events, at, answered=answered) or changed
 
     try:
         jh = await asyncio.to_thread(journal.update, host.name, change)

@@ -66,7 +66,6 @@ from rgt_tui.domain.roster import (
 )
 from rgt_tui.domain.unfinished import UNFINISHED, is_unfinished
 from rgt_tui.domain.units import fmt_bytes
-from rgt_tui.fsutil import LockBusy, file_lock
 from rgt_tui.services.manifest import SCAN_STALL_TIMEOUT_S, take_manifest
 from rgt_tui.services.reclaimed import lost_lines, reclaimed_here
 from rgt_tui.services.records import (
@@ -75,7 +74,7 @@ from rgt_tui.services.records import (
     atomic_write_json,
     host_results_dir,
     load_manifest,
-    pull_lock_path,
+    pull_running,
     verification_path,
 )
 from rgt_tui.services.result_code import ResultCode, load_result_code
@@ -118,7 +117,7 @@ async def verify_host(
     prints nothing for ``stall_timeout_s`` is stopped, and the report says why.
     """
     folder = host_results_dir(results_dir, host)
-    if await asyncio.to_thread(_pull_running, folder):
+    if await asyncio.to_thread(pull_running, folder):
         # Its parts and manifest are half-way: a verdict now would be of a copy in the
         # making ("left by an interrupted pull"), and recorded for the gate. None is.
         problem = (
@@ -207,20 +206,6 @@ def _cell_of(path: str, cells: Sequence[str], manifest: Manifest, durable_dir: s
         if path and in_outputs(path, name, output_prefixes(manifest, durable_dir, name)):
             return name
     return ""
-
-
-def _pull_running(folder: Path) -> bool:
-    """A pull (of any process) holds the folder's pull lock now."""
-    lock = pull_lock_path(folder)
-    if not lock.exists():
-        return False
-    try:
-        with file_lock(lock, 0):
-            return False
-    except LockBusy:
-        return True
-    except OSError:  # unreadable: not this check's to say (verify names what it cannot read)
-        return False
 
 
 async def _finish(

@@ -403,15 +403,19 @@ class AutoStop:
     def _records_stamp(self, host: HostConfig) -> tuple[int, ...]:
         """When the pull and verify records the gate reads last changed, and the host's
         queue file (a stat each): a cell moved off the host (its #moved-to line) is what
-        the gate waited for, looked at now, not 5 minutes on (s43 spot hour #5)."""
+        the gate waited for, looked at now, not 5 minutes on (s43 spot hour #5); the
+        files of the groups it is a rank of too (their cells run on it). The inode with
+        the time: a move rewrites a file by rename, within one tick of a coarse clock."""
         folder = fleet_host_dir(self.fleet, host)
         stamps = []
-        queue = [host.queue] if host.queue is not None else []
-        for path in (manifest_path(folder), verification_path(folder), *queue):
+        queues = [h.queue for h in (host, *self.fleet.groups_of(host.name)) if h.queue]
+        for path in (manifest_path(folder), verification_path(folder), *queues):
             try:
-                stamps.append(path.stat().st_mtime_ns)
+                st = path.stat()
             except OSError:
-                stamps.append(0)
+                stamps += [0, 0]
+            else:
+                stamps += [st.st_mtime_ns, st.st_ino]
         return tuple(stamps)
 
     def _stopped_words(self, kept: _Host, launch: int) -> str:
