@@ -317,6 +317,51 @@ async def test_manual_teardown_is_recorded_only_after_the_second_name(
         assert pane.has_class("-torn-down") and "torn down" in str(pane.border_subtitle)
 
 
+async def test_the_second_name_is_refused_after_a_pull_that_found_files_not_here(
+    tmp_path: Path, state_dir: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    """The TUI's record of a teardown by hand (the second typed name) reads the records
+    of a pull taken since, as --destroyed does (spot hour s43 #1); a pull still running
+    refuses it too (review s44 #5), said on the tab, nothing recorded."""
+    from rgt_tui.fsutil import file_lock
+    from rgt_tui.services.pull import pull_host
+    from rgt_tui.services.records import pull_lock_path
+    from rgt_tui.transport import open_transport
+
+    root = loopback_fleet.box("box1").root
+    results_on_box(root)
+    fleet = load_fleet(loopback_fleet.hosts_file)
+    app = RgtApp(fleet, start_monitors=False, config_dir=tmp_path / "c")
+    journal_file = app.jobs.journal().path("box1")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pull_and_verify(app, pilot)
+        await checklist(app, pilot)
+        await type_name(app, pilot, "box1")
+        await wait_for(lambda: app.jobs.state("box1").awaiting_manual, pilot=pilot)
+        box = app.screen.query_one("#confirm-name", Input)
+        folder = fleet.results_dir / "box1"
+        with file_lock(pull_lock_path(folder), 0):  # a pull in another window
+            box.focus()
+            await pilot.press(*"box1", "enter")
+            await wait_for(lambda: "a pull of box1 is running" in screen_text(app), pilot=pilot)
+        assert app.jobs.state("box1").torn_down_at is None
+
+        late = next(root.rglob("metrics.json")).parent / "step_900.bin"
+        late.write_bytes(b"w" * 4096)
+        host = fleet.host("box1")
+        async with open_transport(host) as t:  # that pull, not verified
+            await pull_host(host, fleet.results_dir, t)
+        box.focus()
+        await pilot.press(*"box1", "enter")
+        await wait_for(lambda: "no longer holds" in screen_text(app), pilot=pilot)
+        said = " ".join(screen_text(app).split())
+        assert "a pull listed files the box wrote after it, not verified here (" in said, said
+        assert "step_900.bin" in said
+        assert app.jobs.state("box1").torn_down_at is None
+        assert json.loads(journal_file.read_text())["teardowns"] == []
+
+
 async def test_a_manual_teardown_is_refused_when_another_box_was_seen_meanwhile(
     tmp_path: Path, state_dir: Path, loopback_fleet
 ) -> None:  # type: ignore[no-untyped-def]
