@@ -528,7 +528,29 @@ class JobRunner:
         transport = self.connections.transport(host.name)
         report = await check_gate(self.fleet, host, transport, self.journal())
         self._set_report(host.name, report)
+        if self.state(host.name).awaiting_manual and not report.ready_but_confirmation:
+            await self._back_to_confirmation(host)
         return report
+
+    async def _back_to_confirmation(self, host: HostConfig) -> None:
+        """A check since the confirmation found the gate locked, for what voids it (a
+        file not pulled, a cell started): the tab no longer says to destroy the box and
+        type its name again (s44 spot hour #2), but why, and to confirm again. A check
+        whose box did not answer (it may be gone) voids nothing: the record stays open."""
+        from rgt_tui.services.teardown.confirm import void_since_confirmation
+
+        groups = self.fleet.groups_of(host.name)
+        try:
+            said = await asyncio.to_thread(void_since_confirmation, self.journal(), host, groups)
+        except Exception:  # an unreadable journal: the record refuses with why, later
+            return
+        if said:
+            self._set(
+                host.name,
+                teardown=None,
+                refusal=f"{said}: do not destroy the box now — what it wrote since is not "
+                "safe here. Once the checklist holds again, type its name to confirm again",
+            )
 
     def _set_report(self, host: str, report: GateReport) -> None:
         """A gate report: the checklist, and the journal's box, history and teardown. A

@@ -34,7 +34,7 @@ from rgt_tui.services.pull import pull_host
 from rgt_tui.services.queue.launch import launch, plan_launch
 from rgt_tui.services.queue.view import read_queue_view
 from rgt_tui.services.runtime.locks import HostLocks
-from rgt_tui.services.teardown import observe_now
+from rgt_tui.services.teardown import check_gate, confirm_and_tear_down, observe_now
 from rgt_tui.services.verify.run import verify_host
 from rgt_tui.services.watch.drivers.autostop import AUTOSTOP, AutoStop
 from rgt_tui.services.watch.drivers.periodic_pull import BUSY_RETRY_S, PERIODIC, PullScheduler
@@ -310,6 +310,29 @@ async def test_a_refusal_is_looked_at_again_once_the_queue_file_changes(make_que
     box.qf.write_queue(kept)  # its line taken out (a move of a line not sent does that)
     await box.sample(auto, STEP_MIN)  # within the 5 minutes a refusal waits
     assert box.runs() == 1, auto.reasons
+    await box.connections.close_all()
+
+
+async def test_a_confirmation_that_no_longer_holds_holds_no_stop(make_queue_fleet, tmp_path):
+    """s44 spot hour #4: a typed confirmation (no teardown command: the user destroys the
+    box by hand) held the autostop for good, though a cell appended since voided it."""
+    box = await _box(make_queue_fleet, tmp_path)
+    box.host = dataclasses.replace(box.host, teardown=None)
+    box.fleet = dataclasses.replace(box.fleet, hosts=(box.host,))
+    await box.pull_and_verify()
+    t = box.connections.transport("box1")
+    assert (await check_gate(box.fleet, box.host, t, box.journal)).ready_but_confirmation
+    outcome = await confirm_and_tear_down(box.fleet, box.host, box.journal, "box1", t)
+    assert outcome.report.unlocked and not outcome.ran
+    auto = box.autostop()
+    await auto.on_host(box.host, await box.state())
+    await box.sample(auto, 32)
+    assert "teardown: a typed confirmation opened the teardown gate" in auto.reasons["box1"]
+    kept = box.qf.queue_file("box1").read_text()
+    box.qf.write_queue(kept + f"{box.qf.cell_script('third', RESULT)} train 1\n")
+    await box.sample(auto, 2 * STEP_MIN)
+    said = auto.reasons["box1"]
+    assert "teardown:" not in said and "third" in said, said  # the gate's own reason now
     await box.connections.close_all()
 
 

@@ -176,6 +176,9 @@ def test_a_teardown_under_way_or_done_forbids_the_stop(tmp_path):
     # A confirmation that opened the gate: the user destroys the box (by hand, maybe).
     journal.record("h1", 6000.0, *happy_events())
     assert "opened the teardown gate" in (teardown_underway(journal.load("h1"), 9e9) or "")
+    # ... unless it no longer holds (a launch since, say): it held a box whose queue ran
+    # again idle for 20 minutes (s44 spot hour #4).
+    assert teardown_underway(journal.load("h1"), 9e9, lambda opened: "a launch at 06:10") is None
     journal.add_teardown("h1", TeardownRecord(7000.0, "x", 1, "", False, box_id=BOX))
     assert "attempted" in (teardown_underway(journal.load("h1"), 9e9) or "")
     journal.add_teardown("h1", TeardownRecord(7100.0, "x", 0, "", True, box_id=BOX))

@@ -254,6 +254,30 @@ async def test_a_pull_since_the_confirmation_that_found_files_not_here_voids_it(
     assert ready.journal.load("box1").torn_down_at is not None
 
 
+async def test_a_check_locked_only_by_a_pull_not_verified_yet_is_settled_by_the_verify(
+    ready: Setup,
+) -> None:
+    """s44 spot hour #1: after the confirmation the box wrote a file, another window pulled
+    it, and the open TUI checked the gate then (locked: not verified yet). The box was
+    destroyed, the copy verified here, and --destroyed was refused for good: that locked
+    check could never be replaced. The records since it are judged with it."""
+    set_host_key(ready.loopback.hosts_file, "teardown", None)
+    outcome = await ready.confirm()
+    (ready.box.root / "results" / "cellA" / "late.bin").write_bytes(b"w" * 4096)
+    async with open_transport(ready.host) as t:
+        await pull_host(ready.host, ready.fleet.results_dir, t)
+    report = await ready.check()  # the TUI's re-check after that pull: locked
+    assert {c.key for c in report.conditions if not c.ok} >= {"pulled", "verified"}
+    await ready.loopback.box("box1").stop()  # destroyed by hand
+    with pytest.raises(BoxMismatch) as refused:  # not verified yet: refused
+        await record_destroyed(ready.fleet, ready.host, ready.journal, "box1", outcome.report.box)
+    assert "found its gate locked (" in str(refused.value)
+    report = await verify_host(ready.host, ready.fleet.results_dir, transport=None)
+    assert report.ok, report.problems
+    jh = await record_destroyed(ready.fleet, ready.host, ready.journal, "box1", outcome.report.box)
+    assert jh.torn_down_at is not None
+
+
 async def test_entries_a_pull_since_could_not_copy_void_the_confirmation(ready: Setup) -> None:
     """Review s44 #2: a checkpoint the box wrote after the confirmation under a name this
     machine cannot take, or a link out of its root, is on the box only: the pull since

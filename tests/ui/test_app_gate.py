@@ -317,16 +317,15 @@ async def test_manual_teardown_is_recorded_only_after_the_second_name(
         assert pane.has_class("-torn-down") and "torn down" in str(pane.border_subtitle)
 
 
-async def test_the_second_name_is_refused_after_a_pull_that_found_files_not_here(
+async def test_the_second_name_waits_for_a_pull_that_is_running(
     tmp_path: Path, state_dir: Path, loopback_fleet
 ) -> None:  # type: ignore[no-untyped-def]
-    """The TUI's record of a teardown by hand (the second typed name) reads the records
-    of a pull taken since, as --destroyed does (spot hour s43 #1); a pull still running
-    refuses it too (review s44 #5), said on the tab, nothing recorded."""
+    """The TUI's record of a teardown by hand (the second typed name) goes through
+    ``record_destroyed``, as --destroyed does: a pull still running refuses it (review
+    s44 #5: its listing of the box is not recorded yet), said on the tab, nothing
+    recorded. (A pull since that found files not here: the next test.)"""
     from rgt_tui.fsutil import file_lock
-    from rgt_tui.services.pull import pull_host
     from rgt_tui.services.records import pull_lock_path
-    from rgt_tui.transport import open_transport
 
     root = loopback_fleet.box("box1").root
     results_on_box(root)
@@ -346,20 +345,52 @@ async def test_the_second_name_is_refused_after_a_pull_that_found_files_not_here
             await pilot.press(*"box1", "enter")
             await wait_for(lambda: "a pull of box1 is running" in screen_text(app), pilot=pilot)
         assert app.jobs.state("box1").torn_down_at is None
-
-        late = next(root.rglob("metrics.json")).parent / "step_900.bin"
-        late.write_bytes(b"w" * 4096)
-        host = fleet.host("box1")
-        async with open_transport(host) as t:  # that pull, not verified
-            await pull_host(host, fleet.results_dir, t)
-        box.focus()
-        await pilot.press(*"box1", "enter")
-        await wait_for(lambda: "no longer holds" in screen_text(app), pilot=pilot)
-        said = " ".join(screen_text(app).split())
-        assert "a pull listed files the box wrote after it, not verified here (" in said, said
-        assert "step_900.bin" in said
-        assert app.jobs.state("box1").torn_down_at is None
         assert json.loads(journal_file.read_text())["teardowns"] == []
+
+
+async def test_a_check_that_voids_the_confirmation_takes_the_tab_back_to_it(
+    tmp_path: Path, state_dir: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    """s44 spot hour #2: after the typed name, a pull in another window found a file the
+    box wrote since; the TUI re-checked (locked), yet its Confirm box still said "type the
+    host's name again once you destroyed the box" under "Do this by hand now … destroy".
+    The tab goes back to the confirmation and says why. A check whose box does not answer
+    (it may be destroyed by now) leaves the record open."""
+    from rgt_tui.services.pull import pull_host
+    from rgt_tui.transport import open_transport
+
+    root = loopback_fleet.box("box1").root
+    results_on_box(root)
+    fleet = load_fleet(loopback_fleet.hosts_file)
+    app = RgtApp(fleet, start_monitors=False, config_dir=tmp_path / "c")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pull_and_verify(app, pilot)
+        await checklist(app, pilot)
+        await type_name(app, pilot, "box1")
+        await wait_for(lambda: app.jobs.state("box1").awaiting_manual, pilot=pilot)
+        app.jobs.request("box1", "gate")  # the box answers, nothing changed: still open
+        await wait_for(lambda: not app.jobs.state("box1").running, pilot=pilot)
+        assert app.jobs.state("box1").awaiting_manual
+        await loopback_fleet.box("box1").stop()  # destroyed by hand, say: it cannot answer
+        app.jobs.request("box1", "gate")
+        await wait_for(lambda: app.jobs.state("box1").gate_at is not None, pilot=pilot)
+        await wait_for(lambda: not app.jobs.state("box1").running, pilot=pilot)
+        assert app.jobs.state("box1").awaiting_manual, app.jobs.state("box1").refusal
+        await loopback_fleet.box("box1").start()
+
+        (next(root.rglob("metrics.json")).parent / "step_900.bin").write_bytes(b"w" * 4096)
+        host = fleet.host("box1")
+        async with open_transport(host) as t:  # another window's pull, not verified
+            await pull_host(host, fleet.results_dir, t)
+        app.jobs.request("box1", "gate")  # what the records watch starts after it
+        await wait_for(lambda: not app.jobs.state("box1").awaiting_manual, pilot=pilot)
+        await wait_for(lambda: "do not destroy the box now" in screen_text(app), pilot=pilot)
+        said = " ".join(screen_text(app).split())
+        assert "no longer holds: since then, a check at" in said, said
+        assert "Do this by hand now" not in said
+        box = app.screen.query_one("#confirm-name", Input)
+        assert box.placeholder != "type the host's name again once you destroyed the box"
 
 
 async def test_a_manual_teardown_is_refused_when_another_box_was_seen_meanwhile(

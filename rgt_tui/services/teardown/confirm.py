@@ -309,9 +309,13 @@ def changed_since(
     checked_at: float | None = None
     rescanned: float | None = None  # a later check whose events are still being applied
     pulled_since: g.ManifestTaken | None = None
+    records_after: set[type] = set()  # the kinds of record events since the last check
     for t, event in jh.events:
         if rescanned is not None and t != rescanned:
             last_check, checked_at, rescanned = state, rescanned, None
+            records_after = set()
+        if checked_at is not None and t > checked_at and isinstance(event, _RECORDS):
+            records_after.add(type(event))
         state = g.apply(state, event)
         if t <= opened:
             known = state
@@ -324,7 +328,17 @@ def changed_since(
     if rescanned is not None:
         last_check, checked_at = state, rescanned
     if last_check is not None and checked_at is not None:
-        missing = g.missing_conditions(last_check, ignore_confirmation=True)
+        # A pull's or verify's records since that check are judged with it: locked only
+        # for a pull not verified yet, the check was settled by the verify after it, and
+        # a box gone since could never be checked again (s44 spot hour #1: an open TUI's
+        # re-check after a pull in another window voided the confirmation for good). The
+        # re-scan and the local re-hash are then the check's own: a later one that failed
+        # (the box is gone) is no change, and a pull since is judged by what its records
+        # and any re-hash since found (``_not_here_since``).
+        judged, aside = last_check, {"confirmed"}
+        if records_after:
+            judged, aside = state, {"confirmed", "rescan", "local"}
+        missing = [c for c in g.missing_conditions(judged) if c.key not in aside]
         if missing:
             keys = ", ".join(c.key for c in missing)
             said.append(f"a check at {_hhmm(checked_at)} found its gate locked ({keys})")
@@ -353,6 +367,35 @@ def changed_since(
                 f"the confirmation did not know ({_named(new)})"
             )
     return "; ".join(said)
+
+
+# The facts a pull's or verify's records give (``gather``'s, read with no connection).
+_RECORDS = (
+    g.ManifestTaken,
+    g.VerificationRead,
+    g.FilePulled,
+    g.ArtifactChecked,
+    g.RosterChecked,
+    g.LocalCopyChecked,
+)
+
+
+def void_since_confirmation(
+    journal: Journal, host: HostConfig, groups: Sequence[HostConfig]
+) -> str:
+    """Why the typed confirmation that last opened ``host``'s gate no longer holds for a
+    teardown by hand (``changed_since``); "" when it holds, or none opened it. Blocking
+    (it reads the journal and the launch records)."""
+    jh = journal.load(host.name)
+    opened = confirmed_at(jh)
+    if opened is None:
+        return ""
+    since = changed_since(jh, host, journal.directory, opened, groups)
+    return (
+        f"your confirmation of {_hhmm(opened)} no longer holds: since then, {since}"
+        if since
+        else ""
+    )
 
 
 def _not_here_since(

@@ -73,7 +73,7 @@ from rgt_tui.services.records import (
 from rgt_tui.services.runtime.locks import HostLocks
 from rgt_tui.services.runtime.stopped import STOP_SETTLE_S, autostop_path, last_good_stop
 from rgt_tui.services.teardown.command import LocalRun, run_teardown_command
-from rgt_tui.services.teardown.confirm import TEARDOWN_TIMEOUT_S, confirmed_at
+from rgt_tui.services.teardown.confirm import TEARDOWN_TIMEOUT_S, changed_since, confirmed_at
 from rgt_tui.services.teardown.gate import GateReport, check_gate
 from rgt_tui.services.watch.drivers.autostop_event import (
     answers_after_stop_event,
@@ -90,14 +90,18 @@ STATE_VERSION = 1
 AUTOSTOP = "autostop"  # the job name the autostop holds a host under (HostLocks)
 
 
-def teardown_underway(jh: HostJournal, now: float) -> str | None:
+def teardown_underway(
+    jh: HostJournal, now: float, voided: Callable[[float], str] = lambda opened: ""
+) -> str | None:
     """Why the box's teardown forbids a stop now (None: no teardown of it is under way
     or done): it was torn down or a teardown of it was attempted; a typed confirmation
     opened its gate (the user destroys it, by command or by hand); or the name was typed
     less than a teardown's time ago and its re-scan is not recorded (it may be running).
     A confirmation whose re-scan is recorded and opened nothing (the gate refused it)
     forbids nothing: it held a box the gate was about to let stop for 11 minutes (s43
-    spot hour #1), as periodic pulls already go on past one."""
+    spot hour #1), as periodic pulls already go on past one. Nor does one that no longer
+    holds (``voided(opened)``: ``changed_since``, e.g. a launch since): it held a box idle
+    for 20 minutes after its queue ran again (s44 spot hour #4)."""
     if jh.torn_down_at is not None:
         return f"the box was torn down at {local_time(jh.torn_down_at)}"
     box = jh.box.box_id if jh.box else None
@@ -105,7 +109,7 @@ def teardown_underway(jh: HostJournal, now: float) -> str | None:
     if tried:
         return f"a teardown of this box was attempted at {local_time(tried[-1].at)}"
     opened = confirmed_at(jh)
-    if opened is not None:
+    if opened is not None and not voided(opened):
         return f"a typed confirmation opened the teardown gate at {local_time(opened)}"
     typed = [
         (t, e) for t, e in jh.events if isinstance(e, g.ConfirmationTyped) and e.text == jh.host
@@ -325,7 +329,7 @@ class AutoStop:
         except JournalError as exc:
             self.say(host.name, "journal", f"the journal cannot be read: {exc}")
             return
-        underway = teardown_underway(jh, now)
+        underway = await asyncio.to_thread(teardown_underway, jh, now, self._voided(host, jh))
         if underway is not None:
             self.say(host.name, "teardown", f"teardown: {underway}")
             return
@@ -399,6 +403,12 @@ class AutoStop:
             return
         self._answered.add((host.name, at))
         self._emit(answers_after_stop_event(host, at, now))
+
+    def _voided(self, host: HostConfig, jh: HostJournal) -> Callable[[float], str]:
+        """What voids a typed confirmation of ``host`` at ``opened`` (``changed_since``;
+        it reads the launch records and queue files: call it in a thread)."""
+        groups = self.fleet.groups_of(host.name)
+        return lambda opened: changed_since(jh, host, self.journal.directory, opened, groups)
 
     def _records_stamp(self, host: HostConfig) -> tuple[int, ...]:
         """When the pull and verify records the gate reads last changed, and the host's
@@ -589,7 +599,8 @@ class AutoStop:
                 )
             if any(int(s.get("launch_ts", -1)) == launch for s in data["stops"]):
                 return f"already stopped once for the queue launched at {local_time(launch)}"
-            underway = teardown_underway(jh, self._clock())
+            host = self.fleet.host(name)
+            underway = teardown_underway(jh, self._clock(), self._voided(host, jh))
             if underway is not None:
                 return f"teardown: {underway}"
             data["stops"].append(
