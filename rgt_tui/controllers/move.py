@@ -17,6 +17,7 @@ from rgt_tui.controllers.queue_actions import error_text
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.units import plural
 from rgt_tui.services.connections import FleetConnections
+from rgt_tui.services.queue.move import MovedNotRun, PartlyMoved
 
 if TYPE_CHECKING:
     from rgt_tui.services.queue.move import MovePlan
@@ -31,6 +32,10 @@ class Moved:
     message: str = ""
     error: str = ""
     result: Any = None  # MoveResult | ResumeResult
+    # Moved, but not all the way (``MovedNotRun``: the target did not start it;
+    # ``PartlyMoved``: finish it by hand): ``message`` says what is left. The dialog
+    # closes on it: "Not moved" and Move enabled again read as nothing done (s44 #5).
+    partly: bool = False
 
 
 def run_moved_keys(dest: str) -> str:
@@ -82,6 +87,8 @@ class MoveControl:
         host = self.host
         try:
             result = await self.connections.use(host.name, lambda t: apply_move(plan, host, t))
+        except (MovedNotRun, PartlyMoved) as exc:
+            return Moved(message=error_text(exc), partly=True)
         except Exception as exc:  # MoveError / TransportError: said, the dialog stays
             return Moved(error=error_text(exc))
         names = ", ".join(c.name for c in plan.cells)
@@ -101,6 +108,8 @@ class MoveControl:
         dst = self.connections.transport(move.dest)
         try:
             result = await resume_move(plan, self.fleet, self.host, src, dst, acks=acks)
+        except (MovedNotRun, PartlyMoved) as exc:
+            return Moved(message=error_text(exc), partly=True)
         except Exception as exc:  # MoveError / TransportError / QueueError: said, stays
             return Moved(error=error_text(exc))
         lines = [f"moved {plan.cell} to {move.dest}"]

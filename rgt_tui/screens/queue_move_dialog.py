@@ -387,15 +387,16 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
             self.show_hint()
             self._show(Content.styled(shown(f"Not moved: {moved.error}", lines=True), "$error"))
             return
-        self._notify(moved.message, source)
+        self._notify(moved.message, source, partly=moved.partly)
         self.dismiss(moved.result)
 
-    def _notify(self, text: str, source: str) -> None:
+    def _notify(self, text: str, source: str, *, partly: bool = False) -> None:
         app: Any = self.app
         app.notify(
             shown(text, lines=True),
-            title=f"{source}: cells moved",
-            timeout=10,
+            title=f"{source}: {'moved, NOT all done' if partly else 'cells moved'}",
+            severity="warning" if partly else "information",
+            timeout=20 if partly else 10,
             markup=False,
         )
 

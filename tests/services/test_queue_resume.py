@@ -684,6 +684,38 @@ async def test_a_move_whose_source_file_cannot_be_written_keeps_its_pushed_copy(
     assert (out2 / "checkpoint.bin").exists() and "taken back" not in said
 
 
+async def test_the_dialog_s_move_that_stopped_half_way_is_said_as_moved_not_refused(
+    make_queue_fleet, tmp_path
+):
+    """s44 spot hour #5: files pushed and a queue file rewritten, yet the move dialog said
+    "Not moved: …" with Move enabled again, as if nothing had been done. Its controller
+    says it as a move not all done (the dialog closes on it with a warning)."""
+    from rgt_tui.controllers.move import MoveControl
+    from rgt_tui.services.connections import FleetConnections
+
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    await run_until_held(qf)
+    await pull_verify(qf, "box1")
+    await preempt(qf)
+    text = qf.queue_file("box1").read_bytes()
+    with tmpfs(tmp_path / "ro") as folder:
+        (folder / "box1.txt").write_bytes(text)
+        ro = ["mount", "-o", "remount,ro", str(folder)]
+        await asyncio.to_thread(subprocess.run, ro, check=True)
+        set_host_key(qf.loopback.hosts_file, "queue", str(folder / "box1.txt"))
+        qf._fleet = None
+        connections = FleetConnections(qf.fleet.hosts)
+        try:
+            control = MoveControl(qf.fleet, qf.host("box1"), connections)
+            planned, error = await control.plan(["ck"], "box2", from_scratch=False, acks=())
+            assert planned is not None and not error, error
+            moved = await control.resume(planned, ())
+        finally:
+            await connections.close_all()
+    assert moved.partly and not moved.error, moved
+    assert "has the moved lines, but" in moved.message, moved.message
+
+
 async def test_the_cli_move_runs_the_targets_preflight_before_moving_anything(make_queue_fleet):
     """`queue move --yes` moved the cell, then box2's launch refused a failed preflight
     check: the cell sat "not sent" on an idle, billing box (s36 acts hour #5). The TUI's
