@@ -183,16 +183,19 @@ class ConnectionNotices:
                 why += (
                     "\nAn interruptible box that does not answer may be preempted: d says "
                     "what happened to its run, m moves an interrupted cell to another box; "
-                    "it is retried on its own."
+                    "the connection is retried on its own (the cell is not)."
                 )
             elif conn.status != "unreached" and queue_finished(update.snapshot):
                 # As the pane says it (hour s24c #5): no run was going at its last sample.
                 why += (
                     "\nIts queue had finished at its last sample: no queue cell was running; "
-                    "it is retried on its own."
+                    "the connection is retried on its own."
                 )
             elif conn.status != "unreached":
-                why += "\nA run there may still be alive (GEN8); it is retried on its own."
+                why += (
+                    "\nA run there may still be alive (GEN8); the connection is retried on "
+                    "its own."
+                )
             self.notices.add(host, title, why, "warning")
             return
         since = self._down.pop(host, None)

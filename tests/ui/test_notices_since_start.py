@@ -80,4 +80,6 @@ async def test_a_spot_box_that_stops_answering_is_listed_as_preempted_not_alive(
         )
         assert [n.title for n in down] == ["box1: not answering (preempted?)"]
         assert "may be preempted: d says" in down[0].text and "m moves" in down[0].text
+        # The connection is retried, not the cell (s44 spot hour #8 read "it is retried").
+        assert "the connection is retried on its own (the cell is not)" in down[0].text
         assert "may still be alive" not in down[0].text
