@@ -193,8 +193,7 @@ class ConnectionNotices:
                 )
             elif conn.status != "unreached":
                 why += (
-                    "\nA run there may still be alive (GEN8); the connection is retried on "
-                    "its own."
+                    "\nA run there may still be alive (GEN8); the connection is retried on its own."
                 )
             self.notices.add(host, title, why, "warning")
             return

@@ -47,6 +47,7 @@ from rgt_tui.domain.units import fmt_duration
 REBOOT, OOM, HANGUP, MANUAL_KILL = "reboot", "OOM kill", "hang-up", "manual kill"
 DEAD_GPU, CUDA_OOM = "dead GPU", "CUDA out of memory"
 PREEMPTED = "preempted"
+KILL_REMAINS = "a kill is what remains"
 DISK_FULL = "disk full"
 CAUSES = (DEAD_GPU, REBOOT, OOM, HANGUP, MANUAL_KILL, CUDA_OOM, PREEMPTED, DISK_FULL)
 YES, NO, UNKNOWN, LIKELY = "yes", "no", "unknown", "likely"
@@ -257,7 +258,7 @@ def _manual(
         return Evidence(
             MANUAL_KILL,
             LIKELY,
-            detail + "; no reboot, no OOM kill and no hang-up: a kill is what remains",
+            detail + f"; no reboot, no OOM kill and no hang-up: {KILL_REMAINS}",
         )
     return Evidence(MANUAL_KILL, UNKNOWN, detail)
 
@@ -479,10 +480,20 @@ def with_preemption(
     if d.cell is not None:  # or resume it elsewhere, from its last verified checkpoint
         to = spare[0] if spare else "HOST"
         step += f", or move it to another box (rgt-tui queue move {shlex.quote(d.cell)} --to {to})"
+    # "a kill is what remains" was the records' guess for want of another cause: the
+    # preemption is that cause (s44 spot hour #7: the table said both).
+    evidence = tuple(
+        replace(
+            e, verdict=UNKNOWN, detail=e.detail.replace(KILL_REMAINS, "the preemption explains it")
+        )
+        if e.cause == MANUAL_KILL and e.verdict == LIKELY
+        else e
+        for e in d.evidence
+    )
     return replace(
         d,
         cause=PREEMPTED,
         summary=f"{subject} {how}: {PREEMPTED}" if how else f"{subject}: {PREEMPTED}",
         next_step=step,
-        evidence=(Evidence(PREEMPTED, YES, preemption_line(named)), *d.evidence),
+        evidence=(Evidence(PREEMPTED, YES, preemption_line(named)), *evidence),
     )

@@ -92,14 +92,22 @@ async def test_a_cell_moved_while_its_box_was_away_reads_moved_there(make_queue_
 
 def test_a_preemption_names_only_the_run_it_interrupted() -> None:
     """Another cell's kill, or real evidence (an OOM kill), stays as the records say."""
-    from rgt_tui.domain.vanished import OOM, Diagnosis
+    from rgt_tui.domain.vanished import LIKELY, OOM, UNKNOWN, YES, Diagnosis, Evidence
 
     named = Preemption("box1", LOST, 1_700_000_000.0, "boot/1", "b1_long")
     killed = Diagnosis(
         "box1", "cell 0 (b1_long)", MANUAL_KILL, "cell 0 (b1_long) stopped without an end "
         "record: manual kill", next_step="find what killed it", resume_index=0, cell="b1_long",
+        evidence=(Evidence(MANUAL_KILL, LIKELY, "it left no end record; no reboot, no OOM "
+                           "kill and no hang-up: a kill is what remains"),),
     )  # fmt: skip
     said = with_preemption(killed, named, ("box2",))
+    # Not "manual kill likely … a kill is what remains" beside "preempted yes" (s44 #7).
+    assert [(e.cause, e.verdict) for e in said.evidence] == [
+        (PREEMPTED, YES),
+        (MANUAL_KILL, UNKNOWN),
+    ]
+    assert said.evidence[1].detail.endswith("the preemption explains it")
     assert said.cause == PREEMPTED
     assert said.summary == "cell 0 (b1_long) stopped without an end record: preempted"
     assert said.evidence[0].detail.startswith("preempted at ~")
