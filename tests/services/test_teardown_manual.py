@@ -303,13 +303,15 @@ async def test_entries_a_pull_since_could_not_copy_void_the_confirmation(ready: 
 async def test_a_verify_since_that_found_a_file_missing_voids_the_confirmation(
     ready: Setup,
 ) -> None:
-    """Review s44 #6: after the confirmation the local copy lost a file and a verify (it
-    needs no box) said so; the record went through, the file then on the box only."""
+    """Review s44 #6: after the confirmation a file of the local copy changed (its size
+    kept) and a verify (it needs no box) said so; the record went through, the pulled
+    file then on the box only."""
     set_host_key(ready.loopback.hosts_file, "teardown", None)
     outcome = await ready.confirm()
     await ready.loopback.box("box1").stop()
     folder = Path(ready.fleet.results_dir) / "box1"
-    next(folder.rglob("cellB/metrics.json")).unlink()
+    changed = next(folder.rglob("cellB/metrics.json"))
+    changed.write_bytes(changed.read_bytes().replace(b"0.9", b"0.1"))  # same size
     report = await verify_host(ready.host, ready.fleet.results_dir, transport=None)
     assert not report.ok
     seen = ready.journal.load("box1").last_seen
@@ -322,6 +324,27 @@ async def test_a_verify_since_that_found_a_file_missing_voids_the_confirmation(
     # Its records, read with no connection, say nothing of when the box was last seen
     # (review s44 #8: "seen" just now, the box gone).
     assert jh.last_seen == seen
+
+
+async def test_a_pulled_file_deleted_here_since_the_confirmation_refuses_the_record(
+    ready: Setup,
+) -> None:
+    """s44 spot hour #9: after the confirmation a pulled checkpoint was moved away here,
+    and --destroyed recorded the box torn down at once: no check since had re-hashed the
+    copy. Each file the last pull listed is looked for (a stat, not a re-hash)."""
+    set_host_key(ready.loopback.hosts_file, "teardown", None)
+    await ready.confirm()
+    folder = Path(ready.fleet.results_dir) / "box1"
+    gone = next(folder.rglob("cellA/metrics.json"))
+    gone.rename(ready.tmp / "elsewhere.json")
+    cli = await ready.cli("teardown", "box1", "--destroyed", "box1")
+    assert cli.returncode == 1, cli.stdout + cli.stderr
+    said = " ".join(cli.stderr.split())
+    assert "lacks files the last pull listed" in said and "cellA/metrics.json" in said, said
+    assert ready.journal.load("box1").torn_down_at is None
+    (ready.tmp / "elsewhere.json").rename(gone)  # put back: recorded
+    cli = await ready.cli("teardown", "box1", "--destroyed", "box1")
+    assert cli.returncode == 0, cli.stdout + cli.stderr
 
 
 async def test_destroyed_waits_for_a_pull_that_is_running(ready: Setup) -> None:

@@ -10,7 +10,9 @@ user types the name again. ``confirmed_at`` says when a confirmation last opened
 from __future__ import annotations
 
 import asyncio
+import os
 import secrets
+import stat
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -21,6 +23,7 @@ from rgt_tui.domain import teardown_gate as g
 from rgt_tui.domain.box_identity import BoxIdentity
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
+from rgt_tui.domain.manifest import ManifestError
 from rgt_tui.domain.profiles import Profile
 from rgt_tui.domain.text import printable
 from rgt_tui.services.box_ctl import QueueError
@@ -29,9 +32,10 @@ from rgt_tui.services.journal import HostJournal, Journal, JournalError, Teardow
 from rgt_tui.services.queue.backends import backend_for
 from rgt_tui.services.queue.launch_acks import load_launch_acks_in
 from rgt_tui.services.queue.scheduler import JobGated
-from rgt_tui.services.records import host_results_dir, pull_running
+from rgt_tui.services.records import host_results_dir, load_manifest, pull_running
 from rgt_tui.services.teardown.acknowledge import BoxMismatch, queue_cells, same_box_or_refuse
 from rgt_tui.services.teardown.command import run_teardown_command
+from rgt_tui.services.teardown.events import manifest_event
 from rgt_tui.services.teardown.gate import GateReport, gather
 from rgt_tui.services.teardown.group import group_refusal
 from rgt_tui.transport.base import Transport
@@ -538,7 +542,41 @@ async def record_destroyed(
                 f"the records of the pulled copy in {folder} cannot be read ({exc.strerror or exc}); "
                 "nothing was recorded — make them readable, then record it again"
             ) from exc
+        gone = await asyncio.to_thread(_local_gone, folder)
+        if gone:
+            # The confirmation re-hashed the copy; a file deleted or moved here since
+            # (s44 spot hour #9) is then on the box only, while the box still exists.
+            raise ValueError(
+                f"the local copy in {folder} lacks files the last pull listed, or holds them "
+                f"at another size ({_named(gone)}), since the confirmation re-hashed it; "
+                "nothing was recorded — put them back, or, if the box still exists, pull "
+                "and verify it again; if it is already destroyed they are lost: remove its "
+                "[[hosts]] entry to stop counting it"
+            )
     groups = fleet.groups_of(host.name)
     return await asyncio.to_thread(
         record_manual_teardown, journal, host, typed, box, groups=groups, clock=clock
     )
+
+
+def _local_gone(folder: Path) -> list[str]:
+    """The last pull's files that are not in ``folder`` now as regular files of their
+    listed size (a stat each, never through a link: no re-hash, which the confirmation
+    did). None when there is no readable manifest (the gate's own records say so).
+    Blocking."""
+    try:
+        manifest = load_manifest(folder)
+    except (OSError, ManifestError):
+        return []
+    if manifest is None:
+        return []
+    gone = []
+    for local, facts in manifest_event(manifest).files:
+        try:
+            st = os.lstat(folder / local)
+        except OSError:
+            gone.append(local)
+            continue
+        if not stat.S_ISREG(st.st_mode) or st.st_size != facts.size:
+            gone.append(local)
+    return gone
