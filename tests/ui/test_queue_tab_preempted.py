@@ -13,7 +13,7 @@ from support.samples import FROZEN, agent_sample, make_update, write_fleet
 from textual.widgets import Static
 
 from rgt_tui.domain.preemption import LOST, Preemption, hhmm
-from rgt_tui.domain.queue_state import RUNNING, CellView, QueueView
+from rgt_tui.domain.queue_state import PENDING, RUNNING, CellView, QueueView
 from rgt_tui.messages import HostUpdated
 from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.services.telemetry import ConnectionState
@@ -34,7 +34,10 @@ run = "python train.py --config {{cfg}}"
 async def test_the_queue_tab_of_a_preempted_box_says_it_is_gone(tmp_path: Path) -> None:
     fleet = write_fleet(tmp_path, FLEET)
     app = make_app(tmp_path, fleet=fleet)
-    cells = (CellView(0, "eta_long", RUNNING, started_at=int(FROZEN - 900)),)
+    cells = (
+        CellView(0, "eta_long", RUNNING, started_at=int(FROZEN - 900)),
+        CellView(1, "zeta", PENDING),
+    )
     view = QueueView(HOST, "running", cells, None, "boot", int(FROZEN - 600), None, True)
     async with app.run_test(size=(110, 40)) as pilot:
         await pilot.pause()
@@ -67,6 +70,8 @@ async def test_the_queue_tab_of_a_preempted_box_says_it_is_gone(tmp_path: Path) 
             lambda: "its cell eta_long was moved to spot2" in body(), what="moved", pilot=pilot
         )
         assert "m moves the interrupted cell" not in screen_text(app)
+        # The cell not run yet, left behind, is said (s44 spot hour #6).
+        assert "; 1 cell not run yet stays here — m moves one at a time" in body(), body()
 
 
 async def test_the_move_dialog_of_a_silent_box_lists_its_cell_as_last_read(

@@ -34,6 +34,7 @@ from rgt_tui.domain.queue_state import (
     FAILED,
     INTERRUPTED,
     KILLED,
+    PENDING,
     RETRY,
     RUNNING,
     SLURM_ENDED,
@@ -41,7 +42,7 @@ from rgt_tui.domain.queue_state import (
     queue_is,
 )
 from rgt_tui.domain.rank_control import rank_control_refusal
-from rgt_tui.domain.units import local_time
+from rgt_tui.domain.units import local_time, plural
 from rgt_tui.screens.dialog import ConfirmScreen
 from rgt_tui.screens.queue_control import CellPickScreen, control_question
 from rgt_tui.screens.retry_confirm import RetryConfirmScreen
@@ -135,6 +136,15 @@ class QueueTab(DetailTab):
                     f"{gone} — its cell {shown(preempted.cell)} was moved to "
                     f"{shown(preempted.moved_to)} (the rows below are the box's last read)"
                 )
+                waiting = [c for c in queue.cells if c.status == PENDING]
+                if waiting:
+                    # Left behind, said (s44 spot hour #6): they never ran, so a move
+                    # of each is From scratch, and nothing is lost by it.
+                    said += (
+                        f"; {plural(len(waiting), 'cell')} not run yet "
+                        f"{'stays' if len(waiting) == 1 else 'stay'} here — m moves "
+                        "one at a time (From scratch: it never ran)"
+                    )
             else:
                 said = (
                     f"{gone} — m moves the interrupted cell (it resumes elsewhere from its "
