@@ -384,6 +384,19 @@ _RECORDS = (
 )
 
 
+def voided_by(
+    jh: HostJournal, host: HostConfig, directory: Path, groups: Sequence[HostConfig]
+) -> Callable[[float], str]:
+    """``changed_since`` for ``jh``'s confirmation at the ``opened`` it is given: what the
+    drivers (periodic pulls, autostop) ask before a confirmation holds them. It reads the
+    launch records and queue files: call it in a thread."""
+    return lambda opened: changed_since(jh, host, directory, opened, groups)
+
+
+def _no_longer_holds(opened: float, since: str) -> str:
+    return f"your confirmation of {_hhmm(opened)} no longer holds: since then, {since}"
+
+
 def void_since_confirmation(
     journal: Journal, host: HostConfig, groups: Sequence[HostConfig]
 ) -> str:
@@ -395,11 +408,7 @@ def void_since_confirmation(
     if opened is None:
         return ""
     since = changed_since(jh, host, journal.directory, opened, groups)
-    return (
-        f"your confirmation of {_hhmm(opened)} no longer holds: since then, {since}"
-        if since
-        else ""
-    )
+    return _no_longer_holds(opened, since) if since else ""
 
 
 def _not_here_since(
@@ -499,8 +508,7 @@ def record_manual_teardown(
         since = changed_since(jh, host, journal.directory, opened, groups)
         if since:
             raise ConfirmationVoid(
-                f"your confirmation of {_hhmm(opened)} no longer holds: since then, {since}; "
-                f"nothing was recorded. Run `rgt-tui teardown {host.name}` again: it checks "
+                f"{_no_longer_holds(opened, since)}; nothing was recorded. Run `rgt-tui teardown {host.name}` again: it checks "
                 "the box as it is now. If you already destroyed it, what it wrote that is not "
                 "here is lost: remove its [[hosts]] entry to stop counting it"
             )

@@ -73,7 +73,7 @@ from rgt_tui.services.records import (
 from rgt_tui.services.runtime.locks import HostLocks
 from rgt_tui.services.runtime.stopped import STOP_SETTLE_S, autostop_path, last_good_stop
 from rgt_tui.services.teardown.command import LocalRun, run_teardown_command
-from rgt_tui.services.teardown.confirm import TEARDOWN_TIMEOUT_S, changed_since, confirmed_at
+from rgt_tui.services.teardown.confirm import TEARDOWN_TIMEOUT_S, confirmed_at, voided_by
 from rgt_tui.services.teardown.gate import GateReport, check_gate
 from rgt_tui.services.watch.drivers.autostop_event import (
     answers_after_stop_event,
@@ -405,10 +405,8 @@ class AutoStop:
         self._emit(answers_after_stop_event(host, at, now))
 
     def _voided(self, host: HostConfig, jh: HostJournal) -> Callable[[float], str]:
-        """What voids a typed confirmation of ``host`` at ``opened`` (``changed_since``;
-        it reads the launch records and queue files: call it in a thread)."""
-        groups = self.fleet.groups_of(host.name)
-        return lambda opened: changed_since(jh, host, self.journal.directory, opened, groups)
+        """``voided_by`` for ``host``'s journal (it reads files: call it in a thread)."""
+        return voided_by(jh, host, self.journal.directory, self.fleet.groups_of(host.name))
 
     def _records_stamp(self, host: HostConfig) -> tuple[int, ...]:
         """When the pull and verify records the gate reads last changed, and the host's

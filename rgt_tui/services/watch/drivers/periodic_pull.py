@@ -83,7 +83,7 @@ from rgt_tui.services.result_code import running_line
 from rgt_tui.services.runtime.locks import HostLocks
 from rgt_tui.services.runtime.stopped import StoppedHosts, stopped_line
 from rgt_tui.services.teardown import TEARDOWN_TIMEOUT_S, confirmed_at
-from rgt_tui.services.teardown.confirm import changed_since
+from rgt_tui.services.teardown.confirm import voided_by
 from rgt_tui.services.verify.report import problem_count
 from rgt_tui.services.verify.run import news_problems, verify_host
 from rgt_tui.services.watch.drivers.pull_failing import (
@@ -467,12 +467,8 @@ class PullScheduler:
         except JournalError as exc:  # reported by the gate; a pull changes nothing there
             log.warning("%s: journal unreadable (%s); pulling all the same", host.name, exc)
             return None
-        directory, groups = self.journal().directory, self.fleet.groups_of(host.name)
-
-        def voided(opened: float) -> str:  # reads the launch records: in this thread
-            return changed_since(jh, host, directory, opened, groups)
-
-        # The journal's clock, not the schedule's.
+        voided = voided_by(jh, host, self.journal().directory, self.fleet.groups_of(host.name))
+        # The journal's clock, not the schedule's; ``voided`` reads files: in the thread.
         return await asyncio.to_thread(teardown_underway, jh, time.time(), voided)
 
     async def _pull_and_verify(self, host: HostConfig) -> float | None:
