@@ -7,6 +7,7 @@ lines on purpose: the preempt, plan and move helpers serve every case of one flo
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import os
@@ -656,6 +657,23 @@ async def test_a_take_back_never_removes_a_file_the_move_did_not_push(make_queue
         await t.close()
 
 
+@contextlib.asynccontextmanager
+async def preempted_with_read_only_queue(qf, tmp_path):  # type: ignore[no-untyped-def]
+    """box1's ck checkpointed, pulled and verified, then preempted; box1's queue file on a
+    read-only file system (root writes through a chmod) while the block runs."""
+    await run_until_held(qf)
+    await pull_verify(qf, "box1")
+    await preempt(qf)
+    text = qf.queue_file("box1").read_bytes()
+    with tmpfs(tmp_path / "ro") as folder:
+        (folder / "box1.txt").write_bytes(text)
+        ro = ["mount", "-o", "remount,ro", str(folder)]
+        await asyncio.to_thread(subprocess.run, ro, check=True)
+        set_host_key(qf.loopback.hosts_file, "queue", str(folder / "box1.txt"))
+        qf._fleet = None
+        yield
+
+
 async def test_a_move_whose_source_file_cannot_be_written_keeps_its_pushed_copy(
     make_queue_fleet, tmp_path
 ):
@@ -663,16 +681,7 @@ async def test_a_move_whose_source_file_cannot_be_written_keeps_its_pushed_copy(
     back then removed the pushed checkpoint, and the cell, once run on box2 as the message
     said, started over. A move stopped half way keeps what it pushed."""
     qf = await make_queue_fleet(2, run=SCRIPT_RUN)
-    await run_until_held(qf)
-    await pull_verify(qf, "box1")
-    await preempt(qf)
-    text = qf.queue_file("box1").read_bytes()
-    with tmpfs(tmp_path / "ro") as folder:
-        (folder / "box1.txt").write_bytes(text)
-        ro = ["mount", "-o", "remount,ro", str(folder)]  # root writes through a chmod
-        await asyncio.to_thread(subprocess.run, ro, check=True)
-        set_host_key(qf.loopback.hosts_file, "queue", str(folder / "box1.txt"))
-        qf._fleet = None
+    async with preempted_with_read_only_queue(qf, tmp_path):
         planned = await plan(qf)
         assert planned.ok, planned.problems
         with pytest.raises(PartlyMoved) as half:
@@ -694,16 +703,7 @@ async def test_the_dialog_s_move_that_stopped_half_way_is_said_as_moved_not_refu
     from rgt_tui.services.connections import FleetConnections
 
     qf = await make_queue_fleet(2, run=SCRIPT_RUN)
-    await run_until_held(qf)
-    await pull_verify(qf, "box1")
-    await preempt(qf)
-    text = qf.queue_file("box1").read_bytes()
-    with tmpfs(tmp_path / "ro") as folder:
-        (folder / "box1.txt").write_bytes(text)
-        ro = ["mount", "-o", "remount,ro", str(folder)]
-        await asyncio.to_thread(subprocess.run, ro, check=True)
-        set_host_key(qf.loopback.hosts_file, "queue", str(folder / "box1.txt"))
-        qf._fleet = None
+    async with preempted_with_read_only_queue(qf, tmp_path):
         connections = FleetConnections(qf.fleet.hosts)
         try:
             control = MoveControl(qf.fleet, qf.host("box1"), connections)

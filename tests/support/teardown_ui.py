@@ -87,3 +87,12 @@ async def type_name(app: RgtApp, pilot: Any, name: str) -> None:
     await pilot.pause()
     await wait_for(lambda: not app.jobs.state("box1").running, 60, pilot=pilot)
     await pilot.pause()
+
+
+async def confirmed_by_hand(app: RgtApp, pilot: Any) -> None:
+    """box1 pulled, verified, checked and its name typed, with no teardown command: the
+    tab waits for the name typed again once the box is destroyed by hand."""
+    await pull_and_verify(app, pilot)
+    await checklist(app, pilot)
+    await type_name(app, pilot, "box1")
+    await wait_for(lambda: app.jobs.state("box1").awaiting_manual, pilot=pilot)

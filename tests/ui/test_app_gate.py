@@ -20,6 +20,7 @@ import torch
 from support.pilot import SIZE, click, screen_text, shown_notifications, wait_for
 from support.teardown_ui import (
     checklist,
+    confirmed_by_hand,
     pull_and_verify,
     results_on_box,
     teardown_app,
@@ -334,10 +335,7 @@ async def test_the_second_name_waits_for_a_pull_that_is_running(
     journal_file = app.jobs.journal().path("box1")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        await pull_and_verify(app, pilot)
-        await checklist(app, pilot)
-        await type_name(app, pilot, "box1")
-        await wait_for(lambda: app.jobs.state("box1").awaiting_manual, pilot=pilot)
+        await confirmed_by_hand(app, pilot)
         box = app.screen.query_one("#confirm-name", Input)
         folder = fleet.results_dir / "box1"
         with file_lock(pull_lock_path(folder), 0):  # a pull in another window
@@ -365,10 +363,7 @@ async def test_a_check_that_voids_the_confirmation_takes_the_tab_back_to_it(
     app = RgtApp(fleet, start_monitors=False, config_dir=tmp_path / "c")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        await pull_and_verify(app, pilot)
-        await checklist(app, pilot)
-        await type_name(app, pilot, "box1")
-        await wait_for(lambda: app.jobs.state("box1").awaiting_manual, pilot=pilot)
+        await confirmed_by_hand(app, pilot)
         app.jobs.request("box1", "gate")  # the box answers, nothing changed: still open
         await wait_for(lambda: not app.jobs.state("box1").running, pilot=pilot)
         assert app.jobs.state("box1").awaiting_manual
