@@ -537,7 +537,7 @@ class JobRunner:
         file not pulled, a cell started): the tab no longer says to destroy the box and
         type its name again (s44 spot hour #2), but why, and to confirm again. A check
         whose box did not answer (it may be gone) voids nothing: the record stays open."""
-        from rgt_tui.services.teardown.confirm import void_since_confirmation
+        from rgt_tui.services.teardown.by_hand import void_since_confirmation
 
         groups = self.fleet.groups_of(host.name)
         try:

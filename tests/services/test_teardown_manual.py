@@ -30,7 +30,7 @@ from rgt_tui.services.pull import pull_host
 from rgt_tui.services.records import pull_lock_path
 from rgt_tui.services.runtime.locks import HostLocks
 from rgt_tui.services.teardown import BoxMismatch, confirmed_at, record_manual_teardown
-from rgt_tui.services.teardown.confirm import changed_since, record_destroyed
+from rgt_tui.services.teardown.by_hand import changed_since, record_destroyed
 from rgt_tui.services.verify.run import verify_host
 from rgt_tui.services.watch.drivers.periodic_pull import BUSY_RETRY_S, PullScheduler
 from rgt_tui.transport import open_transport

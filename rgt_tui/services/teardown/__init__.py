@@ -27,10 +27,12 @@ One module per job, the gate itself being the pure state machine in
   with a fresh token, re-scans the box right then and runs the teardown command only
   when that re-scan, taken for that confirmation, unlocks the gate (an unreachable box
   at that moment keeps it locked). Without a configured command nothing is recorded at
-  confirmation: the user gets the instructions, and ``record_manual_teardown`` records
-  the teardown once they type the name again to say the box is destroyed — of the box
-  that was confirmed, and only while the journal still holds it (``BoxMismatch``
-  otherwise). A failed command is recorded as a failed attempt, never as a teardown;
+  confirmation: the user gets the instructions. A failed command is recorded as a
+  failed attempt, never as a teardown;
+- ``by_hand`` — ``record_destroyed`` records a teardown done by hand once the user types
+  the name again — of the box that was confirmed, only while the journal still holds it
+  (``BoxMismatch`` otherwise) and while that confirmation holds (``changed_since``: what
+  since voids it, which periodic pulls and autostop ask too, ``voided_by``);
 - ``group`` — a group is no box: ``teardown GROUP`` is refused naming each box's own
   teardown, and a group's gate is one locked line saying so (nothing recorded under it);
 - ``command`` — the teardown command runs in its own process group, killed whole when it
@@ -54,18 +56,20 @@ from rgt_tui.services.teardown.acknowledge import (
     queue_cells,
     unfinished_cells,
 )
-from rgt_tui.services.teardown.confirm import (
+from rgt_tui.services.teardown.by_hand import (
     MANUAL_OUTPUT,
-    TEARDOWN_TIMEOUT_S,
     ConfirmationVoid,
+    confirmed_at,
+    record_destroyed,
+    record_manual_teardown,
+)
+from rgt_tui.services.teardown.confirm import (
+    TEARDOWN_TIMEOUT_S,
     GateLocked,
     TeardownOutcome,
     confirm_and_tear_down,
-    confirmed_at,
     instructions,
     is_cluster,
-    record_destroyed,
-    record_manual_teardown,
 )
 from rgt_tui.services.teardown.events import manifest_event, rescan_event, verification_events
 from rgt_tui.services.teardown.gate import GateReport, check_gate, gather, observe_now

@@ -72,8 +72,9 @@ from rgt_tui.services.records import (
 )
 from rgt_tui.services.runtime.locks import HostLocks
 from rgt_tui.services.runtime.stopped import STOP_SETTLE_S, autostop_path, last_good_stop
+from rgt_tui.services.teardown.by_hand import confirmed_at, voided_by
 from rgt_tui.services.teardown.command import LocalRun, run_teardown_command
-from rgt_tui.services.teardown.confirm import TEARDOWN_TIMEOUT_S, confirmed_at, voided_by
+from rgt_tui.services.teardown.confirm import TEARDOWN_TIMEOUT_S
 from rgt_tui.services.teardown.gate import GateReport, check_gate
 from rgt_tui.services.watch.drivers.autostop_event import (
     answers_after_stop_event,

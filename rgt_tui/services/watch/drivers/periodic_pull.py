@@ -83,7 +83,7 @@ from rgt_tui.services.result_code import running_line
 from rgt_tui.services.runtime.locks import HostLocks
 from rgt_tui.services.runtime.stopped import StoppedHosts, stopped_line
 from rgt_tui.services.teardown import TEARDOWN_TIMEOUT_S, confirmed_at
-from rgt_tui.services.teardown.confirm import voided_by
+from rgt_tui.services.teardown.by_hand import voided_by
 from rgt_tui.services.verify.report import problem_count
 from rgt_tui.services.verify.run import news_problems, verify_host
 from rgt_tui.services.watch.drivers.pull_failing import (
