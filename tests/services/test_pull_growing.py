@@ -100,8 +100,11 @@ async def test_a_log_still_being_written_is_pulled_as_hashed_and_the_next_pull_b
 
     second = await pull(host_of(fleet), tmp_path, options=fast())
     assert second.ok, format_pull_result(second)
-    ((_, more),) = second.growing
-    assert more > size and local.stat().st_size == more
+    # Still growing when the box hashed it again, or not on a loaded machine (the writer
+    # may not append inside the hash's window: a fresh-clone CI run failed so): either
+    # way the copy here is the box's first bytes, and more of them than before.
+    more = local.stat().st_size
+    assert more > size and all(grown == more for _, grown in second.growing), second.growing
     assert hashlib.sha256(local.read_bytes()).hexdigest() == _prefix_sha(log, more)
     # Only the rest crossed the wire: the first copy began the part (it crossed whole
     # again before, for a log a pull every quarter hour paid for in full each time).
