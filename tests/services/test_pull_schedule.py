@@ -173,6 +173,37 @@ async def test_a_shorter_cadence_from_the_fleet_file_counts_from_the_last_pull(
         assert scheduler.due["box1"] == due
 
 
+async def test_a_torn_down_host_pulled_lately_elsewhere_is_not_told_skipped(
+    make_loopback_fleet, tmp_path
+):
+    """A torn-down host whose last pull was another's, inside its cadence, was told
+    "periodic pull skipped ... the next here at HH:MM": a pull that never comes."""
+    loopback = await make_loopback_fleet(1)
+    random_file(box_results(loopback) / "cell0" / "model.pt", 1000)
+    fleet, host = _setup(loopback, tmp_path)
+    skips: list[tuple[str, str, str]] = []
+    events: list = []
+    scheduler, connections, journal = _scheduler(
+        fleet, tmp_path, events, on_skip=lambda *told: skips.append(told)
+    )
+    other = transport_for(host)
+    try:
+        assert (await pull_host(host, fleet.results_dir, other, options=fast())).ok
+        journal.add_teardown("box1", TeardownRecord(time.time(), "destroy", 0, "", True))
+        assert scheduler.start_due() == []  # the other's pull set its first slot
+        scheduler.due["box1"] = time.time() - 1  # its own clock says due
+        assert scheduler.start_due() == []
+        assert skips == [] and "torn down" in scheduler.last["box1"], scheduler.last
+        # A host not torn down, in the same place, is still told.
+        journal.path("box1").unlink()
+        scheduler.due["box1"] = time.time() - 1
+        assert scheduler.start_due() == []
+        assert [s[1] for s in skips] == ["box1: periodic pull skipped"]
+    finally:
+        await other.close()
+        await connections.close_all()
+
+
 async def test_a_pull_notice_with_a_problem_says_not_verified_before_its_counts(
     make_loopback_fleet, tmp_path
 ):

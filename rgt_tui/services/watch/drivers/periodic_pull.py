@@ -425,6 +425,11 @@ class PullScheduler:
         if last is None or last == self._own.get(host.name) or now - last >= every:
             return False
         due = self.due[host.name] = last + every
+        if self._torn_down(host.name):
+            # No pull of it will run here (``_blocked`` refuses it): "skipped ... the
+            # next here at" named one that never comes (s44 note).
+            self.last[host.name] = "not pulled: the box is torn down"
+            return True
         title = f"{host.name}: periodic pull skipped"
         why = (
             f"the last pull was {fmt_duration(now - last)} ago (by rgt-tui watch, a TUI or "
@@ -434,6 +439,14 @@ class PullScheduler:
         self.last[host.name] = f"{title}: {why}"
         self.on_skip(host.name, title, why)
         return True
+
+    def _torn_down(self, host: str) -> bool:
+        """Whether the journal records ``host`` torn down (blocking: one small read, at
+        most once a cadence; unreadable: not, the pull's own check says why)."""
+        try:
+            return self.journal().load(host).torn_down_at is not None
+        except JournalError:
+            return False
 
     async def _cycle(self, host: HostConfig, every: float) -> None:
         try:
