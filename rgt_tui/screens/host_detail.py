@@ -107,13 +107,10 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
         VRAM_BINDING,
         TUNNEL_BINDING,
         *_tab_bindings(),
-        Binding(
-            "c",
-            "pick_cell",
-            "Cells",
-            show=False,
-            tooltip="Logs tab: pick the queue log or a cell's log",
-        ),
+        # c: in the Logs tab's footer (where its picker is; a user's hour found it in
+        # no footer), and from any other tab unlisted, as S X R are.
+        Binding("c", "pick_cell", "Cells", tooltip="Pick the queue log or a cell's log"),
+        Binding("c", "pick_cell_elsewhere", show=False),
         # A group's rank picker (issue 41), as c opens the log picker: the Logs tab's when
         # it is on screen, else the Queue tab's. Only on a group.
         Binding(
@@ -392,6 +389,10 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
             picker.focus()
             picker.action_show_overlay()
 
+    def action_pick_cell_elsewhere(self) -> None:
+        """``c`` on another tab: the Logs tab and its picker, as on it."""
+        self.action_pick_cell()
+
     def action_pick_rank(self) -> None:
         """``g`` on a group: the rank picker of the Logs tab when it is on screen, else of
         the Queue tab, focused and open."""
@@ -466,6 +467,10 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
             return self.active_tab == "queue" and view is not None and view.current is None
         if action == "queue_control_elsewhere":  # S X R on every other tab, unlisted
             return self.active_tab not in ("queue", None)
+        if action == "pick_cell":  # c: listed on the Logs tab
+            return self.active_tab == "logs"
+        if action == "pick_cell_elsewhere":
+            return self.active_tab != "logs"
         if action == "pick_rank":  # g: a group's only
             return self.host.group is not None
         return True

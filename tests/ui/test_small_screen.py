@@ -121,6 +121,12 @@ async def test_page_keys_scroll_the_tab_when_nothing_takes_them(tmp_path: Path) 
         assert tab.scroll_y > 0
 
 
+def footer_keys(app) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    """The keys the footer lists now: key -> its words."""
+    active = app.screen.active_bindings.values()
+    return {b.binding.key: b.binding.description for b in active if b.binding.show}
+
+
 async def test_c_opens_the_logs_cell_picker(tmp_path: Path) -> None:
     app = make_app(tmp_path)
     async with app.run_test(size=SMALL) as pilot:
@@ -131,6 +137,18 @@ async def test_c_opens_the_logs_cell_picker(tmp_path: Path) -> None:
         assert screen.active_tab == "logs"
         picker = screen.query_one("#logs-source", Select)
         assert picker.expanded and picker.has_focus_within
+        # Listed in the footer where the picker is (a user's hour found c in none), and
+        # pressed again there it opens the picker again.
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not picker.expanded and screen.active_tab == "logs"
+        assert footer_keys(app).get("c") == "Cells", footer_keys(app)
+        await pilot.press("c")
+        await pilot.pause()
+        assert picker.expanded
+        await pilot.press("escape", "1")
+        await pilot.pause()
+        assert screen.active_tab != "logs" and "c" not in footer_keys(app)
 
 
 async def test_help_wraps_long_lines_under_their_description(tmp_path: Path) -> None:
