@@ -175,3 +175,49 @@ async def test_an_acknowledged_code_check_still_refuses_a_config_the_box_lacks(
         assert plan.ok, plan.problems
     finally:
         await transport.close()
+
+
+async def test_a_config_look_that_fails_on_the_box_is_said_not_passed(
+    make_queue_fleet, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    """The box's look for the configs exited non-zero (here its bash cannot fork for that
+    one command) and listed nothing: that read as "every config is there" (s44 note), and
+    a launch with a config the box lacked went on unwarned. It is said as a look that
+    failed, as when the box cannot be asked."""
+    import shutil
+
+    from support.code_trees import git, write
+
+    from rgt_tui.services.code_sync import sync_code
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    code = tmp_path / "code"
+    git_tree(code)
+    add_code(qf.loopback.hosts_file, code, ("cells/",))
+    fleet = load_fleet(qf.loopback.hosts_file)
+    host = fleet.host("box1")
+    transport = qf.transport()
+    shim = tmp_path / "bin" / "bash"
+    shim.parent.mkdir()
+    shim.write_text(
+        "#!/bin/sh\n"
+        '[ "$3" = configs ] && { echo "bash: fork: Cannot allocate memory" >&2; exit 1; }\n'
+        f'exec {shutil.which("bash")} "$@"\n'
+    )
+    shim.chmod(0o755)
+    try:
+        await transport.connect()
+        await sync_code(host, transport)
+        write(code, "src/new.sh", "echo new\n")  # committed here, never synced
+        git(code, "add", "-A")
+        git(code, "commit", "-q", "-m", "new cell")
+        qf.write_queue("run.sh t\nsrc/new.sh t\n")
+        qf.loopback.box("box1").extra_path.append(shim.parent)
+        plan = await plan_launch(fleet, host, transport, acks=("code",))
+        assert not any("src/new.sh is not on" in p for p in plan.problems), plan.problems
+        (warning,) = [w for w in plan.warnings if "configs" in w]
+        assert warning.startswith("could not ask box1 for the cells' configs (the look "), warning
+        assert "exited with 1: bash: fork: Cannot allocate memory" in warning
+        assert warning.endswith("rgt-tui sync box1")
+    finally:
+        await transport.close()

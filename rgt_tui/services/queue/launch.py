@@ -525,7 +525,7 @@ async def configs_not_on_box(
     a warning when the box could not be asked (a launch does not wait on it).
     ``code_acked``: the failed code check is acknowledged, which the problem then says
     is not enough (without it, the code check's own refusal stands beside it)."""
-    from rgt_tui.services.box_script import box_path, run_box_script
+    from rgt_tui.services.box_script import box_path, box_refusal, run_box_script
     from rgt_tui.services.queue.check import tree_configs
 
     configs = tree_configs(host, cells)
@@ -540,10 +540,12 @@ async def configs_not_on_box(
             transport, script, "configs", box_path(host.workdir), *names, timeout=CONFIG_LOOK_S
         )
     except TransportError as exc:
-        return [], [
-            f"could not ask {host.name} for the cells' configs ({exc.message}): a config "
-            "its code lacks fails its cell at once — rgt-tui sync " + host.name
-        ]
+        return [], [_configs_unasked(host, exc.message)]
+    failed = box_refusal(result, "the look")
+    if failed is not None:
+        # A look that failed or was cut short lists only some of what is missing (s44
+        # note: its exit status was ignored, and a partial list passed for a whole one).
+        return [], [_configs_unasked(host, failed.message)]
     gone = [line for line in result.stdout.splitlines() if line in configs]
     # Said only when true (a user's second hour, s41: "acknowledged" beside the code
     # check's own unacknowledged refusal).
@@ -555,6 +557,13 @@ async def configs_not_on_box(
         f"{host.name} (y in the TUI), or fix the path in the queue file"
         for rel in gone
     ], []
+
+
+def _configs_unasked(host: HostConfig, why: str) -> str:
+    return (
+        f"could not ask {host.name} for the cells' configs ({why}): a config its code "
+        f"lacks fails its cell at once — rgt-tui sync {host.name}"
+    )
 
 
 CONFIGS_LOOKED_AT = 500  # a queue's distinct configs looked at on the box, at most
