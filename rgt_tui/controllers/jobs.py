@@ -541,7 +541,9 @@ class JobRunner:
 
         groups = self.fleet.groups_of(host.name)
         try:
-            said = await asyncio.to_thread(void_since_confirmation, self.journal(), host, groups)
+            said = await asyncio.to_thread(
+                void_since_confirmation, self.journal(), host, groups, self.fleet.results_dir
+            )
         except Exception:  # an unreadable journal: the record refuses with why, later
             return
         if said:

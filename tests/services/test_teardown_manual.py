@@ -431,6 +431,46 @@ async def test_a_launch_of_the_boxs_group_voids_its_confirmation(ready: Setup) -
     assert ready.journal.load("box1").torn_down_at is None
 
 
+async def test_a_pull_of_the_boxs_group_since_that_lists_files_not_verified_voids_it(
+    ready: Setup,
+) -> None:
+    """Review s44 #10: a group's pull keeps what it takes from a rank's box in a folder of
+    the group's, so one after the box's confirmation that listed a file the box wrote
+    since, not verified here, voided nothing: the record went through. Verified, it holds."""
+    _add_group(ready)
+    set_host_key(ready.loopback.hosts_file, "teardown", None)
+    outcome = await ready.confirm()
+    assert outcome.report.unlocked, outcome.report.conditions
+    fleet = ready.fleet
+    groups = fleet.groups_of("box1")
+    (ready.box.root / "results" / "cellA" / "late.json").write_text('{"acc": 1}')
+    # The group's pull, not verified yet (as a periodic pull cut off before its verify).
+    async with open_transport(fleet.host("pair")) as t:
+        assert (await pull_host(fleet.host("pair"), fleet.results_dir, t)).ok
+    assert (fleet.results_dir / "pair" / "cellA" / "late.json").exists()
+    jh = ready.journal.load("box1")
+    opened = confirmed_at(jh)
+    assert opened is not None
+    directory = ready.journal.directory
+    # Without the results folder (the call as it was) nothing is said.
+    assert changed_since(jh, ready.host, directory, opened, groups) == ""
+    said = changed_since(jh, ready.host, directory, opened, groups, fleet.results_dir)
+    assert said.startswith("a pull of its group pair listed files on it not verified here ("), said
+    assert "late.json" in said and "`rgt-tui verify pair`" in said
+    cli = await ready.cli("teardown", "box1", "--destroyed", "box1")
+    assert cli.returncode == 1, cli.stdout + cli.stderr
+    assert "a pull of its group pair listed files" in " ".join(cli.stderr.split())
+    assert ready.journal.load("box1").torn_down_at is None
+    # Verified (here, with no box): its files are; the group's roster (a cell it never
+    # ran) is the group's matter, not this box's. Nothing voids the confirmation.
+    verified = await ready.cli("verify", "pair")
+    assert "files: 1 hash-only, 3 verified" in verified.stdout, verified.stdout
+    assert changed_since(jh, ready.host, directory, opened, groups, fleet.results_dir) == ""
+    cli = await ready.cli("teardown", "box1", "--destroyed", "box1")
+    assert cli.returncode == 0, cli.stdout + cli.stderr
+    assert ready.journal.load("box1").torn_down_at is not None
+
+
 async def test_cells_appended_to_the_boxs_groups_queue_file_void_its_confirmation(
     ready: Setup,
 ) -> None:

@@ -29,8 +29,8 @@ from rgt_tui.services.journal import HostJournal, Journal, TeardownRecord
 from rgt_tui.services.queue.launch_acks import load_launch_acks_in
 from rgt_tui.services.records import host_results_dir, load_manifest, pull_running
 from rgt_tui.services.teardown.acknowledge import BoxMismatch, queue_cells, same_box_or_refuse
-from rgt_tui.services.teardown.events import manifest_event
-from rgt_tui.services.teardown.gate import gather
+from rgt_tui.services.teardown.events import manifest_event, verification_events
+from rgt_tui.services.teardown.gate import gather, local_records
 from rgt_tui.services.teardown.group import group_refusal
 
 MANUAL_OUTPUT = "destroyed by hand: the user typed the host's name again after the instructions"
@@ -72,6 +72,7 @@ def changed_since(
     directory: Path,
     opened: float,
     groups: Sequence[HostConfig] = (),
+    results_dir: Path | None = None,
 ) -> str:
     """What happened after the typed confirmation at ``opened`` that voids it for a
     teardown recorded by hand ("" when nothing): a launch from this machine, a cell in
@@ -82,7 +83,9 @@ def changed_since(
     ``[[groups]]`` entries the box is a rank of (``Fleet.groups_of``), whose launches run
     on it too (review s24 #4), and whose queue files' cells count as the box's own do,
     against those the typed name recorded (``ConfirmationTyped.group_cells``; review s25
-    #9: cells appended there did not void it). Reads files."""
+    #9: cells appended there did not void it). ``results_dir``: the fleet's, where a pull
+    of such a group keeps what it took from this box (``_group_pulls_since``). Reads
+    files."""
     said = []
     for name in (host.name, *(group.name for group in groups)):
         launched = load_launch_acks_in(directory, name)
@@ -153,7 +156,54 @@ def changed_since(
                 f"the queue file {file} of its group {printable(group.name, 100)} holds cells "
                 f"the confirmation did not know ({_named(new)})"
             )
+    if results_dir is not None:
+        said += _group_pulls_since(host, groups, results_dir, opened)
     return "; ".join(said)
+
+
+def _group_pulls_since(
+    host: HostConfig, groups: Sequence[HostConfig], results_dir: Path, opened: float
+) -> list[str]:
+    """A pull of a group ``host`` is a rank of, taken since the confirmation at
+    ``opened``, whose listing of this box holds files verify has not found here (review
+    s44 #10: such a pull voided nothing, and the box's new files were on it only). The
+    group's pull keeps them in a folder of its own (its own for rank 0, ``<group>.rank<k>``
+    for the others: ``services.pull.ranks``); a record there that cannot be read is the
+    group's verify's to tell."""
+    said = []
+    for group in groups:
+        folder = _rank_folder(results_dir, group, host.name)
+        if folder is None:
+            continue
+        manifest, record, unusable = local_records(folder)
+        if manifest is None or unusable or manifest.taken_at <= opened:
+            continue
+        state = g.GateState(group.name)
+        for event in (manifest_event(manifest), *verification_events(record, manifest)):
+            state = g.apply(state, event)
+        unverified = sorted(p for p in state.manifest or {} if p not in state.pulled)
+        if unverified:
+            name = printable(group.name, 100)
+            said.append(
+                f"a pull of its group {name} listed files on it not verified here "
+                f"({_named(unverified)}: `rgt-tui verify {name}`, which needs no box)"
+            )
+    return said
+
+
+def _rank_folder(results_dir: Path, group: HostConfig, box: str) -> Path | None:
+    """Where a pull of ``group`` keeps what it took from ``box`` (None: it takes nothing
+    from it: a rank other than 0 without ``pull_ranks = "all"``)."""
+    from rgt_tui.services.pull.ranks import rank_pull_hosts
+
+    info = group.group
+    if info is None or box not in info.hosts:
+        return None
+    rank = info.hosts.index(box)
+    if rank == 0:
+        return host_results_dir(results_dir, group)
+    ranks = rank_pull_hosts(group)
+    return host_results_dir(results_dir, ranks[rank - 1]) if ranks else None
 
 
 # The facts a pull's or verify's records give (``gather``'s, read with no connection).
@@ -168,12 +218,16 @@ _RECORDS = (
 
 
 def voided_by(
-    jh: HostJournal, host: HostConfig, directory: Path, groups: Sequence[HostConfig]
+    jh: HostJournal,
+    host: HostConfig,
+    directory: Path,
+    groups: Sequence[HostConfig],
+    results_dir: Path | None = None,
 ) -> Callable[[float], str]:
     """``changed_since`` for ``jh``'s confirmation at the ``opened`` it is given: what the
     drivers (periodic pulls, autostop) ask before a confirmation holds them. It reads the
     launch records and queue files: call it in a thread."""
-    return lambda opened: changed_since(jh, host, directory, opened, groups)
+    return lambda opened: changed_since(jh, host, directory, opened, groups, results_dir)
 
 
 def _no_longer_holds(opened: float, since: str) -> str:
@@ -181,7 +235,10 @@ def _no_longer_holds(opened: float, since: str) -> str:
 
 
 def void_since_confirmation(
-    journal: Journal, host: HostConfig, groups: Sequence[HostConfig]
+    journal: Journal,
+    host: HostConfig,
+    groups: Sequence[HostConfig],
+    results_dir: Path | None = None,
 ) -> str:
     """Why the typed confirmation that last opened ``host``'s gate no longer holds for a
     teardown by hand (``changed_since``); "" when it holds, or none opened it. Blocking
@@ -190,7 +247,7 @@ def void_since_confirmation(
     opened = confirmed_at(jh)
     if opened is None:
         return ""
-    since = changed_since(jh, host, journal.directory, opened, groups)
+    since = changed_since(jh, host, journal.directory, opened, groups, results_dir)
     return _no_longer_holds(opened, since) if since else ""
 
 
@@ -261,6 +318,7 @@ def record_manual_teardown(
     box: BoxIdentity | None,
     *,
     groups: Sequence[HostConfig] = (),
+    results_dir: Path | None = None,
     clock: Callable[[], float] = time.time,
 ) -> HostJournal:
     """Record that the user destroyed ``box`` by hand: only when ``typed`` is the host's
@@ -270,7 +328,8 @@ def record_manual_teardown(
     (BoxMismatch for the box), and nothing is recorded. Both are checked under the
     journal's lock, with the write. ``groups``: the ``[[groups]]`` entries the box is a rank
     of (``Fleet.groups_of``): a launch of one since the confirmation, or a cell its queue
-    file holds that the confirmation did not know, voids it too.
+    file holds that the confirmation did not know, voids it too, and so does a pull of
+    one since that listed files on the box not verified here (in ``results_dir``).
     """
     if typed != host.name:
         raise ValueError(f"'{typed}' is not '{host.name}': nothing was recorded")
@@ -288,7 +347,7 @@ def record_manual_teardown(
                 f"confirmation: nothing was recorded. Run `rgt-tui teardown {host.name}` "
                 "first: it checks the box and, once you type its name, says what to destroy"
             )
-        since = changed_since(jh, host, journal.directory, opened, groups)
+        since = changed_since(jh, host, journal.directory, opened, groups, results_dir)
         if since:
             raise ConfirmationVoid(
                 f"{_no_longer_holds(opened, since)}; nothing was recorded. Run `rgt-tui teardown {host.name}` again: it checks "
@@ -346,7 +405,14 @@ async def record_destroyed(
             )
     groups = fleet.groups_of(host.name)
     return await asyncio.to_thread(
-        record_manual_teardown, journal, host, typed, box, groups=groups, clock=clock
+        record_manual_teardown,
+        journal,
+        host,
+        typed,
+        box,
+        groups=groups,
+        results_dir=fleet.results_dir,
+        clock=clock,
     )
 
 

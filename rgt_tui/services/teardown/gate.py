@@ -124,7 +124,7 @@ def _append_changed(
     return changed
 
 
-def _local_records(folder: Path) -> tuple[Manifest | None, Any, str | None]:
+def local_records(folder: Path) -> tuple[Manifest | None, Any, str | None]:
     """The kept manifest and verification record, and why the manifest is unusable."""
     try:
         manifest = load_manifest(folder)
@@ -303,7 +303,7 @@ async def gather(
     else:
         now = await scan_now(fleet, host, transport)
     folder = host_results_dir(fleet.results_dir, host)
-    local = await asyncio.to_thread(_local_records, folder)
+    local = await asyncio.to_thread(local_records, folder)
     now = await asyncio.to_thread(cells_seen, fleet, host, now, local[0])
     local_check = None
     if local[0] is not None and not records_only:

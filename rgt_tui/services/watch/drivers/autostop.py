@@ -407,7 +407,8 @@ class AutoStop:
 
     def _voided(self, host: HostConfig, jh: HostJournal) -> Callable[[float], str]:
         """``voided_by`` for ``host``'s journal (it reads files: call it in a thread)."""
-        return voided_by(jh, host, self.journal.directory, self.fleet.groups_of(host.name))
+        groups = self.fleet.groups_of(host.name)
+        return voided_by(jh, host, self.journal.directory, groups, self.fleet.results_dir)
 
     def _records_stamp(self, host: HostConfig) -> tuple[int, ...]:
         """When the pull and verify records the gate reads last changed, and the host's

@@ -480,7 +480,8 @@ class PullScheduler:
         except JournalError as exc:  # reported by the gate; a pull changes nothing there
             log.warning("%s: journal unreadable (%s); pulling all the same", host.name, exc)
             return None
-        voided = voided_by(jh, host, self.journal().directory, self.fleet.groups_of(host.name))
+        groups = self.fleet.groups_of(host.name)
+        voided = voided_by(jh, host, self.journal().directory, groups, self.fleet.results_dir)
         # The journal's clock, not the schedule's; ``voided`` reads files: in the thread.
         return await asyncio.to_thread(teardown_underway, jh, time.time(), voided)
 
