@@ -214,17 +214,20 @@ def format_retry(plan: RetryPlan) -> str:
             moved = "no {out} to set aside"
         lines.append(f"  {cell.index:>3}  {cell.name:<28} {cell.label:<20} {moved}")
     for cell in plan.waiting:
+        # It runs as its mark left it, --resume or not (s44 note).
+        then = "set aside then" if cell.set_aside and not cell.note else "nothing set aside then"
         lines.append(
             f"  {cell.index:>3}  {cell.name:<28} {cell.label:<20} marked before the queue "
-            "stopped: nothing more set aside"
+            f"stopped: runs as marked ({{out}} {then})"
         )
-    lines.append(
-        "  each runs again with its {out} as it is: a run that loads its latest checkpoint "
-        "goes on from it"
-        if plan.resume
-        else "  each starts over: its {out} is renamed aside (kept, not deleted), so the run "
-        "finds no checkpoint there to resume from"
-    )
+    if plan.cells:
+        lines.append(
+            "  each runs again with its {out} as it is: a run that loads its latest checkpoint "
+            "goes on from it"
+            if plan.resume
+            else "  each starts over: its {out} is renamed aside (kept, not deleted), so the "
+            "run finds no checkpoint there to resume from"
+        )
     for name, warning, advice in checkpoint_notes(
         plan,
         lambda name: (

@@ -33,7 +33,7 @@ from rgt_tui.content.box_text import shown
 from rgt_tui.controllers.launch_plan import LaunchControl
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import Fleet, HostConfig
-from rgt_tui.domain.queue_state import DONE, CellView
+from rgt_tui.domain.queue_state import DONE, RETRY, CellView
 from rgt_tui.screens.dialog import DialogBody, DialogButton, KeyHint, ReplanScreen, enter_does
 from rgt_tui.screens.launch_confirm import (
     STALE_PLAN,
@@ -139,8 +139,12 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
         # The plan and the retry, with the fleet file as applied when each plan is made.
         self.control = LaunchControl(fleet, host, connections, lambda: self.app.fleet)
         self.retrying = False  # Retry was pressed and its worker runs
+        # Marked for a retry before the queue stopped: a launch runs it as it was marked
+        # (its {out} set aside then, or not), whichever button is pressed now (s44 note:
+        # Retry and Resume both offered, each doing what the first mark did).
+        self.waiting = cell.status == RETRY
         # A done cell has nothing to resume: only Retry (its outputs made again).
-        self.resumable = cell.status != DONE
+        self.resumable = cell.status not in (DONE, RETRY)
 
     def compose(self) -> ComposeResult:
         cell = self.cell
@@ -155,6 +159,8 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
                 "checkpoint there to resume from.",
             ),
         ]
+        if self.waiting:
+            about[1:] = [self._as_marked()]
         if self.resumable:
             about.append(
                 Content.assemble(
@@ -193,7 +199,11 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
                     button.display = False
                     yield button
                 yield DialogButton(
-                    "Retry", does="start it over", id="retry-go", variant="warning", disabled=True
+                    "Launch" if self.waiting else "Retry",
+                    does="run it as marked" if self.waiting else "start it over",
+                    id="retry-go",
+                    variant="warning",
+                    disabled=True,
                 )
                 resume = DialogButton(
                     "Resume",
@@ -206,6 +216,20 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
                 yield resume
                 yield DialogButton("Cancel", does="cancel", id="retry-cancel", variant="primary")
             yield KeyHint(id="retry-hint")
+
+    def _as_marked(self) -> Content:
+        """How a cell waiting for its retry runs: as its mark left its ``{out}``."""
+        cell = self.cell
+        if cell.set_aside and not cell.note:
+            then = (
+                f"its {{out}} was set aside then (to {shown(cell.set_aside)}), so it starts over."
+            )
+        else:
+            then = "nothing was set aside then: it runs with its {out} as it is."
+        return Content.assemble(
+            ("Marked for a retry before the queue stopped: ", "bold"),
+            f"a launch runs it as it was marked — {then}",
+        )
 
     def on_mount(self) -> None:
         self.replan()
@@ -284,12 +308,16 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
         self.end_replan(cancel)
         self.show_hint()
         if plan.ok:
-            said = Content.styled(
-                "Retry starts it over, Resume goes on from its {out}; Cancel leaves the box alone"
-                if self.resumable
-                else "Retry runs it; Cancel leaves the box alone",
-                MUTED,
-            )
+            if self.waiting:
+                words = "Launch runs it as marked; Cancel leaves the box alone"
+            elif self.resumable:
+                words = (
+                    "Retry starts it over, Resume goes on from its {out}; Cancel leaves the "
+                    "box alone"
+                )
+            else:
+                words = "Retry runs it; Cancel leaves the box alone"
+            said = Content.styled(words, MUTED)
         elif acknowledgeable:
             said = Content.styled(
                 "Preflight failed: fix the box, or acknowledge each failed check", "bold $error"

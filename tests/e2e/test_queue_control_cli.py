@@ -421,3 +421,31 @@ async def test_queue_show_is_not_held_up_by_a_box_slow_to_list_its_code(
     assert shown.stdout.startswith("box1: running · 0/2 done"), shown.stdout
     assert "still to run" not in shown.stdout  # not compared: nothing claimed
     stall.unlink()  # the box's stalled find goes on and ends
+
+
+async def test_a_retry_of_a_cell_waiting_for_its_retry_says_it_runs_as_marked(make_queue_fleet):
+    """`--resume` on a cell marked for a retry before its queue stopped said "each runs
+    again with its {out} as it is", while its mark had set that {out} aside (s44 note)."""
+    import time
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    hosts = str(qf.loopback.hosts_file)
+    qf.write_queue(f"{qf.cell_script('broke', 'mkdir -p $2; echo step > $2/ck.pt; exit 3')} t\n")
+    transport = qf.transport()
+    await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)
+    await transport.close()
+    await wait_view(qf, lambda v: v.state == FINISHED, what="the queue to end")
+    results = qf.root() / "results"
+    aside = results / "broke.before-retry-20261205-120000"
+    (results / "broke").rename(aside)  # the box's retry, and its record
+    with (qf.qdir() / "cells" / "broke.state").open("a") as state:
+        state.write(f"retry {int(time.time())} {aside}\n")
+
+    asked = Terminal("queue", "retry", "box1", "broke", "--resume", "--hosts", hosts)
+    await asked.expect("[y/N]")
+    said = asked.out.decode()
+    assert "marked before the queue stopped: runs as marked ({out} set aside then)" in said, said
+    assert "each runs again with its {out} as it is" not in said
+    asked.type("n")
+    code, _, _ = await asked.finish()
+    assert code != 0 and aside.exists() and not (results / "broke").exists()

@@ -256,3 +256,40 @@ async def test_a_retry_refused_on_the_box_gives_cancel_back(
         assert not cancel.disabled and app.focused is cancel
         await pilot.press("enter")
         await wait_for(lambda: app.screen is not retry, what="Cancel to close it", pilot=pilot)
+
+
+async def test_a_cell_waiting_for_its_retry_is_launched_as_it_was_marked(
+    make_queue_fleet: Any, tmp_path: Path
+) -> None:
+    """A cell marked for a retry before its queue stopped (its {out} set aside by that
+    mark) offered Retry and Resume, and each did what the mark had done (s44 note): the
+    dialog says how it was marked, and offers one Launch that runs it so."""
+    qf = await finished_queue(make_queue_fleet)
+    results = qf.root() / "results"
+    aside = results / "broke.before-retry-20261205-120000"
+    (results / "broke").rename(aside)  # what the box's retry did, with its record
+    with (qf.qdir() / "cells" / "broke.state").open("a") as state:
+        state.write(f"retry {int(time.time())} {aside}\n")
+    app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
+    app.runtime.queues.poll_s = 0.5
+    async with app.run_test(size=SIZE) as pilot:
+        retry = await open_retry(pilot, app, 0)
+        assert retry.cell.name == "broke" and retry.plan is not None and retry.plan.ok
+        about = " ".join(text_of(retry.query_one("#retry-about", Static)).split())
+        assert about.startswith("It is retry queued; it runs again as broke."), about
+        assert (
+            "Marked for a retry before the queue stopped: a launch runs it as it was marked — "
+            f"its {{out}} was set aside then (to {aside}), so it starts over." in about
+        ), about
+        assert "Resume" not in about
+        assert not retry.query_one("#retry-resume", Button).display
+        go = retry.query_one("#retry-go", Button)
+        assert "Launch" in str(go.label) and not go.disabled
+        assert "Launch runs it as marked; Cancel leaves the box alone" in screen_text(app)
+        go.focus()
+        await pilot.press("enter")
+        await wait_for(lambda: not isinstance(app.screen, RetryConfirmScreen), 60, pilot=pilot)
+    view = await wait_view(qf, lambda v: v.cells[0].attempts == 2, what="broke run again")
+    assert view.cells[0].status == FAILED
+    assert (results / "broke" / "checkpoint.pt").read_text() == "step\n"  # started over
+    assert (aside / "checkpoint.pt").exists()  # the set-aside attempt, kept
