@@ -357,13 +357,14 @@ def at_risk_lines(
     seen = snap.checkpoints
     box = seen.mtime if seen is not None else None
     here = verified.mtime if verified is not None else None
-    if here is not None and (box is None or here > box):
+    from_host = verified.from_host if verified is not None else ""
+    if here is not None and not from_host and (box is None or here > box):
         # The copy here was pulled from this box, so the box had one at least that new:
         # the agent finds a checkpoint of a new name only at its next walk of the folder
         # (every --scan-every s), and "ckpt 32s ago on box · 12s ago verified here"
         # overstated the work at risk and contradicted itself (ux-g #8).
         box = here
-    ages = ages_line(box, here, snap.t)
+    ages = ages_line(box, here, snap.t, from_host)
     if not answering:
         ages += f" (as of {clock_hhmm(snap.t)}: the box does not answer)"
     lines = [Content.styled(ages, "$foreground-muted" if answering else "$warning")]

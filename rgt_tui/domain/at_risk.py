@@ -87,11 +87,14 @@ def ago(seconds: float) -> str:
     return f"{s // 3600}h{(s % 3600) // 60:02d}m ago"
 
 
-def ages_line(box_mtime: float | None, verified_mtime: float | None, now: float) -> str:
+def ages_line(
+    box_mtime: float | None, verified_mtime: float | None, now: float, from_host: str = ""
+) -> str:
     """``ckpt 3m ago on box · 41m ago verified here``: the newest checkpoint on the box
-    and the newest pulled and verified here (``none verified here`` without one). The
-    agent walks the cell's folder every 30 s: until it finds one, none is *seen* (a cell
-    30 s old with two checkpoints read "no checkpoint on box yet": hour s22a #5)."""
+    and the newest pulled and verified here (``none verified here`` without one; ``(from
+    box1's copy)`` after it when a resume move brought the cell with that host's copy).
+    The agent walks the cell's folder every 30 s: until it finds one, none is *seen* (a
+    cell 30 s old with two checkpoints read "no checkpoint on box yet": hour s22a #5)."""
     box = (
         "no checkpoint seen on box yet"
         if box_mtime is None
@@ -102,4 +105,6 @@ def ages_line(box_mtime: float | None, verified_mtime: float | None, now: float)
         if verified_mtime is None
         else f"{ago(now - verified_mtime)} verified here"
     )
+    if verified_mtime is not None and from_host:
+        here += f" (from {printable(from_host, NAME_CHARS)}'s copy)"
     return f"{box} · {here}"

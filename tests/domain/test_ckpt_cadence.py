@@ -52,3 +52,9 @@ def test_ages_line() -> None:
         == "ckpt 3m ago on box · 41m ago verified here"
     )
     assert ages_line(None, None, 5.0) == "no checkpoint seen on box yet · none verified here"
+    # Resumed here from another host's copy (s44 note: it read "none verified here").
+    assert (
+        ages_line(None, 10_000 - 41 * 60, 10_000, "box1\x1b[2J")
+        == "no checkpoint seen on box yet · 41m ago verified here (from box1\\x1b[2J's copy)"
+    )
+    assert ages_line(None, None, 5.0, "box1").endswith("none verified here")

@@ -83,4 +83,8 @@ async def test_a_cut_short_checkpoint_resumes_from_its_verified_earlier_copy(mak
     assert pushed.read_bytes() == good  # the step-3 save, whole
     assert torch.load(pushed, weights_only=True)["step"] == 3
     assert not (qf.root("box2") / "results" / "ck" / "checkpoint.json").exists()
+    # Nothing of its run on box2 pulled yet: the pane's "verified here" is the copy the
+    # move pushed, box1's (s44 note: it read "none verified here").
+    here = newest_verified(qf.fleet, qf.host("box2"), "ck")
+    assert here is not None and here.from_host == "box1" and here.path == "checkpoint.pt"
     (qf.root("box2") / "go").touch()

@@ -13,6 +13,7 @@ Blocking (it reads the manifest): call ``newest_verified`` in a thread.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 from rgt_tui.domain.artifacts import GOOD_STATUSES
@@ -21,12 +22,14 @@ from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.manifest import Manifest, ManifestError, verified_here
 from rgt_tui.domain.preemption import Checkpoint
 from rgt_tui.domain.roster import output_prefixes
+from rgt_tui.services.queue.resumed_record import RECORD_FILE, resumed_from
 from rgt_tui.services.queue.retried import record_path, set_aside_since
 from rgt_tui.services.records import (
     fleet_host_dir,
     load_manifest,
     load_verification,
     manifest_path,
+    records_dir,
     verification_path,
 )
 
@@ -44,13 +47,15 @@ def file_stamp(path: Path | None) -> tuple[float, int] | None:
 
 
 def signature(fleet: Fleet, host: HostConfig) -> tuple[object, ...]:
-    """What changes when the host's pull, verification or retry records change (cheap):
-    a retry makes the copy pulled before it no checkpoint of the cell (``retried``), and
-    the pane kept its "verified here" age until the next pull."""
+    """What changes when the host's pull, verification, retry or resume records change
+    (cheap): a retry makes the copy pulled before it no checkpoint of the cell
+    (``retried``), and the pane kept its "verified here" age until the next pull; a resume
+    move brings a cell whose checkpoint is another host's copy (``resumed_record``)."""
     folder = fleet_host_dir(fleet, host)
+    resumed = records_dir(folder) / RECORD_FILE
     return tuple(
         file_stamp(p)
-        for p in (manifest_path(folder), verification_path(folder), record_path(folder))
+        for p in (manifest_path(folder), verification_path(folder), record_path(folder), resumed)
     )
 
 
@@ -124,7 +129,24 @@ def newest_failed(fleet: Fleet, host: HostConfig, cell: str) -> tuple[str, str] 
 
 def newest_verified(fleet: Fleet, host: HostConfig, cell: str) -> Checkpoint | None:
     """``cell``'s newest checkpoint whose last verification (of the manifest pulled
-    last) passed it; None when there is none or the records cannot be read."""
+    last) passed it; None when there is none or the records cannot be read. Without one
+    of its run on ``host``, that of the host whose verified copy a resume move pushed
+    to bring it here (``from_host`` set): the run started from it, so it is what a
+    preemption falls back to (the pane read "none verified here": s44 note). The
+    records only, as ``resume.earlier_hop`` decides with a re-hash."""
+    best = _newest_verified(fleet, host, cell)
+    if best is not None:
+        return best
+    origin = resumed_from(fleet, host.name, cell)
+    if origin is None or origin == host.name or origin not in {h.name for h in fleet.hosts}:
+        return None
+    if set_aside_since(fleet_host_dir(fleet, host), cell, 0.0):
+        return None  # a retry here asked for a fresh start: not its base any more
+    base = _newest_verified(fleet, fleet.host(origin), cell)
+    return replace(base, from_host=origin) if base is not None else None
+
+
+def _newest_verified(fleet: Fleet, host: HostConfig, cell: str) -> Checkpoint | None:
     found = _this_attempts_checks(fleet, host, cell)
     if found is None:
         return None
