@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from rgt_tui.controllers.queue_actions import error_text
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
+from rgt_tui.domain.queue_records import RESUMED
 from rgt_tui.domain.units import plural
 from rgt_tui.services.connections import FleetConnections
 
@@ -172,7 +173,7 @@ class LaunchControl:
             )
         except Exception as exc:  # refused on the box, or unreachable: said, the dialog stays
             return Outcome(error=error_text(exc))
-        aside = ", ".join(f"{n} → {a}" for n, a in retried.aside if a != "-")
+        aside = ", ".join(f"{n} → {a}" for n, a in retried.aside if a not in ("-", RESUMED))
         again = "resume, its {out} kept" if plan.resume else "run again"
         if retried.running:
             message = f"{cell} will {again} (the running queue runs it next)"

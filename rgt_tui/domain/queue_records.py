@@ -126,14 +126,19 @@ class CellAttempt:
         return self.exit_code is not None
 
 
+# A ``retry`` record's aside for a resume: its {out} kept as it is (queue_ctl.sh's OUT
+# "="), told apart from a retry that found nothing to set aside ("-").
+RESUMED = "="
+
+
 @dataclass(frozen=True)
 class CellMarks:
     """The queue-control records of one cell besides its attempts.
 
     ``skipped``: the reason of a ``skip`` record that is the cell's last say (no attempt
     started after it); ``retry_aside``: a ``retry`` record still waiting for its attempt
-    (the path its outputs were moved to, "-" when there were none); ``retries``: every
-    retry record, oldest first, as (ts, aside).
+    (the path its outputs were moved to, "-" when there were none, ``RESUMED`` for a
+    resume); ``retries``: every retry record, oldest first, as (ts, aside).
     """
 
     skipped: str | None = None

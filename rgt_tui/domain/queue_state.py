@@ -19,7 +19,13 @@ from typing import TypeVar
 
 from rgt_tui.domain.code_identity import CodeIdentity
 from rgt_tui.domain.queue_prefix import NotSent
-from rgt_tui.domain.queue_records import CellAttempt, CellMarks, DeployedCell, RunnerLaunch
+from rgt_tui.domain.queue_records import (
+    RESUMED,
+    CellAttempt,
+    CellMarks,
+    DeployedCell,
+    RunnerLaunch,
+)
 from rgt_tui.domain.slurm_jobs import ClusterSide, SlurmCell
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_duration
@@ -120,9 +126,11 @@ class CellView:
     # The code the last attempt ran (its ``code`` record); None when none was recorded.
     code: CodeIdentity | None = None
     # Queue control: how many times the user asked for a retry, and where the latest
-    # retry moved the cell's earlier outputs ("" when none were there to move).
+    # retry moved the cell's earlier outputs ("" when none were there to move); of those
+    # retries, how many were resumes (its {out} kept: "resumed", not "retried").
     retries: int = 0
     set_aside: str = ""
+    resumes: int = 0
     # A Slurm host: the cell's array task as Slurm last reported it (None elsewhere).
     slurm: SlurmCell | None = None
     # A kill asked for its last attempt: who asked, as the record says (``user``, or
@@ -156,12 +164,16 @@ class CellView:
 
     def retry_text(self) -> str:
         """``retried 2×, earlier outputs in <path>`` (queue retry: how often, and where the
-        latest one set outputs aside); "" when never retried. The Queue tab and ``queue
-        show`` alike; the path is the box's text, escaped where it is shown."""
+        latest one set outputs aside), ``resumed 1×`` for a resume (a resumed cell read
+        "retried": s44 note); "" when never retried. The Queue tab and ``queue show``
+        alike; the path is the box's text, escaped where it is shown."""
         if not self.retries:
             return ""
         aside = f", earlier outputs in {self.set_aside}" if self.set_aside else ""
-        return f"retried {self.retries}×{aside}"
+        again = self.retries - self.resumes
+        counts = [f"retried {again}×"] if again else []
+        counts += [f"resumed {self.resumes}×"] if self.resumes else []
+        return ", ".join(counts) + aside
 
     def ran(self, now: int) -> str:
         """How long the last attempt ran: to its end, to ``now`` while it runs, and for an
@@ -459,7 +471,8 @@ def _cell_view(
     marks = marks or CellMarks()
     control = {
         "retries": len(marks.retries),
-        "set_aside": next((a for _, a in reversed(marks.retries) if a != "-"), ""),
+        "set_aside": next((a for _, a in reversed(marks.retries) if a not in ("-", RESUMED)), ""),
+        "resumes": sum(a == RESUMED for _, a in marks.retries),
     }
     if marks.skipped is not None:  # its last say: whatever ran before, it runs elsewhere
         note = printable(marks.skipped, REASON_CHARS) or "skipped by the user"
@@ -477,7 +490,9 @@ def _cell_view(
         # Where they went is said once, by retry_text ("retried 1×, earlier outputs in
         # …"): the row printed the path twice, and "code unknown" for a cell whose
         # attempts recorded their code (hour s17a #13).
-        note = "" if aside != "-" else "no earlier outputs to set aside"
+        note = {"-": "no earlier outputs to set aside", RESUMED: "its {out} kept as it is"}.get(
+            aside, ""
+        )
         last = attempts[-1] if attempts else None
         return CellView(
             cell.index, cell.name, RETRY, attempts=len(attempts), note=note,

@@ -714,7 +714,7 @@ code_drop() {  # DIR TOKEN: remove a staging dir this sync made (it failed)
 #                                                  who: user, or group (rgt-tui stopped a
 #                                                  rank because another rank failed; a box
 #                                                  written by an older rgt-tui says user)
-#                     retry <ts> <aside path|->    run NAME again; its {out} moved aside
+#                     retry <ts> <aside path|-|=>  run NAME again; its {out} moved aside (=: kept, a resume)
 #                     skip <ts> <reason...>        never run NAME on this box
 
 cell_name_ok() {  # NAME: a file name under cells/, as rgt-tui renders names
@@ -881,7 +881,9 @@ kill_tree() {  # PID GRACE NAME WHO (run detached by queue_kill)
 # retry SESSION ALLOW_DONE NAME OUT [NAME OUT ...]: every NAME (failed, killed or
 # interrupted; done only with ALLOW_DONE=1) gets a `retry` record, after its OUT folder
 # (its {out}; "-": none) is renamed to OUT.before-retry-<time> — set aside, never
-# deleted. All are checked before any is touched. Prints "retry<TAB>NAME<TAB>ASIDE|-"
+# deleted. OUT "=": a resume, its {out} kept as it is, recorded as such (`retry TS =`:
+# the Queue tab says "resumed", not "retried"). All are checked before any is touched.
+# Prints "retry<TAB>NAME<TAB>ASIDE|-|="
 # per cell, then "queue<TAB>running<TAB>WHY" (the runner runs them before its next
 # cell) or "queue<TAB>stopped" (a launch runs them).
 queue_retry() {
@@ -899,7 +901,7 @@ queue_retry() {
         cell_name_ok "$name"
         cell_deployed "$name" || refuse unknown "cell $name is not in the box's queue (cells.tsv)"
         case "$out" in
-            -) ;;
+            - | =) ;;
             /*/*) case "/$out/" in */../* | */./* | *[[:cntrl:]]*) refuse usage "bad output path for $name" ;; esac ;;
             *) refuse usage "the output path of $name must be absolute" ;;
         esac
@@ -925,7 +927,8 @@ queue_retry() {
     while [ $# -gt 0 ]; do
         name=$1 out=$2 aside=-
         shift 2
-        if [ "$out" != - ] && { [ -e "$out" ] || [ -L "$out" ]; }; then
+        [ "$out" = '=' ] && aside='='
+        if [ "$aside" = - ] && [ "$out" != - ] && { [ -e "$out" ] || [ -L "$out" ]; }; then
             aside="$out.before-retry-$(date +%Y%m%d-%H%M%S)"
             [ -e "$aside" ] || [ -L "$aside" ] && aside="$aside.$$"
             # A rename in its own folder: nothing is copied or deleted; a symlink is

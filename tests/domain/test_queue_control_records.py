@@ -97,6 +97,17 @@ def test_cell_statuses_for_killed_retry_and_skipped_cells():
     assert b.note == "" and b.retry_text() == "retried 1×, earlier outputs in /out/b.before-retry-x"
     assert (c.status, c.label, c.note) == (SKIPPED, "moved", "moved to box2")
     assert "1 killed" in view.summary() and "1 to retry" in view.summary()
+    # A resume ("=": its {out} kept) is told apart from a retry (s44 note), and keeps
+    # where the retry before it set outputs aside.
+    marks = parse_cell_marks(states["b"] + "start 9 b0 102\nend 10 2\nretry 11 =\n")
+    assert marks.retry_aside == "=" and len(marks.retries) == 2
+    view = derive_view(
+        "h", CELLS, launches, {n: parse_cell_state(t) for n, t in states.items()},
+        boot_id=BOOT, now=60, runner_alive=False, marks={**{n: parse_cell_marks(t) for n, t in states.items()}, "b": marks},
+    )  # fmt: skip
+    b = view.cells[1]
+    assert (b.status, b.retries, b.resumes, b.note) == (RETRY, 2, 1, "its {out} kept as it is")
+    assert b.retry_text() == "retried 1×, resumed 1×, earlier outputs in /out/b.before-retry-x"
     assert view.last_failed is None and FAILED not in [x.status for x in view.cells]
     assert PENDING not in [x.status for x in view.cells] and RUNNING not in [
         x.status for x in view.cells

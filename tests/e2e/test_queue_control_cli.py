@@ -159,6 +159,8 @@ async def test_retry_says_the_cell_starts_over_and_names_the_checkpoint_it_sets_
         qf, lambda v: v.cells[0].retries == 1 and v.state == FINISHED, what="broke resumed"
     )
     assert [c.status for c in view.cells] == [FAILED, DONE]
+    shown = (await arun("queue", "show", "box1", "--hosts", hosts)).stdout
+    assert "resumed 1×" in shown and "retried" not in shown, shown  # s44 note
     assert sorted(p.name for p in (qf.root() / "results").iterdir()) == ["broke", "ok"]
     assert len(re.findall(r"^start ", qf.state("ok"), re.M)) == 1  # ok did not run again
     assert "found a checkpoint" in (qf.qdir() / "cells" / "broke.log").read_text()

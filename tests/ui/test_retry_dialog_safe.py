@@ -188,6 +188,9 @@ async def test_resume_runs_the_cell_alone_from_its_kept_checkpoint(
     log = (qf.qdir() / "cells" / "broke.log").read_text()
     assert "found step" in log, log  # the resumed run found its checkpoint
     assert (results / "broke" / "checkpoint.pt").read_text() == "step\nstep\n"
+    # Said as what it was (s44 note: a resumed cell read "retried 1×").
+    assert view.cells[0].retry_text() == "resumed 1×"
+    assert qf.state("broke").splitlines()[-3].endswith(" =")  # the box's record: kept
 
 
 async def test_escape_while_the_retry_runs_waits_for_it(

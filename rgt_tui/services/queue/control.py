@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.queue_file import expand_home
-from rgt_tui.domain.queue_records import tmux_session_name
+from rgt_tui.domain.queue_records import RESUMED, tmux_session_name
 from rgt_tui.domain.queue_state import (
     DONE,
     FAILED,
@@ -623,7 +623,7 @@ async def mark_retry(
         raise QueueError(plan.host, "the retry has problems:\n" + "\n".join(plan.problems))
     args: list[str | int] = [tmux_session_name(plan.host), int(plan.allow_done)]
     for cell, out in zip(plan.cells, plan.outs, strict=True):
-        args += [cell.name, "-" if plan.resume else out]  # "-": nothing set aside
+        args += [cell.name, RESUMED if plan.resume else out]  # nothing set aside
     await transport.connect()
     result = await run_ctl(transport, "retry", *args)
     error = refusal(plan.host, result)
