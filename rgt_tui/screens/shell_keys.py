@@ -59,9 +59,29 @@ class ShellOpening(ModalScreen[None]):
     def __init__(self, host: str) -> None:
         super().__init__()
         self.host = host
+        self.ended = False  # the shell ended (or never ran): nothing is left to wait for
+        self._left = False
 
     def compose(self) -> ComposeResult:
         yield Static(Content(f"opening a shell on {self.host}…"))
+
+    def end(self) -> None:
+        """The shell ended: leave now if on top, else as soon as what covers it closes.
+        Keys typed before ``s`` (``qus`` in one burst) open their dialogs a moment later,
+        over this one; it was left under them, dropping every key, Esc included, with only
+        a quit to get out (hour s45a #1)."""
+        self.ended = True
+        self._leave()
+
+    def on_screen_resume(self) -> None:
+        self._leave()
+
+    def _leave(self) -> None:
+        # Only from the top (a pop takes the top screen, whichever asks) and only once: a
+        # resume queued before a dialog covered it arrives while that dialog is on top.
+        if self.ended and self.app.screen is self and not self._left:
+            self._left = True
+            self.dismiss()
 
     async def on_key(self, event: events.Key) -> None:
         event.stop()
@@ -95,15 +115,13 @@ async def open_shell(app: App[Any], fleet: Fleet, message: ShellRequested) -> No
     try:
         host = fleet.host(host_name)
     except KeyError:
-        if app.screen is opening:
-            await app.pop_screen()
+        opening.end()
         app.notify(f"No host named {host_name}", severity="error")
         return
     try:
         code = await _run_shell(app, host)
     finally:
-        if app.screen is opening:
-            await app.pop_screen()
+        opening.end()
     if isinstance(code, str):
         app.notify(code, title=host_name, severity="error", timeout=10)
         return

@@ -142,3 +142,39 @@ async def test_the_new_keys_are_in_the_help_the_palette_and_the_80x24_footer(
     wider = make_app(tmp_path, {u.host: ReplayMonitor(updates=[u]) for u in three_updates()})
     async with wider.run_test(size=(120, 30)) as pilot:
         await wait_for(lambda: " s Shell " in _footer(wider), pilot=pilot)
+
+
+async def test_a_dialog_opened_over_the_shell_screen_leaves_no_screen_that_drops_keys(
+    tmp_path: Path, home: Path
+) -> None:
+    """Hour s45a #1: `qus` typed in one burst opened the shell's key-dropping screen at
+    once and the dialogs of the keys before it a moment later, over it; once the shell
+    ended, closing them uncovered "opening a shell on box1…", which dropped every key,
+    Esc included. Here the disk usage dialog's request is queued before `s`, as then."""
+    from rgt_tui.screens.disk_usage import DiskUsageRequested
+    from rgt_tui.screens.shell_keys import ShellOpening, request_shell
+
+    monitors = {u.host: ReplayMonitor(updates=[u]) for u in three_updates()}
+    app = make_app(tmp_path, monitors)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_for(lambda: len(app.latest) == 3, pilot=pilot)
+        host = app.fleet_screen.selected.host.name
+        app.post_message(DiskUsageRequested(host))  # `u`: its dialog comes a moment later
+        request_shell(app.screen, host)  # `s`: its screen at once
+        await wait_for(
+            lambda: (
+                any(f"rgt-tui shell {host}" in str(n.message) for n in shown_notifications(app))
+                or any("no shell over your ssh" in str(n.message) for n in shown_notifications(app))
+            ),
+            what="the shell's end",
+            pilot=pilot,
+        )
+        covered = [type(s).__name__ for s in app.screen_stack]
+        assert covered[-2:] == ["ShellOpening", "DiskUsageScreen"], covered
+        await pilot.press("escape")  # the usage dialog closes: nothing drops keys now
+        await wait_for(
+            lambda: not any(isinstance(s, ShellOpening) for s in app.screen_stack),
+            what="the shell's screen gone",
+            pilot=pilot,
+        )
+        assert app.screen is app.fleet_screen
