@@ -38,6 +38,7 @@ SAME_ACTION = {
     "queue_control_elsewhere('stop')": "queue_control('stop')",
     "queue_control_elsewhere('kill')": "queue_control('kill')",
     "queue_control_elsewhere('retry')": "queue_control('retry')",
+    "pick_cell_elsewhere": "pick_cell",
 }
 
 

@@ -58,6 +58,8 @@ from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.widgets.host_pane import screen_on_top
 from rgt_tui.widgets.key_footer import KeyFooter
 
+PICK_CELL = "The Logs tab's picker: the queue log or a cell's log"
+
 
 def _tab_bindings() -> list[Binding]:
     return [
@@ -109,8 +111,8 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
         *_tab_bindings(),
         # c: in the Logs tab's footer (where its picker is; a user's hour found it in
         # no footer), and from any other tab unlisted, as S X R are.
-        Binding("c", "pick_cell", "Cells", tooltip="Pick the queue log or a cell's log"),
-        Binding("c", "pick_cell_elsewhere", show=False),
+        Binding("c", "pick_cell", "Cells", tooltip=PICK_CELL),
+        Binding("c", "pick_cell_elsewhere", show=False, tooltip=PICK_CELL),
         # A group's rank picker (issue 41), as c opens the log picker: the Logs tab's when
         # it is on screen, else the Queue tab's. Only on a group.
         Binding(

@@ -31,6 +31,7 @@ PRIORITY = (
     "host_job('gate', 'teardown')",
     "host_key",
     "kill_vram_holder",  # shown on the GPU tab only
+    "pick_cell",  # c: the Logs tab only (listed, it was drawn at no width: hour s45a #3)
     "queue_control('kill')",  # S X R: the Queue tab only; stopping paid work comes first
     "queue_control('stop')",
     "queue_control('retry')",

@@ -121,6 +121,13 @@ async def test_page_keys_scroll_the_tab_when_nothing_takes_them(tmp_path: Path) 
         assert tab.scroll_y > 0
 
 
+def footer_row(app) -> str:  # type: ignore[no-untyped-def]
+    """The footer's row, as drawn."""
+    from rgt_tui.widgets.key_footer import KeyFooter
+
+    return screen_text(app).splitlines()[app.screen.query_one(KeyFooter).region.y]
+
+
 def footer_keys(app) -> dict[str, str]:  # type: ignore[no-untyped-def]
     """The keys the footer lists now: key -> its words."""
     active = app.screen.active_bindings.values()
@@ -143,12 +150,21 @@ async def test_c_opens_the_logs_cell_picker(tmp_path: Path) -> None:
         await pilot.pause()
         assert not picker.expanded and screen.active_tab == "logs"
         assert footer_keys(app).get("c") == "Cells", footer_keys(app)
+        assert " c Cells " in footer_row(app), footer_row(app)  # drawn, not only listed
         await pilot.press("c")
         await pilot.pause()
         assert picker.expanded
         await pilot.press("escape", "1")
         await pilot.pause()
         assert screen.active_tab != "logs" and "c" not in footer_keys(app)
+        # Help names it in words there too (it listed "c  pick_cell_elsewhere").
+        await pilot.press("question_mark")
+        await pilot.pause()
+        from rgt_tui.screens.help import HelpBody
+
+        rows = [r.strip() for r in app.screen.query_one(HelpBody).build(200).plain.splitlines()]
+        (row,) = [r for r in rows if r.startswith("c ")]
+        assert "pick_cell" not in row and "The Logs tab's picker" in row, row
 
 
 async def test_help_wraps_long_lines_under_their_description(tmp_path: Path) -> None:
