@@ -180,7 +180,7 @@ class RgtApp(ThemedApp):
         changed = lambda state: self.post_message(JobsChanged(state))  # noqa: E731
         self.jobs = JobRunner(
             self, fleet, self.connections, locks=self.runtime.locks, on_change=changed,
-            clock=clock, watching=self._watching,
+            clock=clock, watching=self._watching, answering=self._answering,
         )  # fmt: skip
         self.box_watch = BoxWatch(
             self,
@@ -411,6 +411,11 @@ class RgtApp(ThemedApp):
             exclusive=True,
             exit_on_error=False,
         )
+
+    def _answering(self, host: str) -> bool:
+        """Whether ``host``'s telemetry is connected now."""
+        latest = self.runtime.latest.get(host)
+        return latest is not None and latest.connection.status == "connected"
 
     def _watching(self, host: str, tab: str) -> bool:
         """Whether ``host``'s detail screen is on top with ``tab`` shown."""

@@ -155,8 +155,12 @@ class JobRunner:
         journal: Callable[[], Journal] | None = None,
         clock: Callable[[], float] = time.time,
         watching: Callable[[str, str], bool] = lambda host, tab: False,
+        answering: Callable[[str], bool] = lambda host: False,
     ) -> None:
         self.app = app
+        # Whether this process's telemetry of ``host`` is connected now: a box that
+        # answers is not destroyed, whatever is typed (hour s45a #2).
+        self.answering = answering
         self.on_change = on_change
         # Whether the user has ``host``'s ``tab`` on screen: a pull or verify they started
         # and walked away from is told when it ends (a toast, listed under n); one they
@@ -670,6 +674,16 @@ class JobRunner:
     async def _record_manual(self, host: HostConfig, typed: str) -> None:
         from rgt_tui.services.teardown import ConfirmationVoid, record_destroyed
 
+        if self.answering(host.name):
+            # Recorded while its pane showed it answering, a file written on it since was
+            # named nowhere (hour s45a #2): not destroyed yet, so nothing to record.
+            self._set(
+                host.name,
+                refusal=f"{host.name} still answers (its telemetry is connected): it is not "
+                "destroyed yet — destroy it as the instructions say, then type its name again "
+                "once its pane says it does not answer; nothing was recorded",
+            )
+            return
         # The box the confirmation was about, not whichever the journal holds by now.
         outcome = self.state(host.name).teardown
         report = outcome.report if outcome is not None else None

@@ -346,6 +346,44 @@ async def test_the_second_name_waits_for_a_pull_that_is_running(
         assert json.loads(journal_file.read_text())["teardowns"] == []
 
 
+async def test_the_name_typed_again_while_the_box_still_answers_records_nothing(
+    tmp_path: Path, state_dir: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    """Hour s45a #2: the name typed again while the box's pane showed it answering
+    recorded it torn down, and a file it wrote since was named nowhere. A box whose
+    telemetry is connected is not destroyed: refused, said; once it stops answering the
+    record goes through."""
+    root = loopback_fleet.box("box1").root
+    results_on_box(root)
+    fleet = load_fleet(loopback_fleet.hosts_file)
+    app = RgtApp(fleet, start_monitors=True, config_dir=tmp_path / "c")
+    journal_file = app.jobs.journal().path("box1")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(
+            lambda: (
+                (u := app.runtime.latest.get("box1")) is not None
+                and u.connection.status == "connected"
+            ),
+            60,
+            pilot=pilot,
+        )
+        await confirmed_by_hand(app, pilot)
+        box = app.screen.query_one("#confirm-name", Input)
+        box.focus()
+        await pilot.press(*"box1", "enter")
+        await wait_for(lambda: "box1 still answers" in screen_text(app), pilot=pilot)
+        said = " ".join(screen_text(app).split())
+        assert "it is not destroyed yet" in said and "nothing was recorded" in said, said
+        assert app.jobs.state("box1").torn_down_at is None
+        assert json.loads(journal_file.read_text())["teardowns"] == []
+        await loopback_fleet.box("box1").stop()  # destroyed now
+        await wait_for(lambda: not app._answering("box1"), 60, pilot=pilot)
+        box = app.screen.query_one("#confirm-name", Input)
+        box.focus()
+        await pilot.press(*"box1", "enter")
+        await wait_for(lambda: app.jobs.state("box1").torn_down_at is not None, pilot=pilot)
+
+
 async def test_a_check_that_voids_the_confirmation_takes_the_tab_back_to_it(
     tmp_path: Path, state_dir: Path, loopback_fleet
 ) -> None:  # type: ignore[no-untyped-def]
