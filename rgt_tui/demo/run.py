@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rgt_tui.demo.code_tree import share_code_tree
+from rgt_tui.demo.destroy import destroy_command, stop_destroyed
 from rgt_tui.demo.loopback import LoopbackFleet
 from rgt_tui.demo.preflight import workload_problem
 from rgt_tui.demo.quiet_run import launch_quiet_run, prepare_quiet_box, stop_quiet_run
@@ -80,7 +81,11 @@ async def _run(boxes: int, theme: str | None, tmux_dir: Path) -> int:
     fleet_of = LoopbackFleet(
         boxes, workload=True, tmux_tmpdir=tmux_dir, gpus=True, costs=DEMO_COSTS
     )
+    destroy_dir = tmux_dir / "destroyed"  # the demo's own folder, removed as it ends
+    destroy_dir.mkdir(exist_ok=True)
+    fleet_of.teardown = partial(destroy_command, destroy_dir)
     async with fleet_of as loopback:
+        destroyer = asyncio.ensure_future(stop_destroyed(loopback, destroy_dir))
         # The demo's records are its own: its fleet file is new each run, so its journal
         # folder is too (paths.journal_dir), apart from the user's fleets' (their box1
         # is not the demo's) and from the last demo's (its boxes are gone): no "a new
@@ -105,6 +110,7 @@ async def _run(boxes: int, theme: str | None, tmux_dir: Path) -> int:
                 stop_quiet_run(quiet)
                 await _kill_tmux_server(tmux_dir)
         finally:
+            destroyer.cancel()
             shutil.rmtree(records, ignore_errors=True)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -82,6 +82,9 @@ class LoopbackFleet:
         # The run's python for preflight (the host's `python` key); None: from the
         # run template. Tests set it so what preflight finds does not depend on PATH.
         self.python: str | None = None
+        # The hosts' `teardown` command, given the box's name (the demo's stand-in for a
+        # provider's destroy: demo/destroy.py); None: none, each is torn down by hand.
+        self.teardown: Callable[[str], str] | None = None
         self.boxes: list[LoopbackBox] = []
         self._made_base_dir = False
 
@@ -229,6 +232,9 @@ class LoopbackFleet:
                 lines.append(f"preflight_ack = [{acks}]")
             if self.python:
                 lines.append(f"python = {toml_str(self.python)}")
+            if self.teardown is not None:
+                lines.append("# the demo's stand-in for a provider's destroy: it stops the box")
+                lines.append(f"teardown = {toml_str(self.teardown(b.name))}")
             lines.append("")
         return "\n".join(lines)
 
