@@ -507,6 +507,10 @@ class TeardownTab(DetailTab):
             # (locked: 11 unticked) · Tab: cell …" was cut there: hour s30).
             does = f"re-check ({len(locked)} unticked)"
         typed = confirm.value.strip()
+        if not typed and (manual or not locked):
+            # Enter on an empty box says "'' is not 'box2'": "Enter: tear it down" over
+            # it promised a teardown (hour s45a #6).
+            does = "nothing (no name)"
         if typed and typed != self.host_name:
             # A wrong name tears nothing down and checks nothing ("'bxo1' is not 'box1'"):
             # "Enter: tear it down" over it said otherwise (a user's hour, s42).
@@ -529,10 +533,12 @@ class TeardownTab(DetailTab):
             return
         box, cell = self.query_one("#confirm-name", Input), self.query_one("#ack-cell", Input)
         typing = self._name_prompt in (CONFIRM_PLACEHOLDER, MANUAL_PLACEHOLDER)
+        # From the cell box t is a letter; Shift+Tab is the way back (hour s45a #7).
+        back = "Shift+Tab" if cell.has_focus else "press t"
         box.placeholder = (
             self._name_prompt
             if box.has_focus or not typing
-            else f"press t, then {self._name_prompt}"
+            else f"{back}, then {self._name_prompt}"
         )
         cell.placeholder = (
             "cell name"
