@@ -94,9 +94,9 @@ def reconcile(
             state = open_work[name]
             unfinished.append((name, state))
             if state == RUNNING:
-                why = "running: counted once it ends done"
+                why = "running: counted once it is done"
             elif state == PENDING:  # waits its turn in a queue that runs: nothing to do
-                why = "pending: counted once it has run and ended done"
+                why = "pending: counted once it has run and is done"
             else:
                 why = (
                     f"{state}: its run did not finish, so what of it verified is not its "

@@ -125,7 +125,7 @@ async def pulled_and_watched(qf: QueueFleet, profile: str) -> tuple[Fleet, int]:
     await run_until_held(qf)
     verified = await pull_verify(qf, "box1")
     # Its files verify; the cell still runs, so the roster does not count it yet.
-    assert verified.problems == ("cell ck missing: running: counted once it ends done",)
+    assert verified.problems == ("cell ck missing: running: counted once it is done",)
     step = json.loads((fleet.results_dir / "box1" / "ck" / "checkpoint.json").read_text())["step"]
     assert step >= 2
     return fleet, step

@@ -47,7 +47,7 @@ def test_a_running_queue_s_news_lists_only_what_is_wrong() -> None:
     report = report_of_a_running_queue()
     every = "\n".join(report.problems)  # verify itself still says all of it
     assert "remote-changed" in every and "cell train missing" in every
-    assert "cell later missing: pending: counted once it has run and ended done" in every
+    assert "cell later missing: pending: counted once it has run and is done" in every
 
     news = "\n".join(news_problems(report))
     assert "remote-changed" not in news

@@ -71,7 +71,7 @@ async def test_a_preempted_cell_resumes_on_another_box_from_its_verified_step(ma
     await run_until_held(qf)
     first = await pull_verify(qf, "box1")
     # Its files verify; the cell still runs, so the roster does not count it yet.
-    assert first.problems == ("cell ck missing: running: counted once it ends done",)
+    assert first.problems == ("cell ck missing: running: counted once it is done",)
     verified_step = json.loads(
         (qf.fleet.results_dir / "box1" / "ck" / "checkpoint.json").read_text()
     )["step"]
@@ -136,7 +136,7 @@ async def test_a_damaged_checkpoint_is_never_pushed_and_the_move_needs_from_scra
     qf = await make_queue_fleet(2, run=SCRIPT_RUN)
     await run_until_held(qf)
     first = await pull_verify(qf, "box1")  # its files verify; the running cell is not counted
-    assert first.problems == ("cell ck missing: running: counted once it ends done",)
+    assert first.problems == ("cell ck missing: running: counted once it is done",)
     local = qf.fleet.results_dir / "box1" / "ck" / "checkpoint.bin"
     data = bytearray(local.read_bytes())
     data[-1] ^= 0xFF  # bit rot after verify: same size, another hash

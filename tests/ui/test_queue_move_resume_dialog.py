@@ -61,7 +61,7 @@ async def test_m_resumes_a_killed_cell_on_another_box_from_its_verified_step(
     qf = await make_queue_fleet(2, run=SCRIPT_RUN)
     await run_until_held(qf)
     first = await pull_verify(qf, "box1")  # its files verify; the running cell is not counted
-    assert first.problems == ("cell ck missing: running: counted once it ends done",)
+    assert first.problems == ("cell ck missing: running: counted once it is done",)
     side = qf.fleet.results_dir / "box1" / "ck" / "checkpoint.json"
     verified = json.loads(side.read_text())["step"]
     await kill_ck(qf)
