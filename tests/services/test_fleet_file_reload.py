@@ -88,6 +88,16 @@ def test_a_block_moved_down_is_not_an_edit_and_a_new_address_reconnects(
     changes = fleet_changes(old, replace(old, hosts=(every, b)), old.hosts, (every, b))
     assert changes.summary() == "changed a (pull_every)"
 
+    # A host still in the file that is no longer run (watch runs no torn-down box) is
+    # not "removed" (hour s45a #5: "fleet file: added pair; removed box3"); one that
+    # left the file is.
+    changes = fleet_changes(old, old, old.hosts, (a,))
+    assert changes.removed == ("b",) and changes.unpicked == ("b",)
+    assert changes.summary() == ""
+    gone = replace(old, hosts=(a,))
+    changes = fleet_changes(old, gone, old.hosts, (a,))
+    assert changes.summary() == "removed b" and changes.unpicked == ()
+
 
 async def test_a_host_added_while_watch_runs_is_notified_and_one_removed_leaves_the_metrics(
     tmp_path: Path,

@@ -44,7 +44,10 @@ class FleetChanges:
     """What a new reading of the fleet file changes for the running fleet."""
 
     added: tuple[HostConfig, ...] = ()
-    removed: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()  # no longer run: gone from the file, or not picked now
+    # Of ``removed``, those still in the file (``watch`` runs no torn-down box): not
+    # "removed" in the summary (hour s45a #5: "removed box3" for a box torn down).
+    unpicked: tuple[str, ...] = ()
     edited: tuple[HostConfig, ...] = ()  # the new config of each host that changed
     reconnect: frozenset[str] = frozenset()  # edited hosts whose connection changed
     settings: bool = False  # poll_seconds or thresholds: every monitor is rebuilt
@@ -72,7 +75,7 @@ class FleetChanges:
             f"{what} {', '.join(names)}"
             for what, names in (
                 ("added", [h.name for h in self.added]),
-                ("removed", list(self.removed)),
+                ("removed", [n for n in self.removed if n not in self.unpicked]),
                 ("changed", edited),
             )
             if names
@@ -143,6 +146,7 @@ def fleet_changes(
     return FleetChanges(
         added=tuple(h for n, h in after.items() if n not in before),
         removed=tuple(n for n in before if n not in after),
+        unpicked=tuple(n for n in before if n not in after and n in {h.name for h in new.hosts}),
         edited=edited,
         reconnect=reconnect,
         settings=_settings(old) != _settings(new),

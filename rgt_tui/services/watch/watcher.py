@@ -404,8 +404,8 @@ class Watcher:
             self._background(self._call(sink, "on_fleet", partial(sink.on_fleet, fleet)))
         # notify_reminder_minutes applies at once, as the rest of the file does.
         self.tracker.reminder_s = event.fleet.watch.reminder_minutes * 60
-        if not event.changes.empty:
-            self.report(f"fleet file: {event.changes.summary()}")
+        if summary := event.changes.summary():
+            self.report(f"fleet file: {summary}")
         for name, words in event.changes.left:
             # Unattended, "nothing watches it now" is what the notify targets must hear
             # (hour s23a #8: said on the console alone).
