@@ -81,7 +81,9 @@ class StillAnswers:
                 "still_answers",
                 host,
                 f"still_answers:{host}:{at:.0f}:{day}",
-                f"{host}: recorded as torn down but STILL ANSWERS — it may still be billing",
+                # The body says the rest ("recorded as torn down … STILL ANSWERS: it may
+                # still be billing"): said twice on one console line (hour s45a #5).
+                f"{host}: STILL ANSWERS after its teardown",
                 f"{alert.message} ({alert.gotcha})",
                 "critical",
             )
