@@ -111,6 +111,10 @@ class KeyFooter(Footer):
     def compose(self) -> ComposeResult:
         # Textual's own keys (its styling, clicks and tooltips), then only those that fit.
         children = list(super().compose())
+        # What this build shows: a resize's build under another screen (a text box there
+        # hides ? q +) differs from the last bindings_changed's, and the same keys told
+        # again on the way back must rebuild it (hour s45a #4: ? and q gone for good).
+        self._shown = self._signature(self.screen)
         self._width = self.size.width or self.app.size.width
         room = self._width
         keys: list[Widget] = []

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from support.pilot import make_app, post_three, screen_text
-from textual.widgets import Button, Select
+from textual.widgets import Button, Input, Select
 
 from rgt_tui.screens.help import KEY_COLUMN
 from rgt_tui.screens.host_detail import HostDetailScreen
@@ -180,3 +180,24 @@ async def test_help_wraps_long_lines_under_their_description(tmp_path: Path) -> 
         after = lines[first + 1]  # the continuation: under the description, not at column 0
         assert after[start] != " " and after[:start].rstrip().endswith("│"), after
         assert start - lines[first].index("+") == KEY_COLUMN - 2
+
+
+async def test_a_resize_under_a_text_box_leaves_the_fleet_footer_whole(tmp_path: Path) -> None:
+    """Hour s45a #4: at 80x24, t on a host (the name box has the cursor: ? and q are
+    letters there, and no footer offers them), Escape and a resize at once: the fleet's
+    footer was rebuilt for the new width while the box had the cursor, and kept ? and q
+    out until the next resize."""
+    app = make_app(tmp_path)
+    async with app.run_test(size=SMALL) as pilot:
+        screen = await open_detail(pilot)
+        await pilot.press("6", "t")
+        await pilot.pause()
+        assert isinstance(app.focused, Input)
+        await pilot.resize_terminal(160, 48)  # the fleet's footer hears it too, beneath
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is not screen
+        await pilot.pause()
+        row = footer_row(app)
+        assert " q Quit " in row and "? " in row, row
