@@ -218,11 +218,23 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
 
     @on(Input.Changed)
     def _changed(self) -> None:
+        shown_plan = self.plan is not None
         self.plan = None  # a plan is for what was typed when it was made
         self.from_scratch, self.acks = False, ()
-        self.query_one("#move-go", Button).disabled = True
+        go = self.query_one("#move-go", DialogButton)
+        go.disabled = True
+        go.set_caption("Move", does="move")
         for ident in ("#move-scratch", "#move-ack"):
             self.query_one(ident, Button).display = False
+        if shown_plan and not self.moving:
+            # The plan shown was for what was typed before: "line 6 becomes '#moved-to
+            # box2'" and "Move, 2 skipped" stayed under box3 typed since (hour s45a #8).
+            self._show(
+                Content.styled(
+                    "changed since the plan: Enter in the host box (or Plan) plans again",
+                    "$warning",
+                )
+            )
 
     @on(Input.Submitted, "#move-cells")
     def _next(self) -> None:

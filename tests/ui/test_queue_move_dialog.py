@@ -91,6 +91,44 @@ async def test_m_moves_a_cell_the_running_box_holds_after_naming_it(
     (qf.root("box1") / "go").touch()
 
 
+async def test_a_plan_is_not_left_on_screen_under_what_was_typed_since(
+    make_queue_fleet, tmp_path: Path
+) -> None:
+    """Hour s45a #8: the destination changed from box2 to box3 after a plan, the plan of
+    box2 ("line 2 becomes '#moved-to box2: …'") and its "Move, 1 skipped" stayed."""
+    qf = await make_queue_fleet(3, run=SCRIPT_RUN)
+    gate = qf.cell_script("gate", GATE)
+    qf.write_queue(f"{gate} t 1\ncells/b.sh t 1\n", "box1")
+    for box in ("box2", "box3"):
+        qf.write_queue("cells/x.sh t 1\n", box)
+    t1 = qf.transport("box1")
+    await launch(await plan_launch(qf.fleet, qf.host("box1"), t1), t1)
+    await t1.close()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="the gate cell to run")
+    app = make_app(tmp_path, fleet=qf.fleet)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("m")
+        screen = await wait_for(
+            lambda: app.screen if isinstance(app.screen, QueueMoveScreen) else None,
+            what="the move dialog",
+            pilot=pilot,
+        )
+        await pilot.press("b", "enter", *"box2", "enter")
+        await planned(pilot, screen, "#moved-to box2")
+        go = screen.query_one("#move-go", Button)
+        await wait_for(lambda: not go.disabled, pilot=pilot)
+        assert "skipped" in str(go.label)
+        to = screen.query_one("#move-to", Input)
+        to.focus()
+        await pilot.press("backspace", "3")
+        notes_now = await planned(pilot, screen, "changed since the plan")
+        assert "box2" not in notes_now and go.disabled and str(go.label).strip() == "Move"
+        await pilot.press("enter")  # planned again, for box3
+        await planned(pilot, screen, "#moved-to box3")
+        await pilot.press("escape")
+    (qf.root("box1") / "go").touch()
+
+
 @pytest.mark.parametrize("between", ["enter", "tab"])
 async def test_a_burst_of_cells_enter_host_lands_in_both_fields(
     tmp_path: Path, between: str
