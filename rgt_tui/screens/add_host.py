@@ -248,6 +248,12 @@ class AddHostScreen(ReplanScreen[HostConfig | None]):
         self.show_hint()
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        name = event.widget
+        if isinstance(name, Input) and name.id == "add-name" and name.value == self._suggested_name:
+            # The name made from the host, not typed: a name typed now replaces it (it read
+            # as a placeholder, and "gpu4" typed became "127-0-0-1-2222gpu4": hour s45a
+            # #11). One the user typed is kept.
+            name.select_all()
         self.show_hint()
 
     def _trustable(self) -> bool:

@@ -186,5 +186,20 @@ async def test_a_command_typed_key_by_key_leaves_the_suggested_name_cursor_at_it
         await wait_for(lambda: name.value == "127-0-0-1-44195", what="the name", pilot=pilot)
         await pilot.press("tab")
         assert name.has_focus, app.focused
+        # The suggestion is selected as the cursor comes: a name typed replaces it (hour
+        # s45a #11: "gpu4" typed became "127-0-0-1-2222gpu4"); End keeps it, cursor at
+        # its end, and what is typed then goes on from there.
+        await pilot.press("end")
         await type_text(pilot, "-b")
         assert name.value == "127-0-0-1-44195-b", name.value
+    app = AddApp(tmp_path / "hosts.toml")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await type_text(pilot, "ssh -p 44195 root@127.0.0.1")
+        name = app.screen.query_one("#add-name", Input)
+        await wait_for(lambda: name.value == "127-0-0-1-44195", what="the name", pilot=pilot)
+        await pilot.press("tab")
+        await type_text(pilot, "gpu4")
+        assert name.value == "gpu4", name.value
+        await pilot.press("shift+tab", "tab")  # a name typed is kept as the cursor comes
+        await type_text(pilot, "b")
+        assert name.value == "gpu4b", name.value
