@@ -396,6 +396,9 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
         if moved.error:  # MoveError / TransportError / QueueError: shown, the modal stays
             for ident in ("#move-cells", "#move-to", "#move-plan", "#move-cancel"):
                 self.query_one(ident).disabled = False
+            # The focus was on Move, disabled since: nothing had it, and the key line no
+            # Enter (hour s45a #8). On Cancel, as the retry dialog does after a refusal.
+            self.query_one("#move-cancel", Button).focus()
             self.show_hint()
             self._show(Content.styled(shown(f"Not moved: {moved.error}", lines=True), "$error"))
             return

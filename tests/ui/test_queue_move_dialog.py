@@ -129,6 +129,45 @@ async def test_a_plan_is_not_left_on_screen_under_what_was_typed_since(
     (qf.root("box1") / "go").touch()
 
 
+async def test_a_move_refused_on_the_box_gives_the_focus_to_cancel(
+    make_queue_fleet, tmp_path: Path
+) -> None:
+    """Hour s45a #8: after "Not moved: b is running on box1 now" no button had the focus
+    (Move had it, disabled since) and the key line named no Enter."""
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    gate = qf.cell_script("gate", GATE)
+    hold = 'while [ ! -e "$HOME/go_b" ]; do sleep 0.05; done'
+    qf.write_queue(f"{gate} t 1\n{qf.cell_script('b', hold)} t 1\n", "box1")
+    qf.write_queue("cells/x.sh t 1\n", "box2")
+    t1 = qf.transport("box1")
+    await launch(await plan_launch(qf.fleet, qf.host("box1"), t1), t1)
+    await t1.close()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="the gate cell to run")
+    app = make_app(tmp_path, fleet=qf.fleet)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("m")
+        screen = await wait_for(
+            lambda: app.screen if isinstance(app.screen, QueueMoveScreen) else None,
+            what="the move dialog",
+            pilot=pilot,
+        )
+        await pilot.press("b", "enter", *"box2", "enter")
+        await planned(pilot, screen, "#moved-to box2")
+        go = screen.query_one("#move-go", Button)
+        await wait_for(lambda: app.focused is go, pilot=pilot)
+        (qf.root("box1") / "go").touch()  # the gate ends: b starts before the move
+        await wait_view(qf, lambda v: v.cells[1].status == RUNNING, what="b to run")
+        await pilot.press("enter")
+        await planned(pilot, screen, "Not moved")
+        cancel = screen.query_one("#move-cancel", Button)
+        await wait_for(lambda: app.focused is cancel, pilot=pilot)
+        await wait_for(lambda: "Enter: cancel" in screen_text(app), pilot=pilot)
+        await pilot.press("enter")
+        await wait_for(lambda: not isinstance(app.screen, QueueMoveScreen), pilot=pilot)
+    assert "#moved-to" not in qf.queue_file("box1").read_text()
+    (qf.root("box1") / "go_b").touch()
+
+
 @pytest.mark.parametrize("between", ["enter", "tab"])
 async def test_a_burst_of_cells_enter_host_lands_in_both_fields(
     tmp_path: Path, between: str
