@@ -36,7 +36,7 @@ QUEUE_CONTROL_BINDINGS = [
     Binding(
         "S",
         "queue_control('stop')",
-        "Stop after cell",
+        "Stop after",  # short: S X R whole in an 80-column footer; the tab's line says more
         key_display="S",
         tooltip="Queue tab: stop the queue after its current cell (asks first)",
     ),
@@ -50,7 +50,7 @@ QUEUE_CONTROL_BINDINGS = [
     Binding(
         "R",
         "queue_control('retry')",
-        "Retry cell",
+        "Retry",
         key_display="R",
         tooltip="Queue tab: re-run a failed or killed cell, old outputs kept",
     ),

@@ -26,15 +26,18 @@ PRIORITY = (
     "quit_key",
     "open",
     "back",
-    "host_job('pull', 'pulls')",
-    "host_job('verify', 'pulls')",
-    "host_job('gate', 'teardown')",
-    "host_key",
+    # A tab's own keys before the keys every tab has: they are listed on their tab only,
+    # where they are what the user came for (hour s45a #10: at 80 columns the Queue tab
+    # drew p v t and a refused L, and no S X R).
     "kill_vram_holder",  # shown on the GPU tab only
     "pick_cell",  # c: the Logs tab only (listed, it was drawn at no width: hour s45a #3)
     "queue_control('kill')",  # S X R: the Queue tab only; stopping paid work comes first
     "queue_control('stop')",
     "queue_control('retry')",
+    "host_job('pull', 'pulls')",
+    "host_job('verify', 'pulls')",
+    "host_job('gate', 'teardown')",
+    "host_key",
     "reconnect",
     "queue('launch')",
     "shell",  # after launch: its key moved (l to L), so L is shown first where it fits

@@ -191,3 +191,30 @@ async def test_s_and_x_are_offered_only_while_a_cell_runs(make_queue_fleet, tmp_
             pilot=pilot,
         )
         assert isinstance(app.screen, HostDetailScreen)  # no dialog was opened
+
+
+async def test_an_80_column_queue_tab_footer_draws_s_x_and_r(make_queue_fleet, tmp_path: Path):
+    """Hour s45a #10: at 80 columns the Queue tab of a running queue drew p, v, t and L
+    (refused while the queue runs) and none of its own S X R."""
+    from support.pilot import screen_text
+
+    from rgt_tui.widgets.key_footer import KeyFooter
+
+    qf = await first_running(make_queue_fleet)
+    app = polling_app(qf, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await queue_tab(app, pilot)
+        every = {"queue_control('stop')", "queue_control('kill')", "queue_control('retry')"}
+        await wait_for(lambda: offered(app) == every, what="S X R while first runs", pilot=pilot)
+
+        def row() -> str:
+            return screen_text(app).splitlines()[app.screen.query_one(KeyFooter).region.y]
+
+        await wait_for(
+            lambda: all(k in row() for k in (" S Stop after ", " X Kill cell ", " R Retry ")),
+            what="S X R drawn",
+            pilot=pilot,
+            show=row,
+        )
+        for name in ("go", "never"):
+            (qf.root() / name).touch()
