@@ -114,12 +114,15 @@ class OpenSsh:
         return f"{host}:{path}"
 
 
-def openssh_for(host: HostConfig, *, interactive: bool = False) -> OpenSsh | str:
+def openssh_for(
+    host: HostConfig, *, interactive: bool = False, terminal: bool = True
+) -> OpenSsh | str:
     """The ``ssh`` command for ``host``, or why it cannot be used (a sentence). Blocking:
     reads ssh_config and runs ``ssh -G``; call it in a thread.
 
-    ``interactive``: for a person at a terminal (the shell key): prompts allowed (a key's
-    passphrase; never a host key, checking stays strict) and a terminal forced."""
+    ``interactive``: for a person (the shell key): prompts allowed (a key's passphrase;
+    never a host key, checking stays strict), and a terminal forced when ``terminal``
+    (this side's stdin is one), else none."""
     if host.ssh is None:
         return "the host is this machine"
     ssh = shutil.which("ssh")
@@ -153,7 +156,11 @@ def openssh_for(host: HostConfig, *, interactive: bool = False) -> OpenSsh | str
         "ServerAliveCountMax": "3",
     }
     if interactive:
-        options["RequestTTY"] = "force"  # -t: the box's shell and tmux need a terminal
+        # -t: the box's shell and tmux need a terminal. Not from a script (stdin from
+        # /dev/null, a pipe): a forced terminal's shell never saw the EOF and waited at
+        # its prompt forever, a session open on a box that bills (hour s45b #1); without
+        # one, the box's shell reads the commands piped in and ends with the input.
+        options["RequestTTY"] = "force" if terminal else "no"
     # ssh splits UserKnownHostsFile on spaces; rsync's -e also needs every argument
     # spelled without quotes. The shell's argv goes to ssh as it is.
     if any(_has_space(f) for f in files):
@@ -171,6 +178,9 @@ def openssh_for(host: HostConfig, *, interactive: bool = False) -> OpenSsh | str
     if isinstance(resolved, str):
         return resolved
     required = {**_REQUIRED, **(_INTERACTIVE if interactive else _BATCH)}
+    if interactive:
+        # As asked: force, or no (which ssh -G prints as "false").
+        required["requesttty"] = ("force",) if options["RequestTTY"] == "force" else ("no", "false")
     if "SetEnv" in options:
         required["setenv"] = (SET_ENV.lower(),)
     why = _config_undoes(resolved, files, required, dest)

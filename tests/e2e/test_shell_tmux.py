@@ -130,5 +130,12 @@ def test_the_shell_command_runs_the_same_ssh_and_returns_its_exit_status(
     )  # fmt: skip
     assert done.returncode == 3, done.stderr
     assert (server.workdir / "cli-marker.txt").read_text() == "cli-42\n"  # in the workdir
+    # From a script with nothing to say (stdin /dev/null): it ends with its input. With a
+    # terminal forced, the box's shell waited at its prompt until killed (hour s45b #1).
+    quiet = rgt(
+        "shell", "real1", "--hosts", server.hosts_file, timeout=60,
+        env={"HOME": str(home), "SSH_AUTH_SOCK": None},
+    )  # fmt: skip
+    assert quiet.returncode == 0, quiet.stderr
     unknown = rgt("shell", "nope", "--hosts", server.hosts_file, env={"HOME": str(home)})
     assert unknown.returncode == 2 and "nope" in unknown.stderr

@@ -49,7 +49,7 @@ def test_the_shell_is_the_users_ssh_with_every_forced_option_and_the_fleets_know
 ):
     server = openssh_server
     host = load_fleet(server.hosts_file).host(server.host_name)
-    command = shell_command(host)
+    command = shell_command(host, terminal=True)
     assert isinstance(command, ShellCommand), command
     argv = command.argv
     options = _options(argv)
@@ -66,6 +66,12 @@ def test_the_shell_is_the_users_ssh_with_every_forced_option_and_the_fleets_know
     assert not any(secret in a or "PRIVATE KEY" in a for a in argv)
     assert command.session == tmux_session_name(server.host_name) == "rgt-real1"
     assert command.cwd is None
+    # From a script (no terminal here) none is asked of the box: its shell then ends with
+    # its input, not at a prompt no one answers (hour s45b #1).
+    scripted = shell_command(host, terminal=False)
+    assert isinstance(scripted, ShellCommand), scripted
+    options = _options(scripted.argv)
+    assert "RequestTTY=no" in options and "RequestTTY=force" not in options
 
 
 def test_ssh_config_that_would_forward_or_trust_anything_is_overridden(
@@ -82,7 +88,7 @@ def test_ssh_config_that_would_forward_or_trust_anything_is_overridden(
         "  Compression yes\n",  # the user's own setting, kept
     )
     host = load_fleet(server.hosts_file).host(server.host_name)
-    command = shell_command(host)
+    command = shell_command(host, terminal=True)
     assert isinstance(command, ShellCommand), command
     assert command.argv[0] == str(home / "bin" / "ssh")
     resolved = _resolved(command.argv)
@@ -125,7 +131,7 @@ def test_a_local_host_gets_a_login_shell_in_its_workdir(tmp_path: Path, monkeypa
     monkeypatch.setenv("TMUX_TMPDIR", str(tmp_path))  # no queue session on this server
     monkeypatch.delenv("TMUX", raising=False)
     host = load_fleet(hosts).host("here")
-    command = shell_command(host)
+    command = shell_command(host, terminal=True)
     assert isinstance(command, ShellCommand)
     assert command.argv == ("/bin/bash", "-l") and command.cwd == work and command.note == ""
     gone = shell_command(dataclasses.replace(host, workdir=str(tmp_path / "gone")))

@@ -123,15 +123,19 @@ def remote_shell_script(host: HostConfig) -> str:
     )
 
 
-def shell_command(host: HostConfig) -> ShellCommand | str:
+def shell_command(host: HostConfig, *, terminal: bool | None = None) -> ShellCommand | str:
     """The shell for ``host``, or why there is none (a sentence naming the fix).
+    ``terminal``: whether this side's stdin is a terminal (None: look), so the box's
+    shell gets one (a script's, with none, ends with its input).
 
     Blocking: runs ``ssh -G`` (and for a local host a ``tmux has-session``); call it in a
     thread from the event loop."""
     session = tmux_session_name(host.name)
     if host.is_local:
         return _local_shell(host, session)
-    ssh = openssh_for(host, interactive=True)
+    if terminal is None:
+        terminal = sys.stdin is not None and sys.stdin.isatty()
+    ssh = openssh_for(host, interactive=True, terminal=terminal)
     if not isinstance(ssh, OpenSsh):
         return f"{host.name}: no shell over your ssh: {ssh}"
     return ShellCommand(host.name, ssh.command(remote_shell_script(host)), session, env=ssh.env)
