@@ -9,6 +9,7 @@ fixtures above; split by a second subject when one comes.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import os
@@ -673,6 +674,29 @@ async def test_a_problem_of_no_file_is_listed_in_the_text_not_only_in_json(
     # With its fix, as a pull's unwritable folder has (s36 faults #5).
     assert line.endswith("this login can write), then verify again"), line
     assert "NOT VERIFIED: 2 problems; the first: broken.json" in text, text
+
+
+async def test_a_verification_record_a_full_disk_refuses_says_to_free_space(
+    make_loopback_fleet, tmp_path
+):
+    """Hour s45b #3: on a full disk verify said "make … writable", the fix of a folder
+    this login cannot write; a pull on the same disk says to free space."""
+    from support.machine import tmpfs
+
+    from rgt_tui.services.verify.report import format_report
+
+    fleet = await make_loopback_fleet(1)
+    (box_results(fleet) / "metrics.json").write_text('{"acc": 0.9}')
+    with tmpfs(tmp_path / "small", size="1m") as small:
+        await pull_and_verify(fleet, small)
+        record = verification_path(small / "box1")
+        record.unlink()
+        with contextlib.suppress(OSError):  # the disk fills: ENOSPC stops it short
+            (small / "filler").write_bytes(b"\0" * 2 * 1024 * 1024)
+        again = await verify_host(host_of(fleet), small)
+    (line,) = [x for x in format_report(again).splitlines() if x.startswith("  problem: ")]
+    assert "No space left on device" in line, line
+    assert line.endswith("— free space on that disk, then verify again"), line
 
 
 async def test_a_leftover_says_what_it_is_and_what_to_do(make_loopback_fleet, tmp_path):

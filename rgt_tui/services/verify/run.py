@@ -25,6 +25,7 @@ manifest into one report (its text is report.py's).
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import re
 import shlex
@@ -232,12 +233,17 @@ async def _finish(
                 atomic_write_json, verification_path(folder), report_to_json(report)
             )
         except OSError as exc:
-            # With its fix, as a pull's unwritable folder has (s36 faults #5).
+            # With its fix, as a pull's unwritable folder has (s36 faults #5); a full disk's
+            # is space, not permissions (hour s45b #3).
+            fix = (
+                "free space on that disk"
+                if exc.errno in (errno.ENOSPC, errno.EDQUOT)
+                else f"make {folder} writable (or set results_dir to a folder this login can write)"
+            )
             why = (
                 f"could not write the verification record {verification_path(folder)} "
                 f"({exc.strerror or exc}): the verdict above is not kept, and the teardown "
-                f"gate reads none — make {folder} writable (or set results_dir to a folder "
-                "this login can write), then verify again"
+                f"gate reads none — {fix}, then verify again"
             )
             report = replace(report, problems=(*report.problems, why))
     return report
