@@ -27,14 +27,20 @@ from rgt_tui.services.box.tunnel import (
 from rgt_tui.services.connect import Transport
 
 
-def _port(text: str) -> int:
+def _port(text: str, lowest: int = 0) -> int:
     try:
         value = int(text)
     except ValueError:
         value = -1
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"not a port number: {text!r} (0-65535)")
+    if not lowest <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r} ({lowest}-65535)")
     return value
+
+
+def _box_port(text: str) -> int:
+    """The box's port: 0 is "any" only here, where this side listens (hour s45b #4:
+    `tunnel HOST 0` said "cannot listen on 127.0.0.1:None")."""
+    return _port(text, 1)
 
 
 def add_tunnel_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,7 +49,7 @@ def add_tunnel_arguments(parser: argparse.ArgumentParser) -> None:
         "port",
         metavar="PORT",
         nargs="?",
-        type=_port,
+        type=_box_port,
         default=TENSORBOARD_PORT,
         help=f"the port on the box (default {TENSORBOARD_PORT}, TensorBoard's)",
     )

@@ -51,3 +51,13 @@ async def test_this_machine_needs_no_tunnel_and_says_where_to_look():
     assert done.returncode == 1
     assert "local is this machine: no tunnel is needed" in done.stderr
     assert f"open http://127.0.0.1:{port}/ directly" in done.stderr
+
+
+async def test_port_0_on_the_box_is_bad_input_and_any_port_here_is_not():
+    """Hour s45b #4: `tunnel HOST 0` said "cannot listen on 127.0.0.1:None here". A box's
+    port is 1-65535; 0 is "any" for this side's --local-port only."""
+    done = await asyncio.wait_for(arun("tunnel", "local", "0"), 120)
+    assert done.returncode == 2, done.stderr
+    assert "not a port number: '0' (1-65535)" in done.stderr and "None" not in done.stderr
+    here = await asyncio.wait_for(arun("tunnel", "local", "6006", "--local-port", "0"), 120)
+    assert here.returncode == 1 and "no tunnel is needed" in here.stderr, here.stderr
