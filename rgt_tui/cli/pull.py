@@ -52,6 +52,9 @@ def _mbit_or_none(text: str) -> float | str:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of Mbit/s or none") from None
 
 
+MAX_JOBS = 32  # more would only queue at the box's sshd (its MaxSessions is 10 by default)
+
+
 def add_pull_arguments(parser: argparse.ArgumentParser) -> None:
     """``--all``, ``--bwlimit``, ``--jobs`` and ``--stall-timeout``."""
     parser.add_argument(
@@ -70,8 +73,8 @@ def add_pull_arguments(parser: argparse.ArgumentParser) -> None:
         "--jobs",
         type=int,
         metavar="N",
-        help="large files in flight (default: as many as the link's round trip needs, "
-        "at most 4: one on a near box, 4 across an ocean)",
+        help="large files in flight, 1 to 32 (default: as many as the link's round trip "
+        "needs, at most 4: one on a near box, 4 across an ocean)",
     )
     parser.add_argument(
         "--stall-timeout",
@@ -123,8 +126,13 @@ def run_pull(call: Call) -> int:
     from rgt_tui.services.pull.budget import shared_budget
 
     args = call.args
-    if args.jobs is not None and args.jobs < 1:
-        return call.fail("--jobs must be at least 1", code=EXIT_BAD_INPUT)
+    if args.jobs is not None and not 1 <= args.jobs <= MAX_JOBS:
+        # Each job opens its SFTP sessions up front: --jobs 100000 (a typo) sat 85 s at
+        # its listing opening them, with nothing to copy (hour s45b #5).
+        return call.fail(
+            f"--jobs must be 1 to {MAX_JOBS} (got {args.jobs}): large files in flight at once",
+            code=EXIT_BAD_INPUT,
+        )
     if not args.stall_timeout > 0:  # also NaN
         return call.fail("--stall-timeout must be more than 0 seconds", code=EXIT_BAD_INPUT)
     if args.bwlimit not in (None, NO_LIMIT) and not (

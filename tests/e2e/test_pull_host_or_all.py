@@ -92,3 +92,17 @@ def test_bwlimit_none_lifts_the_fleets_rate_and_a_word_is_told(
     with pytest.raises(SystemExit):
         main([*base, "--bwlimit", "fast"])
     assert "'fast' is not a number of Mbit/s or none" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["0", "33", "100000"])
+def test_a_number_of_jobs_out_of_range_is_refused(
+    value: str, tmp_path: Path, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Hour s45b #5: `--jobs 100000` (a typo) sat 85 s opening SFTP sessions with nothing
+    to copy."""
+    (tmp_path / "a").mkdir()
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(f'[[hosts]]\nname = "one"\nssh = "local"\npull = ["{tmp_path / "a"}"]\n')
+    code = main(["pull", "one", "--jobs", value, "--hosts", str(hosts)])
+    assert code == exit_codes.EXIT_BAD_INPUT
+    assert f"--jobs must be 1 to 32 (got {value})" in capsys.readouterr().err
