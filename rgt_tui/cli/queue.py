@@ -320,6 +320,16 @@ async def run_append(call: Call, transport: Transport) -> int:
     for c in result.added:
         print(f"  {c.index:>3}  {c.name}  {c.task}  {c.epochs_note}  ({c.where})")
     print(result.detail)
+    from rgt_tui.services.code_sync.crlf import queue_has_crlf
+
+    if host.queue is not None and queue_has_crlf(host.queue):
+        # Appended as parsed (the \r is dropped), but the next launch's crlf check fails
+        # the file: said now, as `queue check` says it (hour s45b #2: taken silently).
+        print(
+            f"{host.name}: warning: {host.queue} has Windows (CRLF) line endings — the next "
+            f"launch's crlf check fails them (U26); convert: dos2unix {host.queue}",
+            file=sys.stderr,
+        )
     if not result.running:
         # Where the detail says a launch begins: the first added cell's index skipped an
         # earlier pending or failed cell (hour s22c #6).

@@ -96,6 +96,7 @@ async def test_launch_show_append_and_diagnose_from_the_command_line(make_queue_
     assert "appended 1 cell" in appended.stdout and "next_one" in appended.stdout
     # The epochs as the launch plan says them (a template without {epochs} passes none).
     assert "next_one  t  epochs 2 (the line)" in appended.stdout, appended.stdout
+    assert "CRLF" not in appended.stderr
 
     shown = await arun("queue", "show", "box1", "--hosts", hosts, "--json")
     assert shown.returncode == 0
@@ -143,6 +144,13 @@ async def test_launch_show_append_and_diagnose_from_the_command_line(make_queue_
     await qf.loopback.box("box2").stop()
     down = await arun("launch", "box2", "--hosts", hosts, "--yes")
     assert down.returncode == 1 and "box2 is unreachable" in down.stdout
+    # A line saved with Windows line endings: appended as parsed, and warned of (hour
+    # s45b #2: taken silently, while the next launch's crlf check fails the file).
+    with qf.queue_file("box1").open("ab") as f:
+        f.write(f"{qf.cell_script('crlf_one', 'echo crlf')} t 1\r\n".encode())
+    crlf = await arun("queue", "append", "box1", "--hosts", hosts)
+    assert crlf.returncode == 0 and "appended 1 cell" in crlf.stdout, crlf.stderr
+    assert "has Windows (CRLF) line endings — the next launch's crlf check fails" in crlf.stderr
 
 
 async def test_launch_asks_with_no_connection_held_and_ctrl_c_stops_it_at_once(make_queue_fleet):
