@@ -128,6 +128,12 @@ def test_duplicate_names_across_files_list_every_place():
     assert [d.name for d in dups] == ["base"]
     message = dups[0].message()
     assert "a.txt:1" in message and "b.txt:2" in message and "isolation key" in message
+    # A name repeated 200,000 times made one 3.9 MB line (hour s45b #6): the first few.
+    many = parse("x/base.yaml recon\n" * 1000, file="c.txt").cells
+    (dup,) = duplicate_names(many)
+    said = dup.message()
+    assert "is used 1000 times: c.txt:1 and c.txt:2 and c.txt:3 and c.txt:4 and c.txt:5 " in said
+    assert "c.txt:5 and 995 more — " in said and "c.txt:6" not in said and len(said) < 400
 
 
 def test_render_quotes_every_value_and_the_shell_gets_them_literally(tmp_path):
