@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 import shlex
 import string
+import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -193,6 +194,15 @@ def parse_queue_line(
             return problem(
                 f"the {label} {value!r} holds a control character — "
                 "write it with printable characters only (rename the file if it has one)"
+            )
+        odd = next((ch for ch in value if ch != " " and unicodedata.category(ch) == "Zs"), None)
+        if odd is not None:
+            # A no-break space pasted from a chat or a web page looks like a space, yet
+            # splits nothing: "configs/a.json t" read as one path (hour s45b #7).
+            return problem(
+                f"the {label} {value!r} holds a {unicodedata.name(odd, 'space').lower()} "
+                f"(U+{ord(odd):04X}), which looks like a space but splits nothing: fields are "
+                "split on plain spaces and tabs — type a plain space there"
             )
     epochs, given = default_epochs, len(fields) == 3
     if given:

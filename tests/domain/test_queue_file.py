@@ -318,3 +318,14 @@ def test_every_line_of_a_file_with_a_byte_that_is_not_utf8_is_checked(tmp_path) 
         (3, "missing task after 'c.json'"),
         (5, "byte 0xe9 at column 2 is not UTF-8"),
     ]
+
+
+def test_a_no_break_space_between_fields_is_named():
+    """Hour s45b #7: `configs/nbsp.json<U+00A0>t 1` (pasted from a chat) read as the path
+    "configs/nbsp.json t", named missing from the code tree, the invisible character
+    never mentioned."""
+    (problem,) = parse("configs/nbsp.json\u00a0t 1\n", file="q.txt").problems
+    said = str(problem)
+    assert said.startswith("q.txt:1: the config path 'configs/nbsp.json\\xa0t' holds a "), said
+    assert "no-break space (U+00A0)" in said and "type a plain space there" in said
+    assert not parse("'configs/my run.yaml' t 1\n", file="q.txt").problems  # a real space
