@@ -217,7 +217,7 @@ class Scanner:
                 try:
                     rel.decode("utf-8")
                 except UnicodeDecodeError:
-                    self.refuse(rel, "file name is not valid UTF-8; rename it on the box")
+                    self.refuse(rel, "file name is not valid UTF-8")
                     continue
                 try:
                     st = os.lstat(full)

@@ -275,9 +275,15 @@ class LocalDiskFull(PullError):
 
     def __init__(self, path: Path, folder: Path) -> None:
         self.path, self.folder = path, folder
+        # rgt-tui's own record (the manifest): "this file" read as a result (hour s45b #8).
+        what = (
+            "this pull's record is not written, so nothing of it counts as pulled"
+            if path.parent.name == ".rgt"  # its records; a result's part is in .rgt/parts
+            else "this file is NOT marked pulled"
+        )
         super().__init__(
             f"local disk full while writing {path} (in {folder}); partial files are kept "
-            "and this file is NOT marked pulled",
+            f"and {what}",
             "free space on that disk (or expand it), then re-run the same pull to resume",
         )
 
