@@ -180,7 +180,7 @@ class RgtApp(ThemedApp):
         changed = lambda state: self.post_message(JobsChanged(state))  # noqa: E731
         self.jobs = JobRunner(
             self, fleet, self.connections, locks=self.runtime.locks, on_change=changed,
-            clock=clock, watching=self._watching, answering=self._answering,
+            clock=clock, watching=self._watching, answering=self.box_answers,
         )  # fmt: skip
         self.box_watch = BoxWatch(
             self,
@@ -412,7 +412,7 @@ class RgtApp(ThemedApp):
             exit_on_error=False,
         )
 
-    def _answering(self, host: str) -> bool:
+    def box_answers(self, host: str) -> bool:
         """Whether ``host``'s telemetry is connected now."""
         latest = self.runtime.latest.get(host)
         return latest is not None and latest.connection.status == "connected"

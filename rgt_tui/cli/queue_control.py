@@ -200,11 +200,20 @@ def run_kill(call: Call) -> int:
     return EXIT_OK if result.ended else EXIT_PROBLEMS
 
 
+def _retry_verb(plan: RetryPlan) -> str:
+    """What the plan does, in one word: only cells waiting for their retry run as their
+    mark left them — "Resume" over one whose {out} that mark set aside read as a promise
+    to go on from its checkpoint (review s45 #1)."""
+    if not plan.cells and plan.waiting:
+        return "Run as marked"
+    return "Resume" if plan.resume else "Retry"
+
+
 def format_retry(plan: RetryPlan) -> str:
     """The retry plan as the confirmation text."""
     from rgt_tui.services.disk.out_checkpoints import checkpoint_notes
 
-    lines = [f"{'Resume' if plan.resume else 'Retry'} on {plan.host}"]
+    lines = [f"{_retry_verb(plan)} on {plan.host}"]
     for cell, out in zip(plan.cells, plan.outs, strict=True):
         if plan.resume:
             moved = f"{out} is kept as it is" if out != "-" else "nothing set aside"
@@ -215,7 +224,11 @@ def format_retry(plan: RetryPlan) -> str:
         lines.append(f"  {cell.index:>3}  {cell.name:<28} {cell.label:<20} {moved}")
     for cell in plan.waiting:
         # It runs as its mark left it, --resume or not (s44 note).
-        then = "set aside then" if cell.set_aside and not cell.note else "nothing set aside then"
+        then = (
+            f"set aside then, to {cell.set_aside}"
+            if cell.set_aside and not cell.note
+            else "nothing set aside then"
+        )
         lines.append(
             f"  {cell.index:>3}  {cell.name:<28} {cell.label:<20} marked before the queue "
             f"stopped: runs as marked ({{out}} {then})"
@@ -312,7 +325,7 @@ def run_retry(call: Call) -> int:
     if plan.submits:
         launching = f" (submits them to {plan.submits} as a new array)"
     count = plural(len(plan.cells) + len(plan.waiting), "cell")
-    verb = "Resume" if plan.resume else "Retry"
+    verb = _retry_verb(plan)
     answer = confirmed(call, f"{verb} {count} on {host.name}: {names}{launching}?")
     if answer is not None:
         return answer

@@ -681,7 +681,8 @@ class JobRunner:
                 host.name,
                 refusal=f"{host.name} still answers (its telemetry is connected): it is not "
                 "destroyed yet — destroy it as the instructions say, then type its name again "
-                "once its pane says it does not answer; nothing was recorded",
+                "once it no longer answers (its pane: reconnecting, or lost); nothing was "
+                "recorded",
             )
             return
         # The box the confirmation was about, not whichever the journal holds by now.

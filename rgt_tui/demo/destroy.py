@@ -10,12 +10,14 @@ tour's last step could not be taken on a loopback box.
 from __future__ import annotations
 
 import asyncio
+import logging
 import shlex
 from pathlib import Path
 
 from rgt_tui.demo.loopback import LoopbackFleet
 
 POLL_S = 0.5
+log = logging.getLogger(__name__)
 
 
 def destroy_command(destroy_dir: Path, box: str) -> str:
@@ -30,5 +32,8 @@ async def stop_destroyed(loopback: LoopbackFleet, destroy_dir: Path) -> None:
         for box in loopback.boxes:
             if box.name not in stopped and (destroy_dir / box.name).exists():
                 stopped.add(box.name)
-                await box.stop()
+                try:
+                    await box.stop()
+                except Exception:  # one box's failure must not leave the others running
+                    log.exception("demo: stopping %s for its teardown", box.name)
         await asyncio.sleep(POLL_S)

@@ -104,7 +104,9 @@ class KeyFooter(Footer):
         signature = self._signature(screen)
         if signature == self._shown and self._bindings_ready:
             return
-        self._shown = signature
+        # ``_shown`` is set by the build itself (compose): Textual skips the rebuild while
+        # the terminal has no focus, and the same keys told again on its return must
+        # still rebuild (review s45 #4).
         super().bindings_changed(screen)
 
     def on_resize(self, event: events.Resize) -> None:

@@ -446,8 +446,14 @@ async def test_a_retry_of_a_cell_waiting_for_its_retry_says_it_runs_as_marked(ma
     asked = Terminal("queue", "retry", "box1", "broke", "--resume", "--hosts", hosts)
     await asked.expect("[y/N]")
     said = asked.out.decode()
-    assert "marked before the queue stopped: runs as marked ({out} set aside then)" in said, said
+    assert (
+        f"marked before the queue stopped: runs as marked ({{out}} set aside then, to {aside})"
+        in said
+    ), said
     assert "each runs again with its {out} as it is" not in said
+    # Not "Resume" over a cell that starts over (review s45 #1): header and question.
+    assert said.lstrip().startswith("Run as marked on box1"), said
+    assert "Run as marked 1 cell on box1: broke" in said and "Resume" not in said, said
     asked.type("n")
     code, _, _ = await asked.finish()
     assert code != 0 and aside.exists() and not (results / "broke").exists()

@@ -201,3 +201,25 @@ async def test_a_resize_under_a_text_box_leaves_the_fleet_footer_whole(tmp_path:
         await pilot.pause()
         row = footer_row(app)
         assert " q Quit " in row and "? " in row, row
+
+
+async def test_keys_that_changed_while_the_terminal_had_no_focus_are_drawn_on_its_return(
+    tmp_path: Path,
+) -> None:
+    """Review s45 #4: Textual rebuilds no footer while the terminal has no focus, and the
+    keys told again on its return matched what the footer had last been told, not what
+    it drew: the Logs tab's c stayed undrawn."""
+    from textual import events
+
+    app = make_app(tmp_path)
+    async with app.run_test(size=(160, 40)) as pilot:
+        screen = await open_detail(pilot)
+        assert " c Cells " not in footer_row(app)
+        app.post_message(events.AppBlur())
+        await pilot.pause()
+        screen.action_show_tab("logs")  # not a key: a key gives the terminal focus back
+        await pilot.pause()
+        app.post_message(events.AppFocus())
+        await pilot.pause()
+        await pilot.pause()
+        assert " c Cells " in footer_row(app), footer_row(app)

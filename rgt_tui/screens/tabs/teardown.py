@@ -496,6 +496,11 @@ class TeardownTab(DetailTab):
         confirm = self.query_one("#confirm-name", Input)
         manual = self.jobs is not None and self.jobs.awaiting_manual
         does = "record it destroyed" if manual else "tear it down"
+        answers = getattr(self.app, "box_answers", None)
+        if manual and answers is not None and answers(self.host_name):
+            # The record is refused while the box answers (review s45 #5: the border
+            # promised it, and Enter refused).
+            does = "nothing (it still answers)"
         report = self.jobs.gate if self.jobs is not None else None
         locked = (
             [c for c in report.conditions if not c.ok and c.key != "confirmed"] if report else []

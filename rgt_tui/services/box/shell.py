@@ -97,7 +97,10 @@ def queue_window_script(session: str) -> str:
         "a login shell here instead, the queue runner untouched in window "
     )
     return (
-        f"if command -v tmux >/dev/null 2>&1 && tmux has-session -t {exact} 2>/dev/null; then "
+        # [ -t 0 ]: a script's shell (no terminal) reads its input in a plain login shell;
+        # tmux could not attach there, and said so (review s45 #7).
+        f"if [ -t 0 ] && command -v tmux >/dev/null 2>&1 && tmux has-session -t {exact} "
+        "2>/dev/null; then "
         f"r=$(tmux list-windows -t {exact} -F '#{{window_index}}' 2>/dev/null | head -n 1); "
         f"v={shlex.quote(session + '-shell-')}$$; "
         f'w=$(tmux new-session -d -P -F \'#{{window_id}}\' -s "$v" -c "$PWD" {shlex.quote(window)}) '

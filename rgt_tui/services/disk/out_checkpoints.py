@@ -73,7 +73,9 @@ def _failed_verify(
     for cell, rel in checkpoints:
         status = failed_verify(fleet, host, cell, rel)
         if status is not None:
-            good = newest_verified(fleet, host, cell)
+            # This host's own: the advice names a copy "set aside here by a pull" (review
+            # s45 #3), which the origin's is not.
+            good = newest_verified(fleet, host, cell, resumed_from_origin=False)
             failed.append((cell, status, good.path if good is not None else ""))
     return tuple(failed)
 

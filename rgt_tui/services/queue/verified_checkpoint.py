@@ -127,7 +127,9 @@ def newest_failed(fleet: Fleet, host: HostConfig, cell: str) -> tuple[str, str] 
     return newest[2], status
 
 
-def newest_verified(fleet: Fleet, host: HostConfig, cell: str) -> Checkpoint | None:
+def newest_verified(
+    fleet: Fleet, host: HostConfig, cell: str, *, resumed_from_origin: bool = True
+) -> Checkpoint | None:
     """``cell``'s newest checkpoint whose last verification (of the manifest pulled
     last) passed it; None when there is none or the records cannot be read. Without one
     of its run on ``host``, that of the host whose verified copy a resume move pushed
@@ -135,7 +137,7 @@ def newest_verified(fleet: Fleet, host: HostConfig, cell: str) -> Checkpoint | N
     preemption falls back to (the pane read "none verified here": s44 note). The
     records only, as ``resume.earlier_hop`` decides with a re-hash."""
     best = _newest_verified(fleet, host, cell)
-    if best is not None:
+    if best is not None or not resumed_from_origin:
         return best
     origin = resumed_from(fleet, host.name, cell)
     if origin is None or origin == host.name or origin not in {h.name for h in fleet.hosts}:

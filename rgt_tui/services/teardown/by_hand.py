@@ -385,6 +385,16 @@ async def record_destroyed(
                 "yet, so what the box wrote since the confirmation cannot be told; nothing "
                 "was recorded — once it ends (and verify passes), record it again"
             )
+        for group in fleet.groups_of(host.name):
+            # A pull of its group lists this box too, and writes that listing once the box
+            # has hashed every file, as the host's own pull does (review s45 #2).
+            rank = _rank_folder(fleet.results_dir, group, host.name)
+            if rank is not None and await asyncio.to_thread(pull_running, rank):
+                raise ValueError(
+                    f"a pull of its group {printable(group.name, 100)} is running: its "
+                    "listing of this box is not recorded yet; nothing was recorded — once it "
+                    "ends (and verify passes), record it again"
+                )
         try:
             await gather(fleet, host, None, journal, clock=clock, records_only=True)
         except OSError as exc:  # the pulled copy's records unreadable (review s44 #9)
