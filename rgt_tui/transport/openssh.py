@@ -1,5 +1,6 @@
 """The user's OpenSSH ``ssh``, for tools that bring their own transfer (rsync's ``-e``)
-and for the shell on a box (``s``, ``rgt-tui shell``: interactive, a terminal forced when this side has one).
+and for the shell on a box (``s``, ``rgt-tui shell``: interactive, a terminal forced
+when this side has one).
 
 Ours stays the only host-key check (DESIGN.md, Trust) whatever ~/.ssh/config says: the
 command names the same known_hosts files the SSH transport reads (the host's file, then
