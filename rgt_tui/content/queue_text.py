@@ -273,7 +273,13 @@ def queue_lines(view: QueueView, *, answering: bool = True) -> list[Content]:
     if view.cells:
         ended = any(c.status in ENDED for c in view.cells)
         hint = (
-            CONTROL_HINT
+            # R only with a cell it can take (hour s45a #10: offered beside the one cell,
+            # running, then "no failed, killed or finished cell to retry").
+            (
+                CONTROL_HINT
+                if any(c.status in (*ENDED, DONE, RETRY) for c in view.cells)
+                else CONTROL_HINT.removesuffix(" · R retry or resume a cell")
+            )
             if view.current is not None
             else ended_hint(view)
             if ended

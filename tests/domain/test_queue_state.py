@@ -155,6 +155,17 @@ def test_the_queue_line_names_the_state_once_and_the_cli_names_its_flag():
     running = view(launches(), attempts, runner_alive=True, alive={"a"})
     first = queue_lines(running)[0].plain
     assert first.startswith(f"queue {running.state} · ") and first.count(running.state) == 1
+    # R only with a cell it can take (hour s45a #10): a running first cell alone, none.
+    text = "\n".join(line.plain for line in queue_lines(running))
+    assert "S stop after this cell · X kill the running cell" in text
+    assert "R retry or resume" not in text, text
+    with_done = view(
+        launches(),
+        {"a": parse_cell_state(f"start 1000 {BOOT} 10\nend 1005 0\n"),
+         "b": parse_cell_state(f"start 1006 {BOOT} 11\n")},
+        runner_alive=True, alive={"b"},
+    )  # fmt: skip
+    assert "· R retry or resume a cell" in "\n".join(x.plain for x in queue_lines(with_done))
     stopped = view(launches(), attempts)
     assert "resume from cell 0" in stopped.summary()
     shown = format_view(stopped)
