@@ -174,7 +174,7 @@ async def test_a_group_runs_one_torchrun_and_stops_together(
         assert resume.ok and resume.resume, resume.problems
         resumed_by = await backend.retry(resume, transport, fleet=fleet)
         assert resumed_by.launched is not None
-        assert [a for _, a in resumed_by.aside] == ["-"]  # nothing set aside
+        assert [a for _, a in resumed_by.aside] == ["="]  # kept, as a resume: nothing set aside
         await wait_for(lambda: polled(lambda v: _cell(v, "crash") == DONE), 240, "crash resumed")
         resumed = crash_log.read_text().split("loaded step")[-1]
         assert resumed.split()[0] == "2", resumed[:80]
