@@ -134,6 +134,10 @@ class RgtApp(ThemedApp):
         super().__init__()
         self.fleet = fleet
         self.quit_removes = quit_removes
+        # q was pressed and its question is not up yet: keys typed after it do nothing
+        # (``qus`` in one burst opened the disk dialog and a shell on a billing box before
+        # the question, which was then left under them: hour s45c #1).
+        self.quit_pending = False
         self.clock = clock
         self.config_dir = config_dir
         self.thresholds = health_thresholds(fleet)
@@ -337,6 +341,8 @@ class RgtApp(ThemedApp):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # Between t and the confirmation box having the cursor, keys are text, not actions.
         if self.type_ahead.active:
+            return False
+        if self.quit_pending and action not in ("quit", "quit_key"):
             return False
         # In a text box +, ? and q are text: the footer must not offer them there (a
         # user's hour read "+ Add box" beside the box they were typing a name into).
@@ -561,10 +567,12 @@ class RgtApp(ThemedApp):
         Decided behind the messages already queued, not at the key: ``p q`` typed in one
         burst queues p's JobRequested behind the q key, and a quit decided at once saw no
         pull and asked nothing (a user's hour)."""
+        self.quit_pending = True
         self.post_message(QuitAsked())
 
     @on(QuitAsked)
     def _quit_asked(self, message: QuitAsked) -> None:
+        self.quit_pending = False
         lines = self._quit_stops()
         removes = self.quit_removes
         if (not lines and not removes) or isinstance(self.screen, QuitConfirmScreen):

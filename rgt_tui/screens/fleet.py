@@ -512,8 +512,8 @@ class FleetScreen(FleetView, Screen[None]):
             self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if typing_ahead(self):
-            return False  # t was pressed: what is typed now is for the confirmation box
+        if typing_ahead(self) or getattr(self.app, "quit_pending", False):
+            return False  # t was pressed (keys for the confirmation box), or q (its question)
         if action == "host_key":  # shown (and working) only on a refused host
             pane = self.selected
             return pane is not None and pane.key_refusal is not None

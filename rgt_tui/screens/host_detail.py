@@ -448,8 +448,8 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
             self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if typing_ahead(self):
-            return False  # t was pressed: what is typed now is for the confirmation box
+        if typing_ahead(self) or getattr(self.app, "quit_pending", False):
+            return False  # t was pressed (keys for the confirmation box), or q (its question)
         if action == "host_key":  # shown (and working) only while the key is refused
             return self.key_refusal is not None
         if action == "kill_vram_holder":  # x: the GPU tab's only

@@ -178,3 +178,29 @@ async def test_a_dialog_opened_over_the_shell_screen_leaves_no_screen_that_drops
             pilot=pilot,
         )
         assert app.screen is app.fleet_screen
+
+
+async def test_keys_typed_right_after_q_wait_for_the_quit_question(
+    tmp_path: Path, home: Path
+) -> None:
+    """Hour s45c #1: `qus` in one burst opened the disk usage dialog and the shell (on a
+    box that bills) before the quit question came, which was then left under them. Keys
+    typed after q, before its question is up, do nothing."""
+    from textual import events
+
+    from rgt_tui.screens.quit_confirm import QuitConfirmScreen
+
+    monitors = {u.host: ReplayMonitor(updates=[u]) for u in three_updates()}
+    app = make_app(tmp_path, monitors, quit_removes="the demo's boxes")
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_for(lambda: len(app.latest) == 3, pilot=pilot)
+        for key in "qus":  # queued together, as a burst from the terminal arrives
+            app.post_message(events.Key(key, key))
+        await wait_for(lambda: isinstance(app.screen, QuitConfirmScreen), pilot=pilot)
+        await pilot.pause()
+        names = [type(s).__name__ for s in app.screen_stack]
+        assert names == ["FleetScreen", "QuitConfirmScreen"], names
+        await pilot.press("escape")  # stay: every key works again
+        await pilot.pause()
+        await pilot.press("question_mark")
+        await wait_for(lambda: isinstance(app.screen, HelpScreen), pilot=pilot)
