@@ -81,10 +81,11 @@ async def _run(boxes: int, theme: str | None, tmux_dir: Path) -> int:
     fleet_of = LoopbackFleet(
         boxes, workload=True, tmux_tmpdir=tmux_dir, gpus=True, costs=DEMO_COSTS
     )
-    destroy_dir = tmux_dir / "destroyed"  # the demo's own folder, removed as it ends
-    destroy_dir.mkdir(exist_ok=True)
-    fleet_of.teardown = partial(destroy_command, destroy_dir)
+    # In the demo's folder (the one it prints), made as the boxes start; removed with it.
+    fleet_of.teardown = lambda box: destroy_command(_destroy_dir(fleet_of), box)
     async with fleet_of as loopback:
+        destroy_dir = _destroy_dir(loopback)
+        destroy_dir.mkdir(exist_ok=True)
         destroyer = asyncio.ensure_future(stop_destroyed(loopback, destroy_dir))
         # The demo's records are its own: its fleet file is new each run, so its journal
         # folder is too (paths.journal_dir), apart from the user's fleets' (their box1
@@ -112,6 +113,12 @@ async def _run(boxes: int, theme: str | None, tmux_dir: Path) -> int:
         finally:
             destroyer.cancel()
             shutil.rmtree(records, ignore_errors=True)
+
+
+def _destroy_dir(loopback: LoopbackFleet) -> Path:
+    """Where the demo boxes' teardown command leaves its files (``demo/destroy.py``)."""
+    assert loopback.base_dir is not None  # set as the fleet starts, before the file is written
+    return loopback.base_dir / "destroyed"
 
 
 async def _run_app(app: RgtApp, boxes: int) -> int:

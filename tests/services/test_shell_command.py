@@ -72,6 +72,8 @@ def test_the_shell_is_the_users_ssh_with_every_forced_option_and_the_fleets_know
     assert isinstance(scripted, ShellCommand), scripted
     options = _options(scripted.argv)
     assert "RequestTTY=no" in options and "RequestTTY=force" not in options
+    assert scripted.describe().endswith("(ssh; no terminal here: it reads its input)")
+    assert "tmux" in command.describe()  # at a terminal: the queue's window when it runs
 
 
 def test_ssh_config_that_would_forward_or_trust_anything_is_overridden(

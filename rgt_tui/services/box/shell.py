@@ -52,10 +52,13 @@ class ShellCommand:
     cwd: Path | None = None  # local hosts: the workdir (ssh: the box's shell changes to it)
     note: str = ""  # said before the shell starts (a missing workdir, a nested tmux)
     env: Mapping[str, str] | None = None  # ssh: OpenSsh.env (None: this process's)
+    terminal: bool = True  # False: a script's, which reads its input in a plain shell
 
     def describe(self) -> str:
         """One line: where the shell goes."""
         where = "this machine" if self.cwd is not None else "ssh"
+        if not self.terminal:  # the queue's tmux is skipped (review s45 #7; hour s45c #4)
+            return f"{self.host}: a shell ({where}; no terminal here: it reads its input)"
         return (
             f"{self.host}: a shell ({where}; a new window of the queue's tmux session "
             f"{self.session} when it runs in one)"
@@ -141,7 +144,13 @@ def shell_command(host: HostConfig, *, terminal: bool | None = None) -> ShellCom
     ssh = openssh_for(host, interactive=True, terminal=terminal)
     if not isinstance(ssh, OpenSsh):
         return f"{host.name}: no shell over your ssh: {ssh}"
-    return ShellCommand(host.name, ssh.command(remote_shell_script(host)), session, env=ssh.env)
+    return ShellCommand(
+        host.name,
+        ssh.command(remote_shell_script(host)),
+        session,
+        env=ssh.env,
+        terminal=terminal,
+    )
 
 
 def _local_shell(host: HostConfig, session: str) -> ShellCommand:
