@@ -47,6 +47,9 @@ OUT_OF_MEMORY, TIMEOUT, PREEMPTED, NODE_FAIL, CANCELLED = (
     "OUT_OF_MEMORY", "TIMEOUT", "PREEMPTED", "NODE_FAIL", "CANCELLED",
 )  # fmt: skip
 SLURM_ENDED = (OUT_OF_MEMORY, TIMEOUT, PREEMPTED, NODE_FAIL, CANCELLED)
+# The cells R can take (the Queue tab's picker, its line and its footer alike): ended
+# ones, a done one (with --done on the command line), one already waiting for its retry.
+RETRY_PICKABLE = (FAILED, KILLED, INTERRUPTED, DONE, RETRY, *SLURM_ENDED)
 CELL_STATUSES = (PENDING, RUNNING, DONE, FAILED, INTERRUPTED, KILLED, RETRY, SKIPPED, *SLURM_ENDED)
 
 # Whole-queue states.

@@ -35,6 +35,7 @@ SAME_ACTION = {
     "quit_key": "quit",
     "nothing_running('stop')": "queue_control('stop')",
     "nothing_running('kill')": "queue_control('kill')",
+    "nothing_running('retry')": "queue_control('retry')",
     "queue_control_elsewhere('stop')": "queue_control('stop')",
     "queue_control_elsewhere('kill')": "queue_control('kill')",
     "queue_control_elsewhere('retry')": "queue_control('retry')",

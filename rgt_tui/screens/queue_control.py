@@ -62,6 +62,7 @@ QUEUE_CONTROL_BINDINGS = [
 QUEUE_CONTROL_IDLE_BINDINGS = [
     Binding("S", "nothing_running('stop')", show=False),
     Binding("X", "nothing_running('kill')", show=False),
+    Binding("R", "nothing_running('retry')", show=False),
 ]
 # S X R on the host's other tabs (Logs, where a user watches the cell): hidden from their
 # footers, yet they act — the dialog says what it finds — instead of silence (hour s34

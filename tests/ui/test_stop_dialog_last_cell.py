@@ -160,13 +160,20 @@ def offered(app: Any) -> set[str]:
 
 async def test_s_and_x_are_offered_only_while_a_cell_runs(make_queue_fleet, tmp_path: Path):
     """A user's hour read "S Stop after cell" and "X Kill cell" in the footer with nothing
-    running; R (retry) stays."""
+    running; R only with a cell to take (hour s45c #3: offered beside a lone running one)."""
     qf = await first_running(make_queue_fleet)
     app = polling_app(qf, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         screen = await queue_tab(app, pilot)
-        every = {"queue_control('stop')", "queue_control('kill')", "queue_control('retry')"}
-        await wait_for(lambda: offered(app) == every, what="S X R while first runs", pilot=pilot)
+        running = {"queue_control('stop')", "queue_control('kill')"}
+        await wait_for(lambda: offered(app) == running, what="S X while first runs", pilot=pilot)
+        await pilot.press("R")  # unlisted, yet answered, never silence
+        await wait_for(
+            lambda: any("no failed, killed or finished cell" in str(n.message)
+                        for n in shown_notifications(app)),
+            what="R answered",
+            pilot=pilot,
+        )  # fmt: skip
         for name in ("go", "never"):
             (qf.root() / name).touch()  # both cells end: nothing runs
         await wait_for(
@@ -195,12 +202,18 @@ async def test_s_and_x_are_offered_only_while_a_cell_runs(make_queue_fleet, tmp_
 
 async def test_an_80_column_queue_tab_footer_draws_s_x_and_r(make_queue_fleet, tmp_path: Path):
     """Hour s45a #10: at 80 columns the Queue tab of a running queue drew p, v, t and L
-    (refused while the queue runs) and none of its own S X R."""
+    (refused while the queue runs) and none of its own S X R. (first is killed here, so R
+    has a cell to take.)"""
     from support.pilot import screen_text
 
+    from rgt_tui.services.queue.control import kill_cell
     from rgt_tui.widgets.key_footer import KeyFooter
 
     qf = await first_running(make_queue_fleet)
+    transport = qf.transport()
+    await kill_cell(qf.host(), transport, "first", then="next", grace_s=1)
+    await transport.close()
+    await wait_view(qf, lambda v: v.cells[1].status == RUNNING, what="last to run")
     app = polling_app(qf, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await queue_tab(app, pilot)

@@ -31,13 +31,9 @@ from rgt_tui.domain.group_run import RankView
 from rgt_tui.domain.preemption import Preemption, hhmm
 from rgt_tui.domain.queue_state import (
     DONE,
-    FAILED,
-    INTERRUPTED,
-    KILLED,
     PENDING,
-    RETRY,
+    RETRY_PICKABLE,
     RUNNING,
-    SLURM_ENDED,
     QueueView,
     queue_is,
 )
@@ -316,8 +312,7 @@ class QueueTab(DetailTab):
         elif action == "retry":
             # Slurm: OOM, TIMEOUT, …; a cell waiting for its retry too: on a stopped queue
             # its retry runs it alone, and R hid it while the tab named it (hour s21b #3).
-            ended = (FAILED, KILLED, INTERRUPTED, DONE, RETRY, *SLURM_ENDED)
-            cells = [c for c in view.cells if c.status in ended]
+            cells = [c for c in view.cells if c.status in RETRY_PICKABLE]
             running = [c for c in view.cells if c.status == RUNNING]
             busy = ""
             if running:  # not listed: a user hunted for it (hour s20b #15)
