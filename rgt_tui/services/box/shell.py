@@ -57,7 +57,7 @@ class ShellCommand:
     def describe(self) -> str:
         """One line: where the shell goes."""
         where = "this machine" if self.cwd is not None else "ssh"
-        if not self.terminal:  # the queue's tmux is skipped (review s45 #7; hour s45c #4)
+        if not self.terminal:  # tmux cannot attach without one (hour s45c #4)
             return f"{self.host}: a shell ({where}; no terminal here: it reads its input)"
         return (
             f"{self.host}: a shell ({where}; a new window of the queue's tmux session "
@@ -100,10 +100,7 @@ def queue_window_script(session: str) -> str:
         "a login shell here instead, the queue runner untouched in window "
     )
     return (
-        # [ -t 0 ]: a script's shell (no terminal) reads its input in a plain login shell;
-        # tmux could not attach there, and said so (review s45 #7).
-        f"if [ -t 0 ] && command -v tmux >/dev/null 2>&1 && tmux has-session -t {exact} "
-        "2>/dev/null; then "
+        f"if command -v tmux >/dev/null 2>&1 && tmux has-session -t {exact} 2>/dev/null; then "
         f"r=$(tmux list-windows -t {exact} -F '#{{window_index}}' 2>/dev/null | head -n 1); "
         f"v={shlex.quote(session + '-shell-')}$$; "
         f'w=$(tmux new-session -d -P -F \'#{{window_id}}\' -s "$v" -c "$PWD" {shlex.quote(window)}) '
