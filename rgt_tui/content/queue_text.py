@@ -20,7 +20,6 @@ from rgt_tui.domain.queue_state import (
     KILLED,
     PENDING,
     RETRY,
-    RETRY_PICKABLE,
     SKIPPED,
     SLURM_ENDED,
     STOPPED,
@@ -278,7 +277,7 @@ def queue_lines(view: QueueView, *, answering: bool = True) -> list[Content]:
             # running, then "no failed, killed or finished cell to retry").
             (
                 CONTROL_HINT
-                if any(c.status in RETRY_PICKABLE for c in view.cells)
+                if view.retry_pickable
                 else CONTROL_HINT.removesuffix(" · R retry or resume a cell")
             )
             if view.current is not None

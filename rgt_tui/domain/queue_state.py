@@ -245,6 +245,12 @@ class QueueView:
         return sum(1 for c in self.cells if c.status == status)
 
     @property
+    def retry_pickable(self) -> tuple[CellView, ...]:
+        """The cells R can take (``RETRY_PICKABLE``): the picker lists them, and the tab's
+        line and footer offer R only when there is one."""
+        return tuple(c for c in self.cells if c.status in RETRY_PICKABLE)
+
+    @property
     def current(self) -> CellView | None:
         """The running cell started last, if any."""
         running = [c for c in self.cells if c.status == RUNNING]

@@ -35,7 +35,7 @@ from rgt_tui.domain.errors import HostKeyError
 from rgt_tui.domain.health import Thresholds
 from rgt_tui.domain.history import HostHistory
 from rgt_tui.domain.preemption import Checkpoint, Preemption
-from rgt_tui.domain.queue_state import RETRY_PICKABLE, QueueView
+from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.messages import ReconnectRequested
 from rgt_tui.screens.disk_usage import DISK_BINDING, DiskUsageRequested
 from rgt_tui.screens.host_key import HOST_KEY_BINDING, HostKeyReviewRequested
@@ -59,11 +59,6 @@ from rgt_tui.widgets.host_pane import screen_on_top
 from rgt_tui.widgets.key_footer import KeyFooter
 
 PICK_CELL = "The Logs tab's picker: the queue log or a cell's log"
-
-
-def _retry_pickable(view: QueueView) -> bool:
-    """Whether the Queue tab's R has a cell to take (``RETRY_PICKABLE``)."""
-    return any(c.status in RETRY_PICKABLE for c in view.cells)
 
 
 def _tab_bindings() -> list[Binding]:
@@ -470,14 +465,14 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
                 return view.current is not None
             if parameters and parameters[0] == "retry" and view is not None:
                 # R only with a cell to take, as the tab's line (hour s45c #3).
-                return _retry_pickable(view)
+                return bool(view.retry_pickable)
             return True
         if action == "nothing_running":  # S X R when the above hides them: said why
             view = self.queue_view
             if self.active_tab != "queue" or view is None:
                 return False
             if parameters and parameters[0] == "retry":
-                return not _retry_pickable(view)
+                return not view.retry_pickable
             return view.current is None
         if action == "queue_control_elsewhere":  # S X R on every other tab, unlisted
             return self.active_tab not in ("queue", None)

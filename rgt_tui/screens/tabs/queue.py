@@ -32,7 +32,6 @@ from rgt_tui.domain.preemption import Preemption, hhmm
 from rgt_tui.domain.queue_state import (
     DONE,
     PENDING,
-    RETRY_PICKABLE,
     RUNNING,
     QueueView,
     queue_is,
@@ -312,7 +311,7 @@ class QueueTab(DetailTab):
         elif action == "retry":
             # Slurm: OOM, TIMEOUT, …; a cell waiting for its retry too: on a stopped queue
             # its retry runs it alone, and R hid it while the tab named it (hour s21b #3).
-            cells = [c for c in view.cells if c.status in RETRY_PICKABLE]
+            cells = list(view.retry_pickable)
             running = [c for c in view.cells if c.status == RUNNING]
             busy = ""
             if running:  # not listed: a user hunted for it (hour s20b #15)
