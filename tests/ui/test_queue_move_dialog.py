@@ -27,6 +27,28 @@ async def planned(pilot: Any, screen: QueueMoveScreen, says: str) -> str:
     return await wait_for(ready, what=f"the move plan to say {says!r}", pilot=pilot)
 
 
+async def gate_running(qf: Any, second: str, others: tuple[str, ...]) -> None:
+    """box1's queue launched: ``gate`` running until $HOME/go, then ``second``; each of
+    ``others`` given a queue of its own (somewhere to move to)."""
+    qf.write_queue(f"{qf.cell_script('gate', GATE)} t 1\n{second} t 1\n", "box1")
+    for box in others:
+        qf.write_queue("cells/x.sh t 1\n", box)
+    t1 = qf.transport("box1")
+    await launch(await plan_launch(qf.fleet, qf.host("box1"), t1), t1)
+    await t1.close()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="the gate cell to run")
+
+
+async def open_move(app: Any, pilot: Any) -> QueueMoveScreen:
+    """``m`` on the fleet (box1 selected): the move dialog."""
+    await pilot.press("m")
+    return await wait_for(
+        lambda: app.screen if isinstance(app.screen, QueueMoveScreen) else None,
+        what="the move dialog",
+        pilot=pilot,
+    )
+
+
 async def test_m_moves_a_cell_the_running_box_holds_after_naming_it(
     make_queue_fleet, tmp_path: Path
 ) -> None:
@@ -97,22 +119,10 @@ async def test_a_plan_is_not_left_on_screen_under_what_was_typed_since(
     """Hour s45a #8: the destination changed from box2 to box3 after a plan, the plan of
     box2 ("line 2 becomes '#moved-to box2: …'") and its "Move, 1 skipped" stayed."""
     qf = await make_queue_fleet(3, run=SCRIPT_RUN)
-    gate = qf.cell_script("gate", GATE)
-    qf.write_queue(f"{gate} t 1\ncells/b.sh t 1\n", "box1")
-    for box in ("box2", "box3"):
-        qf.write_queue("cells/x.sh t 1\n", box)
-    t1 = qf.transport("box1")
-    await launch(await plan_launch(qf.fleet, qf.host("box1"), t1), t1)
-    await t1.close()
-    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="the gate cell to run")
+    await gate_running(qf, "cells/b.sh", ("box2", "box3"))
     app = make_app(tmp_path, fleet=qf.fleet)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("m")
-        screen = await wait_for(
-            lambda: app.screen if isinstance(app.screen, QueueMoveScreen) else None,
-            what="the move dialog",
-            pilot=pilot,
-        )
+        screen = await open_move(app, pilot)
         await pilot.press("b", "enter", *"box2", "enter")
         await planned(pilot, screen, "#moved-to box2")
         go = screen.query_one("#move-go", Button)
@@ -135,22 +145,11 @@ async def test_a_move_refused_on_the_box_gives_the_focus_to_cancel(
     """Hour s45a #8: after "Not moved: b is running on box1 now" no button had the focus
     (Move had it, disabled since) and the key line named no Enter."""
     qf = await make_queue_fleet(2, run=SCRIPT_RUN)
-    gate = qf.cell_script("gate", GATE)
     hold = 'while [ ! -e "$HOME/go_b" ]; do sleep 0.05; done'
-    qf.write_queue(f"{gate} t 1\n{qf.cell_script('b', hold)} t 1\n", "box1")
-    qf.write_queue("cells/x.sh t 1\n", "box2")
-    t1 = qf.transport("box1")
-    await launch(await plan_launch(qf.fleet, qf.host("box1"), t1), t1)
-    await t1.close()
-    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="the gate cell to run")
+    await gate_running(qf, qf.cell_script("b", hold), ("box2",))
     app = make_app(tmp_path, fleet=qf.fleet)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("m")
-        screen = await wait_for(
-            lambda: app.screen if isinstance(app.screen, QueueMoveScreen) else None,
-            what="the move dialog",
-            pilot=pilot,
-        )
+        screen = await open_move(app, pilot)
         await pilot.press("b", "enter", *"box2", "enter")
         await planned(pilot, screen, "#moved-to box2")
         go = screen.query_one("#move-go", Button)
