@@ -65,6 +65,7 @@ from rgt_tui.services.teardown import (
     TeardownOutcome,
     UnknownCellError,
     acknowledge,
+    box_still_answers,
     check_cells,
     check_gate,
     confirm_and_tear_down,
@@ -476,8 +477,15 @@ def _record_destroyed(call: Call, j: Journal, typed: str, *, box: BoxIdentity | 
             print(f"The box recorded under {host.name}: {box.describe()}, {when}.")
         print(f"What destroying {host.name} by hand means:")
         print(f"  {instructions(host, load_profile(host.profile))}")
+
+    async def answers(current: BoxIdentity) -> str | None:
+        # The TUI knows from its telemetry; here one connection asks (hour s45a #2: a
+        # box recorded torn down seconds after it answered).
+        print(f"Checking that {host.name} no longer answers…", flush=True)
+        return await box_still_answers(host, current)
+
     try:
-        run_async(record_destroyed(call.fleet, host, j, typed, box))
+        run_async(record_destroyed(call.fleet, host, j, typed, box, answers=answers))
     except ValueError as exc:
         print(f"refused: {exc}; {host.name} is NOT recorded as torn down", file=sys.stderr)
         return EXIT_PROBLEMS

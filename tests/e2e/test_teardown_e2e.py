@@ -171,5 +171,6 @@ async def test_ctrl_c_while_the_teardown_command_runs_names_it_and_how_to_record
     assert "rgt-tui teardown box1 --destroyed box1" in err
     os.kill(pid, 0)  # still running: it was not cut halfway
     await wait_for(lambda: marker.exists(), 60, "the command to finish on its own")
+    await loopback_fleet.box("box1").stop()  # what the command destroyed no longer answers
     recorded = await cli("teardown", "box1", "--destroyed", "box1")
     assert recorded.returncode == 0, recorded.stdout + recorded.stderr

@@ -30,7 +30,7 @@ from rgt_tui.services.pull import pull_host
 from rgt_tui.services.records import pull_lock_path
 from rgt_tui.services.runtime.locks import HostLocks
 from rgt_tui.services.teardown import BoxMismatch, confirmed_at, record_manual_teardown
-from rgt_tui.services.teardown.by_hand import changed_since, record_destroyed
+from rgt_tui.services.teardown.by_hand import box_still_answers, changed_since, record_destroyed
 from rgt_tui.services.verify.run import verify_host
 from rgt_tui.services.watch.drivers.periodic_pull import BUSY_RETRY_S, PullScheduler
 from rgt_tui.transport import open_transport
@@ -151,6 +151,18 @@ async def test_cli_manual_teardown_asks_for_the_name_again(ready: Setup) -> None
     assert ready.journal.load("box1").torn_down_at is None
     wrong = await ready.cli("teardown", "box1", "--destroyed", "box2")
     assert wrong.returncode == 1 and ready.journal.load("box1").torn_down_at is None
+    # Hour s45a #2 on the command line: the box still answers, so it is not destroyed,
+    # whatever is typed; one connection asks (the TUI knows from its telemetry).
+    answering = await ready.cli("teardown", "box1", "--destroyed", "box1")
+    assert answering.returncode == 1, answering.stdout + answering.stderr
+    said = " ".join(answering.stderr.split())
+    assert (
+        f"box1 still answers: box {ready.journal.load('box1').box.short()} took a connection"
+        in said
+    )
+    assert "NOT recorded as torn down" in said and "Checking that box1" in answering.stdout
+    assert ready.journal.load("box1").torn_down_at is None
+    await ready.box.stop()  # destroyed: nothing answers
     done = await ready.cli("teardown", "box1", "--destroyed", "box1")
     assert done.returncode == 0 and "recorded as torn down" in done.stdout
     jh = ready.journal.load("box1")
@@ -193,6 +205,7 @@ async def test_cli_manual_teardown_typed_twice_at_the_terminal(ready: Setup) -> 
     term.type("box1")
     await term.expect("again to record it")
     assert ready.journal.load("box1").torn_down_at is None  # not before the second name
+    await ready.box.stop()  # destroyed by hand: nothing answers
     term.type("box1")
     code, out, err = await term.finish()
     assert code == 0, out + err
@@ -342,7 +355,8 @@ async def test_a_pulled_file_deleted_here_since_the_confirmation_refuses_the_rec
     said = " ".join(cli.stderr.split())
     assert "lacks files the last pull listed" in said and "cellA/metrics.json" in said, said
     assert ready.journal.load("box1").torn_down_at is None
-    (ready.tmp / "elsewhere.json").rename(gone)  # put back: recorded
+    (ready.tmp / "elsewhere.json").rename(gone)  # put back: recorded once it is gone
+    await ready.box.stop()
     cli = await ready.cli("teardown", "box1", "--destroyed", "box1")
     assert cli.returncode == 0, cli.stdout + cli.stderr
 
@@ -472,6 +486,7 @@ async def test_a_pull_of_the_boxs_group_since_that_lists_files_not_verified_void
         cli = await ready.cli("teardown", "box1", "--destroyed", "box1")
     assert cli.returncode != 0 and "a pull of its group pair is running" in cli.stderr, cli.stderr
     assert ready.journal.load("box1").torn_down_at is None
+    await ready.box.stop()
     cli = await ready.cli("teardown", "box1", "--destroyed", "box1")
     assert cli.returncode == 0, cli.stdout + cli.stderr
     assert ready.journal.load("box1").torn_down_at is not None
@@ -507,6 +522,7 @@ async def test_cells_appended_to_the_boxs_groups_queue_file_void_its_confirmatio
     jh = ready.journal.load("box1")
     groups = ready.fleet.groups_of("box1")
     assert changed_since(jh, ready.host, ready.journal.directory, confirmed_at(jh), groups) == ""
+    await ready.box.stop()
     cli = await ready.cli("teardown", "box1", "--destroyed", "box1")
     assert cli.returncode == 0, cli.stdout + cli.stderr
     assert ready.journal.load("box1").torn_down_at is not None
@@ -532,6 +548,7 @@ async def test_a_confirmation_kept_before_its_groups_cells_were_is_not_voided_by
         del event["group_cells"]
     path.write_text(json.dumps(data))
     queue.write_text(GROUP_QUEUE)  # the group's file as it was: its cells known or not
+    await ready.box.stop()
     cli = await ready.cli("teardown", "box1", "--destroyed", "box1")
     assert cli.returncode == 0, cli.stdout + cli.stderr
     assert ready.journal.load("box1").torn_down_at is not None
@@ -567,3 +584,16 @@ async def test_periodic_pulls_wait_for_an_opened_gate_and_go_on_once_it_no_longe
         assert (fleet.results_dir / "box1" / "cellA" / "late.json").exists()
     finally:
         await connections.close_all()
+
+
+async def test_box_still_answers_names_only_the_confirmed_box(ready: Setup) -> None:
+    """The command line's check before a record by hand: the confirmed box answering
+    refuses it; another box under the name (its id new) or none at all does not."""
+    set_host_key(ready.loopback.hosts_file, "teardown", None)
+    confirmed = (await ready.confirm()).report.box
+    said = await box_still_answers(ready.host, confirmed)
+    assert said is not None and f"box {confirmed.short()} took a connection" in said
+    (ready.box.root / ".rgt" / "box-id").unlink()  # re-created under the name: a new id
+    assert await box_still_answers(ready.host, confirmed) is None
+    await ready.box.stop()
+    assert await box_still_answers(ready.host, confirmed) is None

@@ -59,6 +59,7 @@ from rgt_tui.services.teardown.acknowledge import (
 from rgt_tui.services.teardown.by_hand import (
     MANUAL_OUTPUT,
     ConfirmationVoid,
+    box_still_answers,
     confirmed_at,
     record_destroyed,
     record_manual_teardown,
@@ -79,5 +80,5 @@ __all__ = [
     "MANUAL_OUTPUT", "TEARDOWN_TIMEOUT_S", "BoxMismatch", "ConfirmationVoid", "GateLocked", "GateReport",
     "NotUnfinishedError", "StillToRun", "TeardownOutcome", "UnknownCellError", "unfinished_cells", "acknowledge", "check_cells", "check_gate",
     "confirm_and_tear_down", "confirmed_at", "instructions", "manifest_event", "observe_now",
-    "gather", "group_refusal", "is_cluster", "queue_cells", "record_destroyed", "record_manual_teardown", "rescan_event", "verification_events",
+    "gather", "group_refusal", "is_cluster", "queue_cells", "record_destroyed", "record_manual_teardown", "rescan_event", "box_still_answers", "verification_events",
 ]  # fmt: skip

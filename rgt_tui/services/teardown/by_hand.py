@@ -16,15 +16,18 @@ import asyncio
 import os
 import stat
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 from rgt_tui.agent.secret_paths import skipped_by_rule
 from rgt_tui.domain import teardown_gate as g
 from rgt_tui.domain.box_identity import BoxIdentity
 from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.manifest import ManifestError
 from rgt_tui.domain.text import printable
+from rgt_tui.services.box.identity import identify_box
+from rgt_tui.services.connect import host_connection
 from rgt_tui.services.journal import HostJournal, Journal, TeardownRecord
 from rgt_tui.services.queue.launch_acks import load_launch_acks_in
 from rgt_tui.services.records import host_results_dir, load_manifest, pull_running
@@ -339,27 +342,41 @@ def record_manual_teardown(
     at = clock()
 
     def append(jh: HostJournal) -> bool:
-        current = same_box_or_refuse(jh, box, "nothing was recorded")
-        opened = confirmed_at(jh)
-        if opened is None:
-            raise BoxMismatch(
-                f"the teardown gate of {current.describe()} was never opened by a typed "
-                f"confirmation: nothing was recorded. Run `rgt-tui teardown {host.name}` "
-                "first: it checks the box and, once you type its name, says what to destroy"
-            )
-        since = changed_since(jh, host, journal.directory, opened, groups, results_dir)
-        if since:
-            raise ConfirmationVoid(
-                f"{_no_longer_holds(opened, since)}; nothing was recorded. Run `rgt-tui teardown {host.name}` again: it checks "
-                "the box as it is now. If you already destroyed it, what it wrote that is not "
-                "here is lost: remove its [[hosts]] entry to stop counting it"
-            )
+        current = _recordable(jh, host, box, journal, groups, results_dir)
         jh.teardowns.append(
             TeardownRecord(at, None, None, MANUAL_OUTPUT, True, current.box_id, True)
         )
         return True
 
     return journal.update(host.name, append)
+
+
+def _recordable(
+    jh: HostJournal,
+    host: HostConfig,
+    box: BoxIdentity | None,
+    journal: Journal,
+    groups: Sequence[HostConfig],
+    results_dir: Path | None,
+) -> BoxIdentity:
+    """The journal's box when its manual teardown may be recorded now; otherwise
+    BoxMismatch or ConfirmationVoid, saying why and what to do."""
+    current = same_box_or_refuse(jh, box, "nothing was recorded")
+    opened = confirmed_at(jh)
+    if opened is None:
+        raise BoxMismatch(
+            f"the teardown gate of {current.describe()} was never opened by a typed "
+            f"confirmation: nothing was recorded. Run `rgt-tui teardown {host.name}` "
+            "first: it checks the box and, once you type its name, says what to destroy"
+        )
+    since = changed_since(jh, host, journal.directory, opened, groups, results_dir)
+    if since:
+        raise ConfirmationVoid(
+            f"{_no_longer_holds(opened, since)}; nothing was recorded. Run `rgt-tui teardown {host.name}` again: it checks "
+            "the box as it is now. If you already destroyed it, what it wrote that is not "
+            "here is lost: remove its [[hosts]] entry to stop counting it"
+        )
+    return current
 
 
 async def record_destroyed(
@@ -370,11 +387,16 @@ async def record_destroyed(
     box: BoxIdentity | None,
     *,
     clock: Callable[[], float] = time.time,
+    answers: Callable[[BoxIdentity], Awaitable[str | None]] | None = None,
 ) -> HostJournal:
     """``record_manual_teardown``, once the records of a pull or verify taken since the
     confirmation are in the journal (``gather``, records only: no connection, the box
     may be gone): a pull run meanwhile, in another window or by the command line, is
-    what says the box wrote files this machine lacks (``changed_since``)."""
+    what says the box wrote files this machine lacks (``changed_since``).
+
+    ``answers``: asked, once nothing else refuses, whether the box to be recorded still
+    answers (``box_still_answers``); what it returns refuses the record (ValueError). The TUI
+    knows that from its telemetry and passes none."""
     if typed == host.name:
         folder = host_results_dir(fleet.results_dir, host)
         if await asyncio.to_thread(pull_running, folder):
@@ -414,6 +436,17 @@ async def record_destroyed(
                 "[[hosts]] entry to stop counting it"
             )
     groups = fleet.groups_of(host.name)
+    if answers is not None and typed == host.name and group_refusal(host) is None:
+        # Asked only once every other check passed: its refusal is the last word, and a
+        # record refused for another reason costs no connection.
+        current = await asyncio.to_thread(
+            lambda: _recordable(
+                journal.load(host.name), host, box, journal, groups, fleet.results_dir
+            )
+        )
+        still = await answers(current)
+        if still is not None:
+            raise ValueError(still)
     return await asyncio.to_thread(
         record_manual_teardown,
         journal,
@@ -423,6 +456,33 @@ async def record_destroyed(
         groups=groups,
         results_dir=fleet.results_dir,
         clock=clock,
+    )
+
+
+async def box_still_answers(host: HostConfig, box: BoxIdentity) -> str | None:
+    """Why ``box`` is not destroyed: it answers under ``host``'s name now (one connection,
+    its id read, as ``identify_box``). None when nothing answers (a destroyed box does
+    not), or another box does (the confirmed one is gone: a new box, a new key)."""
+    try:
+        async with host_connection(host) as transport:
+            now = await identify_box(host, transport)
+    except TransportError:
+        return None
+    except ManifestError as exc:
+        # Its host key passed the check: most likely the same box, whose python3 or home
+        # cannot say its id. A destroyed box answers nothing at all.
+        return (
+            f"{host.name} still answers over SSH with its host key, though it cannot say "
+            f"which box it is ({printable(str(exc), 200)}): it is not destroyed; nothing was "
+            "recorded — destroy it, then record it again"
+        )
+    if now.box_id != box.box_id:
+        return None
+    return (
+        f"{host.name} still answers: box {box.short()} took a connection just now, so it "
+        "is not destroyed (it may still bill); nothing was recorded — destroy it in the "
+        "provider's console, and once it no longer answers (a provider may take a minute), "
+        "record it again"
     )
 
 
