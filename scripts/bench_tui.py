@@ -34,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 import psutil
@@ -41,6 +42,9 @@ from textual import events
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+# As rgt_tui/entry.py does: asyncssh's import warns of cryptography's DSA deprecation,
+# lines of nothing the bench measures before its figures.
+warnings.filterwarnings("ignore", message="DSA is deprecated", module=r"asyncssh\.")
 
 from rgt_tui.app import RgtApp  # noqa: E402
 from rgt_tui.domain.health import HealthContext, HealthState, evaluate  # noqa: E402
