@@ -345,7 +345,7 @@ def torn_down_warning(fleet: Fleet, target: HostConfig) -> str | None:
         return None
     return (
         f"{torn_down_words(target.name)} ({local_minute(at)}): nothing would run the cell "
-        "there, since a launch there is refused and rgt-tui no longer pulls or watches it "
+        "there, since a launch there is refused and rgt-tui no longer pulls from it "
         f"(if that box was meant to be destroyed it may still be billing: GEN1, `rgt-tui "
         f"status {target.name}`) — move to another host, or give its [[hosts]] entry a new "
         "name to use that box again"
