@@ -106,6 +106,9 @@ async def test_pull_verify_checklist_and_typed_teardown(
         await wait_for(
             lambda: box.placeholder == "recorded as torn down: nothing to type", pilot=pilot
         )
+        # Nor in the cell box: "cell name (t, then Tab)" offered an acknowledgement (h304 #7).
+        cell = app.screen.query_one("#ack-cell", Input)
+        assert cell.placeholder == "recorded as torn down: nothing to acknowledge"
 
         await pilot.press("escape")
         await pilot.pause()

@@ -546,7 +546,10 @@ class TeardownTab(DetailTab):
             else f"{back}, then {self._name_prompt}"
         )
         cell.placeholder = (
-            "cell name"
+            # Its work is over: "(t, then Tab)" offered an acknowledgement nothing asks for.
+            "recorded as torn down: nothing to acknowledge"
+            if self._name_prompt == TORN_DOWN_PLACEHOLDER
+            else "cell name"
             if cell.has_focus
             else "cell name (Tab)"
             if box.has_focus
