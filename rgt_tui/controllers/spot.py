@@ -136,7 +136,14 @@ class SpotWatch:
         host = self.fleet.find(name)
         if host is None:
             return
-        records = signature(self.fleet, host)  # two stats: a pull or verify since?
+        records = signature(self.fleet, host)  # a few stats: a pull or verify since?
+        shown = self.found.get(name)
+        origin = shown[1].from_host if shown and shown[0] == cell and shown[1] else None
+        other = self.fleet.find(origin) if origin else None
+        if other is not None:
+            # Shown "(from box1's copy)": a pull or verify of box1 since changes it too
+            # (it stayed until this host's own records changed: review s45 #8).
+            records = (*records, *signature(self.fleet, other))
         if self.verified.get(name) == (cell, records):
             return
         self.verified[name] = (cell, records)

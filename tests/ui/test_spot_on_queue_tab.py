@@ -20,9 +20,11 @@ from rgt_tui.messages import HostUpdated
 from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.screens.tabs.queue import QueueTab
 from rgt_tui.services.fleet.file import load_fleet
+from rgt_tui.services.queue.resumed_record import RECORD_FILE
 from rgt_tui.services.records import (
     atomic_write_json,
     fleet_host_dir,
+    records_dir,
     save_manifest,
     verification_path,
 )
@@ -94,9 +96,10 @@ async def test_the_queue_tab_shows_the_running_cells_checkpoint_ages(tmp_path: P
         assert "old_cell" not in flat(app)
 
 
-def records_of_a_failed_verify(fleet) -> None:
+def records_of_a_failed_verify(fleet, host: str = HOST, ckpt_status: str = VERIFIED) -> None:
     """The last pull's manifest, and a verify of it that failed (a corrupt metrics file,
-    an unchecked one) but passed eta_long's checkpoint, written 41 minutes ago."""
+    an unchecked one) but passed eta_long's checkpoint, written 41 minutes ago (or gave it
+    ``ckpt_status``)."""
     digest = "ab" * 32
     entries = (
         ManifestEntry(0, "eta_long/checkpoint.pt", 1 << 20, FROZEN - 41 * 60, digest),
@@ -104,15 +107,15 @@ def records_of_a_failed_verify(fleet) -> None:
         ManifestEntry(0, "eta_long/notes.bin", 10, FROZEN - 5, "ef" * 32),
     )
     root = PullRoot(0, "/workspace/out", "/workspace/out", "")
-    manifest = Manifest(HOST, (root,), entries, taken_at=FROZEN - 30, finished_at=FROZEN - 20)
-    folder = fleet_host_dir(fleet, HOST)
+    manifest = Manifest(host, (root,), entries, taken_at=FROZEN - 30, finished_at=FROZEN - 20)
+    folder = fleet_host_dir(fleet, host)
     save_manifest(folder, manifest)
     checks = [
-        {"path": "eta_long/checkpoint.pt", "status": VERIFIED, "sha256": digest},
+        {"path": "eta_long/checkpoint.pt", "status": ckpt_status, "sha256": digest},
         {"path": "eta_long/metrics.json", "status": CORRUPT, "sha256": "cd" * 32},
         {"path": "eta_long/notes.bin", "status": NOT_VERIFIED, "sha256": "ef" * 32},
     ]
-    record = {"version": 1, "host": HOST, "ok": False, "manifest": {"digest": manifest.digest},
+    record = {"version": 1, "host": host, "ok": False, "manifest": {"digest": manifest.digest},
               "checks": checks}  # fmt: skip
     atomic_write_json(verification_path(folder), record)
 
@@ -185,3 +188,40 @@ async def test_a_host_back_in_the_fleet_file_shows_its_verified_checkpoint_again
         app.post_message(HostUpdated(make_update(HOST, sample)))
         await wait_for(lambda: "ckpt 3m ago on box" in flat(app), pilot=pilot)
         assert said in flat(app)
+
+
+async def test_a_copy_from_another_host_is_looked_at_again_when_that_host_changes(
+    tmp_path: Path,
+) -> None:
+    """Review s45 #8: a cell resumed here from box1's verified copy shows "(from box1's
+    copy)"; a verify of box1 since that no longer passes it left that on the pane until
+    this host's own records changed. The origin's records are watched too."""
+    (tmp_path / "q.txt").write_text("cells/eta_long.py t 1\n")
+    common = (
+        'profile = "vastai"\ninterruptible = true\nrun = "python {cfg} {out}"\n'
+        'durable_dir = "/workspace/out"\npull = ["/workspace/out"]\n'
+    )
+    (tmp_path / "hosts.toml").write_text(
+        f'[fleet]\nresults_dir = "{tmp_path / "results"}"\n'
+        f'[[hosts]]\nname = "{HOST}"\nssh = "root@10.0.0.5:40022"\nqueue = "{tmp_path / "q.txt"}"\n'
+        + common
+        + '[[hosts]]\nname = "box1"\nssh = "root@10.0.0.6:22"\n'
+        + common
+    )
+    fleet = load_fleet(tmp_path / "hosts.toml")
+    records_of_a_failed_verify(fleet, "box1")  # box1's copy, verified 41 minutes ago
+    here = records_dir(fleet_host_dir(fleet, HOST))
+    here.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(here / RECORD_FILE, {"eta_long": {"from": "box1"}})  # resumed here
+    ckpt = {"name": "checkpoint.pt", "mtime": FROZEN - 180, "size": 1 << 20, "writes": []}
+    sample = agent_sample(HOST, cell="eta_long", ckpt=ckpt)
+    app = make_app(tmp_path, fleet=fleet)
+    async with app.run_test(size=(110, 50)) as pilot:
+        app.post_message(HostUpdated(make_update(HOST, sample)))
+        said = "41m ago verified here (from box1's copy)"
+        await wait_for(lambda: said in flat(app), pilot=pilot)
+        # box1 verified again: its copy of the checkpoint no longer loads.
+        records_of_a_failed_verify(fleet, "box1", CORRUPT)
+        app.post_message(HostUpdated(make_update(HOST, sample)))
+        await wait_for(lambda: "none verified here" in flat(app), pilot=pilot)
+        assert said not in flat(app)
