@@ -11,6 +11,7 @@ printable where they put it. No Textual here.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -118,9 +119,25 @@ class LaunchControl:
         try:
             return await self.connections.use(self.host.name, planned), ""
         except TransportError as exc:  # the box did not answer the connect
-            return None, unreachable_text(self.host, exc)
+            return None, await self._unreachable(exc)
         except Exception as exc:  # the plan never raises for a dead box; anything else is said
             return None, error_text(exc)
+
+    async def _unreachable(self, exc: TransportError) -> str:
+        """Why no plan: a host recorded as torn down is said to be (its plan refuses it
+        before asking the box, but the connection is made first, and "is sshd running on
+        that port?" sent the user to the port: h461 #1); otherwise ``unreachable_text``."""
+        from rgt_tui.services.journal import local_minute, recorded_torn_down_at
+
+        torn = await asyncio.to_thread(recorded_torn_down_at, self.fleet, self.host.name)
+        if torn is None:
+            return unreachable_text(self.host, exc)
+        return (
+            f"{self.host.name} is recorded as torn down ({local_minute(torn)}): it does not "
+            "answer, as a destroyed box should, and nothing is launched or retried there; "
+            "to use that box again, rename its [[hosts]] entry in place (rgt-tui takes it "
+            "as a new host)"
+        )
 
     async def launch(self, plan: LaunchPlan) -> Outcome:
         """Launch ``plan``, recording the checks it acknowledged with it."""
@@ -159,7 +176,9 @@ class LaunchControl:
 
         try:
             return await self.connections.use(self.host.name, planned), ""
-        except Exception as exc:  # unreachable or refused: said, never raised
+        except TransportError as exc:
+            return None, await self._unreachable(exc)
+        except Exception as exc:  # refused: said, never raised
             return None, error_text(exc)
 
     async def retry(self, plan: RetryPlan, cell: str) -> Outcome:

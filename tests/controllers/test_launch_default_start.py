@@ -79,6 +79,42 @@ async def test_l_on_an_interruptible_box_that_does_not_answer_points_at_d_and_m(
             assert ("may be preempted: d says what happened" in error) == hinted, error
 
 
+async def test_l_and_r_on_a_torn_down_box_say_it_was_torn_down_not_its_port(
+    tmp_path: Any,
+) -> None:
+    """h461 #1: L on a box recorded as torn down said "connection refused … is sshd
+    running on that port? — check the port", as p did not: the plan refuses a torn-down
+    host before asking the box, but the connection comes first. A real refused port."""
+    import time
+
+    from support.machine import closed_port
+
+    from rgt_tui.domain.box_identity import BoxIdentity
+    from rgt_tui.domain.queue_state import FAILED, CellView
+    from rgt_tui.services.fleet.file import load_fleet
+    from rgt_tui.services.journal import TeardownRecord, journal_for
+
+    with closed_port() as port:
+        hosts = tmp_path / "hosts.toml"
+        hosts.write_text(f'[[hosts]]\nname = "box2"\nssh = "me@127.0.0.1:{port}"\n')
+        fleet = load_fleet(hosts)
+        box = "0123456789abcdef0123456789abcdef"
+        journal = journal_for(fleet)
+        journal.observe_box("box2", BoxIdentity(box, None), time.time() - 60)
+        journal.add_teardown("box2", TeardownRecord(time.time(), None, None, "", True, box, True))
+        connections = FleetConnections(fleet.hosts)
+        try:
+            control = LaunchControl(fleet, fleet.host("box2"), connections)
+            launched = await control.plan_launch(None, ())
+            retried = await control.plan_retry(CellView(0, "a", FAILED), (), True)
+        finally:
+            await connections.close_all()
+    for plan, error in (launched, retried):
+        assert plan is None and "box2 is recorded as torn down (" in error, error
+        assert "does not answer, as a destroyed box should" in error, error
+        assert "port" not in error, error
+
+
 async def test_a_retry_confirmed_after_its_queue_ended_does_not_say_launched(
     make_queue_fleet: Any,
 ) -> None:
