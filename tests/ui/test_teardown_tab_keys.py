@@ -163,3 +163,11 @@ async def test_a_locked_gates_keys_fit_the_name_box_at_80_columns(
         keys = box.border_subtitle
         assert keys.endswith("unticked) · Tab: cell box · Esc: back"), keys
         await wait_for(lambda: keys in screen_text(app), pilot=pilot, what="the whole line shown")
+        # Enter on the empty box does what the line says: it checks again (h461 #2: it
+        # answered "'' is not 'box1'" and checked nothing).
+        before = app.jobs.state("box1").gate_at
+        box.focus()
+        await pilot.press("enter")
+        await wait_for(lambda: app.jobs.state("box1").gate_at != before, 60, pilot=pilot)
+        assert app.jobs.state("box1").refusal is None
+        assert "is not 'box1'" not in screen_text(app)

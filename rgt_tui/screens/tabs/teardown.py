@@ -501,10 +501,7 @@ class TeardownTab(DetailTab):
             # The record is refused while the box answers (review s45 #5: the border
             # promised it, and Enter refused).
             does = "nothing (it still answers)"
-        report = self.jobs.gate if self.jobs is not None else None
-        locked = (
-            [c for c in report.conditions if not c.ok and c.key != "confirmed"] if report else []
-        )
+        locked = self._unticked()
         if locked and not manual:
             # Enter checks again and refuses while a line is unticked: "Enter: tear it
             # down" over a locked gate said otherwise (hour s22a #13).
@@ -525,6 +522,11 @@ class TeardownTab(DetailTab):
         confirm.border_subtitle = (
             f"Enter: {does} · Tab: cell box · Esc: back" if where == "confirm-name" else ""
         )
+
+    def _unticked(self) -> list:
+        """The checklist's unticked lines but the typed name's (none before a check)."""
+        report = self.jobs.gate if self.jobs is not None else None
+        return [c for c in report.conditions if not c.ok and c.key != "confirmed"] if report else []
 
     def _group(self) -> bool:
         """The host is a [[groups]] entry (its gate is one line naming its boxes)."""
@@ -590,5 +592,10 @@ class TeardownTab(DetailTab):
         # confirmation without a teardown command ("type it again below"). Moving it now
         # turned that typing into actions ("1" switching tabs). It leaves once the
         # teardown is recorded (_release_when_done).
+        if not typed and not manual and self._unticked():
+            # What the box's border promised ("Enter: re-check (7 unticked)"): an empty
+            # name over a locked gate checks again; it answered "'' is not 'box3'" (h461 #2).
+            self._request("gate")
+            return
         self._confirmed = typed == self.host_name
         self._request("manual-teardown" if manual else "teardown", typed)
