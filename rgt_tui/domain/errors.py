@@ -38,6 +38,13 @@ class CommandFailed(TransportError):
         self.status = status
 
 
+class NoAnswer(TransportError):
+    """Nothing answered at the box's own address: the connection was refused, timed out,
+    found no route, or the name no longer resolves — what a destroyed box does. Never
+    raised for a jump host's or a proxy command's failure, nor once something answered
+    there (a refused key or login: the address still answers)."""
+
+
 class SessionRefused(TransportError):
     """The box refused another session on a live connection (sshd's MaxSessions): not a
     drop; it passes once one of the open sessions ends."""

@@ -17,6 +17,7 @@ from typing import Protocol, runtime_checkable
 # named here as well for the transport's own modules.
 from rgt_tui.domain.errors import CommandFailed as CommandFailed
 from rgt_tui.domain.errors import HostKeyError as HostKeyError
+from rgt_tui.domain.errors import NoAnswer as NoAnswer
 from rgt_tui.domain.errors import SessionRefused as SessionRefused
 from rgt_tui.domain.errors import TransportError as TransportError
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import shlex
 import socket
 from collections.abc import AsyncIterator
@@ -34,6 +35,7 @@ from rgt_tui.transport.base import (
     MAX_STREAM_LINE,
     CommandFailed,
     CommandResult,
+    NoAnswer,
     TransportError,
     overlong_line,
 )
@@ -66,6 +68,8 @@ from rgt_tui.transport.ssh_stream import describe as _describe
 from rgt_tui.transport.ssh_stream import send_input as _send_input
 
 CONNECT_TIMEOUT_S = 10.0
+# No route to the box's address: a destroyed box's, as much as a refused connection.
+NO_ROUTE = frozenset({errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EHOSTDOWN})
 # Three missed keepalives 10 s apart declare the link dead, well before TCP would
 # (asyncssh's own keepalive_interval / keepalive_count_max options).
 KEEPALIVE_INTERVAL_S = 10.0
@@ -258,13 +262,15 @@ class SshTransport(SftpSessions):
                 self._auth_fix(plan),
             ) from exc
         except asyncio.TimeoutError as exc:
-            raise TransportError(
+            # The box's own address, no proxy between: what a destroyed box does.
+            direct = not hop and not plan.proxy_command and not plan.jump
+            raise (NoAnswer if direct else TransportError)(
                 self.host,
                 f"no answer{' from ' + where if where else ''} within {self.connect_timeout:g} s",
                 "is the box running?",
             ) from exc
         except socket.gaierror as exc:  # an OSError: said apart, with the name and the fix
-            raise TransportError(
+            raise (TransportError if hop else NoAnswer)(
                 self.host,
                 f"{'jump host' if hop else 'the address'} {address!r} does not resolve "
                 f"({_describe(exc)})",
@@ -296,7 +302,7 @@ class SshTransport(SftpSessions):
                 ) from exc
             if isinstance(exc, ConnectionRefusedError) and plan.target:
                 how = f" ({plan.via_config} from ~/.ssh/config)" if plan.via_config else ""
-                raise TransportError(
+                raise NoAnswer(
                     self.host,
                     f"connection refused by {plan.target}{how}: is sshd running on that port?",
                     "check the port in the provider's SSH command"
@@ -316,7 +322,10 @@ class SshTransport(SftpSessions):
                     "wait a minute and try again; if it stays so, check the host and port in "
                     f"the provider's SSH command (the fleet file's ssh for {self.host})",
                 ) from exc
-            raise TransportError(self.host, _describe(exc)) from exc
+            unreachable = isinstance(exc, OSError) and exc.errno in NO_ROUTE
+            raise (NoAnswer if unreachable and plan.target else TransportError)(
+                self.host, _describe(exc)
+            ) from exc
         except ValueError as exc:  # a key or an ssh_config value asyncssh cannot use
             raise TransportError(
                 self.host,

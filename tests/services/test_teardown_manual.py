@@ -593,7 +593,14 @@ async def test_box_still_answers_names_only_the_confirmed_box(ready: Setup) -> N
     confirmed = (await ready.confirm()).report.box
     said = await box_still_answers(ready.host, confirmed)
     assert said is not None and f"box {confirmed.short()} took a connection" in said
+    # A mistake on this side is not the box's absence (h462 #1: a missing identity_file
+    # recorded a box that still answered): it cannot be told, and says why.
+    set_host_key(ready.loopback.hosts_file, "identity_file", str(ready.tmp / "no-such-key"))
+    said = await box_still_answers(ready.host, confirmed)
+    assert said is not None and said.startswith("cannot tell whether box1 is destroyed: "), said
+    assert "no-such-key" in said and "nothing was recorded" in said, said
+    set_host_key(ready.loopback.hosts_file, "identity_file", str(ready.loopback.client_key))
     (ready.box.root / ".rgt" / "box-id").unlink()  # re-created under the name: a new id
     assert await box_still_answers(ready.host, confirmed) is None
-    await ready.box.stop()
+    await ready.box.stop()  # its port refuses: what a destroyed box does
     assert await box_still_answers(ready.host, confirmed) is None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from rgt_tui.domain.errors import TransportError
+from rgt_tui.domain.errors import NoAnswer, TransportError
 from rgt_tui.transport.ssh import SshTransport
 
 
@@ -25,6 +25,7 @@ async def test_a_failing_proxy_command_is_named_with_how_to_see_its_error(tmp_pa
         await transport.connect()
     await transport.close()
     text = str(caught.value)
+    assert not isinstance(caught.value, NoAnswer)  # the command failed, not the box
     assert "through ssh_config's ProxyCommand for viabastion" in text, text
     assert "echo bastion: token expired" in text, text  # which command: the user's own
     assert "run ssh -v viabastion to see the command's own error" in text, text
@@ -51,6 +52,7 @@ async def test_a_jump_host_that_fails_is_named_as_the_jump_host_of_ssh_config(
             with pytest.raises(TransportError) as caught:
                 await transport.connect()
             await transport.close()
+            assert not isinstance(caught.value, NoAnswer)  # the hop's, not the box's
             said[alias] = str(caught.value)
     closed = said["viaclosed"]
     assert f"jump host 127.0.0.1:{port} (ssh_config's ProxyJump for viaclosed)" in closed, closed
@@ -59,3 +61,30 @@ async def test_a_jump_host_that_fails_is_named_as_the_jump_host_of_ssh_config(
     assert "jump host 'nosuch.invalid' does not resolve" in name, name
     assert "check the ProxyJump line for vianame in ~/.ssh/config" in name, name
     assert "fleet file" not in name, name
+
+
+async def test_only_the_boxs_own_address_not_answering_is_no_answer(tmp_path, monkeypatch):
+    """What a destroyed box does (its port refused, its name gone) is ``NoAnswer``, which
+    lets a teardown by hand be recorded on the command line; a key file missing here is
+    not (h462 #1: it recorded a box that still answered)."""
+    from support.machine import closed_port
+
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    with closed_port() as port:
+        for address in (f"me@127.0.0.1:{port}", "me@nosuch.invalid"):
+            transport = SshTransport("box1", address=address, known_hosts=home / "known_hosts")
+            with pytest.raises(NoAnswer):
+                await transport.connect()
+            await transport.close()
+        transport = SshTransport(
+            "box1",
+            address=f"me@127.0.0.1:{port}",
+            known_hosts=home / "known_hosts",
+            identity_file=tmp_path / "no-such-key",
+        )
+        with pytest.raises(TransportError) as caught:
+            await transport.connect()
+        await transport.close()
+    assert not isinstance(caught.value, NoAnswer), caught.value

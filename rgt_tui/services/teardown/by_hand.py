@@ -23,7 +23,7 @@ from rgt_tui.agent.secret_paths import skipped_by_rule
 from rgt_tui.domain import teardown_gate as g
 from rgt_tui.domain.box_identity import BoxIdentity
 from rgt_tui.domain.config import Fleet, HostConfig
-from rgt_tui.domain.errors import TransportError
+from rgt_tui.domain.errors import NoAnswer, TransportError
 from rgt_tui.domain.manifest import ManifestError
 from rgt_tui.domain.text import printable
 from rgt_tui.services.box.identity import identify_box
@@ -460,14 +460,25 @@ async def record_destroyed(
 
 
 async def box_still_answers(host: HostConfig, box: BoxIdentity) -> str | None:
-    """Why ``box`` is not destroyed: it answers under ``host``'s name now (one connection,
-    its id read, as ``identify_box``). None when nothing answers (a destroyed box does
-    not), or another box does (the confirmed one is gone: a new box, a new key)."""
+    """Why ``box`` cannot be recorded destroyed: it answers under ``host``'s name now (one
+    connection, its id read, as ``identify_box``), or whether it does cannot be told.
+    None when nothing answers at its address (``NoAnswer``: refused, timed out, no route,
+    the name gone — what a destroyed box does), or another box does (its id new: the
+    confirmed one is gone). A missing key file, a refused login or host key, a jump host
+    down: something of this side or between, not the box's absence (h462 #1: a missing
+    identity_file recorded a box that still answered)."""
     try:
         async with host_connection(host) as transport:
             now = await identify_box(host, transport)
-    except TransportError:
+    except NoAnswer:
         return None
+    except TransportError as exc:
+        return (
+            f"cannot tell whether {host.name} is destroyed: {printable(str(exc), 300)}. A "
+            "destroyed box does not answer at all (its connection refused, timed out or "
+            "without a route); nothing was recorded — fix what this names, then record it "
+            "again"
+        )
     except ManifestError as exc:
         # Its host key passed the check: most likely the same box, whose python3 or home
         # cannot say its id. A destroyed box answers nothing at all.
