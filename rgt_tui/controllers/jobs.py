@@ -672,7 +672,11 @@ class JobRunner:
         )
 
     async def _record_manual(self, host: HostConfig, typed: str) -> None:
-        from rgt_tui.services.teardown import ConfirmationVoid, record_destroyed
+        from rgt_tui.services.teardown import (
+            ConfirmationVoid,
+            box_still_answers,
+            record_destroyed,
+        )
 
         if self.answering(host.name):
             # Recorded while its pane showed it answering, a file written on it since was
@@ -689,9 +693,15 @@ class JobRunner:
         outcome = self.state(host.name).teardown
         report = outcome.report if outcome is not None else None
         box = report.box if report is not None else None
+
+        async def answers(current: BoxIdentity) -> str | None:
+            # The telemetry's "not connected" is no proof either: a key file missing here
+            # stops it as well (h462 #1): one connection asks, as the command line's does.
+            return await box_still_answers(host, current)
+
         try:
             jh = await record_destroyed(
-                self.fleet, host, self.journal(), typed, box, clock=self.clock
+                self.fleet, host, self.journal(), typed, box, clock=self.clock, answers=answers
             )
         except ConfirmationVoid as exc:
             # Back to the confirmation: retyping the name for the record was refused

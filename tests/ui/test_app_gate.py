@@ -301,6 +301,19 @@ async def test_manual_teardown_is_recorded_only_after_the_second_name(
         assert json.loads(journal_file.read_text())["teardowns"] == []
         assert app.jobs.state("box1").awaiting_manual
 
+        # Its telemetry is not connected here (no monitors), yet the box answers: one
+        # connection asks, as the command line's does (h462 #1), and it is refused.
+        await pilot.press(*"box1", "enter")
+        await wait_for(
+            lambda: "box1 still answers: box" in (app.jobs.state("box1").refusal or ""),
+            60,
+            pilot=pilot,
+        )
+        assert json.loads(journal_file.read_text())["teardowns"] == []
+        await loopback_fleet.box("box1").stop()  # destroyed by hand: nothing answers
+
+        box.focus()
+        await pilot.pause()
         await pilot.press(*"box1", "enter")
         await wait_for(lambda: app.jobs.state("box1").torn_down_at is not None, 60, pilot=pilot)
         await wait_for(

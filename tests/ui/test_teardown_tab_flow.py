@@ -38,6 +38,7 @@ async def test_the_cursor_stays_in_the_box_through_both_confirmations(
         again = "type 'box1' again in the Confirm box above"
         await wait_for(lambda: again in screen_text(app), 30, pilot=pilot)
         assert app.focused is box, app.focused  # still typing: no binding may fire
+        await loopback_fleet.box("box1").stop()  # destroyed by hand: it no longer answers
         # Typed straight on: "1" would show tab 1 if it reached a binding.
         await pilot.press(*"box1")
         assert box.value == "box1" and app.screen.active_tab == "teardown"
