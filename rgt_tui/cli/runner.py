@@ -32,7 +32,7 @@ from rgt_tui.cli.event_loop import run_async
 from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_PROBLEMS
 from rgt_tui.cli.fence import FencedConsole, unfenced
 from rgt_tui.domain.config import ConfigError, Fleet, HostConfig
-from rgt_tui.domain.errors import HostKeyError, TransportError
+from rgt_tui.domain.errors import HostKeyError, NoAnswer, TransportError
 from rgt_tui.services.connect import Transport, host_connection
 from rgt_tui.services.fleet.file import no_fleet_file_note
 
@@ -225,6 +225,12 @@ def run_command(command: Command, args: argparse.Namespace) -> int:
         _json_unreachable(args, exc)
         return call.fail(f"{exc.host}: {exc.message}", fix=exc.fix)
     except TransportError as exc:
+        if call.host_config is not None and isinstance(exc, NoAnswer):
+            # A box torn down, stopped by watch or preempted: said first, as queue show,
+            # pull and status do (h462 #3: logs, disk, shell… said only "check the port").
+            from rgt_tui.services.runtime.preemption import with_unreachable_fix
+
+            exc = with_unreachable_fix(call.fleet, call.host_config, exc)
         _json_unreachable(args, exc)
         return call.fail(f"{exc.host} unreachable: {exc.message}", fix=exc.fix)
     except KeyboardInterrupt:

@@ -388,7 +388,8 @@ def recorded_torn_down_at(fleet: Fleet, host: str) -> float | None:
 
 def torn_down_refusal(fleet: Fleet, host: str) -> str | None:
     """Why work must not be sent to a host the journal records as torn down (a launch, a
-    retry, an append), though its box answers: rgt-tui no longer pulls from it
+    retry, an append), whether or not its box answers (asked before any connection: "yet
+    it answers" was said of a box that did not, h462 #2): rgt-tui no longer pulls from it
     (``pull --all``, ``watch``, the TUI's pane), so results made there now would be left
     behind on a box that may still be billing (GEN1; a launch there only warned, hour
     s17b #1). None: not torn down (or an unreadable journal, which the gate reports)."""
@@ -400,10 +401,11 @@ def torn_down_refusal(fleet: Fleet, host: str) -> str | None:
         return None
     box = f" ({jh.box.describe()})" if jh.box is not None else ""
     return (
-        f"{host}{box} is recorded as torn down ({local_minute(jh.torn_down_at)}), yet it "
-        "answers: rgt-tui no longer pulls from it, so results made there now would "
-        "be left behind. If it was meant to be gone, destroy it in the provider's console: "
-        "it may still be billing (GEN1). To work on this box again, rename its [[hosts]] "
+        f"{host}{box} is recorded as torn down ({local_minute(jh.torn_down_at)}): "
+        "rgt-tui no longer pulls from it, so results made there now would "
+        "be left behind. If it still answers and was meant to be gone, destroy it in the "
+        "provider's console: it may still be billing (GEN1). To work on this box again, "
+        "rename its [[hosts]] "
         "entry in place, and rgt-tui takes it as a new host (a second entry beside it for "
         "the same login is refused, as any two are)"
     )

@@ -77,6 +77,22 @@ def test_a_torn_down_box_that_no_longer_answers_is_gone_not_unreachable(
     assert "torn down" in out and "no longer answers" in out and "UNREACHABLE" not in out, out
 
 
+@pytest.mark.parametrize("command", [("logs",), ("disk",), ("vram",), ("preflight",)])
+def test_a_command_on_a_torn_down_box_says_it_was_torn_down_not_its_port(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: tuple[str, ...]
+) -> None:
+    """h462 #3: logs, disk, vram, preflight… on a box recorded as torn down said only
+    "connection refused … check the port"; queue show, pull and status said why."""
+    hosts = tmp_path / "hosts.toml"
+    with closed_port() as port:
+        hosts.write_text(f'[[hosts]]\nname = "box1"\nssh = "me@127.0.0.1:{port}"\n')
+        _tear_down(hosts, "box1", "0ld0ld0ld0ld0ld0ld0ld0ld0ld0ld00", time.time() - 3600)
+        assert main([*command, "box1", "--hosts", str(hosts)]) != exit_codes.EXIT_OK
+    err = " ".join(capsys.readouterr().err.split())
+    assert "box1 was torn down (" in err and "not answering is expected" in err, err
+    assert err.count("not answering is expected") == 1, err  # told once, not twice
+
+
 def test_a_torn_down_box_bills_until_its_teardown_not_until_now(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -411,6 +411,8 @@ def told_with_fix(exc: TransportError, fix: str | None) -> TransportError:
     key or session (no preemption)."""
     if fix is None or isinstance(exc, (HostKeyError, SessionRefused)):
         return exc
+    if exc.fix and exc.fix.startswith(fix):
+        return exc  # told already (a command's own, then the runner's for every command)
     return TransportError(exc.host, exc.message, f"{fix}; or {exc.fix}" if exc.fix else fix)
 
 
