@@ -16,6 +16,7 @@ import argparse
 import asyncio
 import json
 import math
+import sys
 import time
 from collections.abc import Awaitable, Iterable
 from typing import TYPE_CHECKING, TypeVar
@@ -240,11 +241,25 @@ async def run_verify(call: Call, transport: Transport) -> int:
 
     if not call.args.stall_timeout > 0:  # also NaN
         return call.fail("--stall-timeout must be more than 0 seconds", code=EXIT_BAD_INPUT)
+    offline = call.args.offline
+    if not offline:
+        from rgt_tui.services.journal import local_minute, recorded_torn_down_at
+
+        torn = await asyncio.to_thread(recorded_torn_down_at, call.fleet, call.host.name)
+        if torn is not None:
+            # Nothing changes on a destroyed box: its re-scan could only fail, and made
+            # the copy here NOT VERIFIED (h462 #3).
+            offline = True
+            print(
+                f"{call.host.name} is recorded as torn down ({local_minute(torn)}): its "
+                "pulled copy is checked here alone, with no re-scan of the box",
+                file=sys.stderr,
+            )
     report = await verify_host(
         call.host,
         call.fleet.results_dir,
         # --offline checks only the local copy: the transport, never connected, goes unused.
-        transport=None if call.args.offline else transport,
+        transport=None if offline else transport,
         python=call.fleet.verify_python,
         safe_globals=call.fleet.verify_safe_globals,
         stall_timeout_s=call.args.stall_timeout,

@@ -497,11 +497,14 @@ class JobRunner:
         from rgt_tui.services.verify.run import verify_host
 
         self._set(host.name, verify_report=None, verify_error=None)
+        # A box recorded as torn down is not re-scanned: nothing changes on it, and the
+        # re-scan's failure made the copy here NOT VERIFIED (h462 #3).
+        gone = self.state(host.name).torn_down_at is not None
         try:
             report = await verify_host(
                 host,
                 self.fleet.results_dir,
-                transport=self.connections.transport(host.name),
+                transport=None if gone else self.connections.transport(host.name),
                 python=self.fleet.verify_python,
                 safe_globals=self.fleet.verify_safe_globals,
             )

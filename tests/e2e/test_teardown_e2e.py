@@ -174,3 +174,8 @@ async def test_ctrl_c_while_the_teardown_command_runs_names_it_and_how_to_record
     await loopback_fleet.box("box1").stop()  # what the command destroyed no longer answers
     recorded = await cli("teardown", "box1", "--destroyed", "box1")
     assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+    # Verified again once it is gone: the copy here, with no re-scan of the box (h462 #3:
+    # the re-scan failed and the copy read NOT VERIFIED).
+    again = await cli("verify", "box1")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "checked here alone, with no re-scan of the box" in " ".join(again.stderr.split())
