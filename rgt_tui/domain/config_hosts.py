@@ -38,6 +38,7 @@ from rgt_tui.domain.config_ready import readiness
 from rgt_tui.domain.config_slurm import slurm_config
 from rgt_tui.domain.config_toml import Table
 from rgt_tui.domain.config_watch import host_watch
+from rgt_tui.domain.literal_secret import literal_secret
 from rgt_tui.domain.profiles import DEFAULT_PROFILE
 from rgt_tui.domain.queue_file import bracket_problem
 from rgt_tui.domain.ssh_target import (
@@ -111,7 +112,7 @@ def host_config(
         queue=local_path(base, c(lambda: t.maybe("queue", example="queues/a100.txt"), None)),
         run=run,
         pull=c(lambda: box_dirs(t, "pull", t.text_list("pull", [durable])), ()),
-        teardown=c(lambda: t.maybe("teardown", example="vastai destroy instance 123"), None),
+        teardown=c(lambda: _teardown(t), None),
         epochs=c(lambda: t.integer("epochs", default_epochs), default_epochs),
         line=t.line(),
         identity_at=identity_at if identity is not None else "",
@@ -163,7 +164,31 @@ def _run(t: Table, fields: Sequence[str] = RUN_FIELDS) -> str | None:
     run = t.maybe("run", example="python train.py --config {cfg} --out {out}")
     if run is not None:
         _check_template(t, run, fields)
+        secret = literal_secret(run)
+        if secret is not None:
+            raise t.error(
+                "run",
+                f"holds what looks like a secret ({secret}): the run line is written into "
+                "the box's queue scripts and logs — give it under [fleet.credentials] "
+                '(e.g. WANDB_API_KEY = { env = "WANDB_API_KEY" }), sent over stdin, and '
+                "take it out of run",
+            )
     return run
+
+
+def _teardown(t: Table) -> str | None:
+    """The optional ``teardown`` command, run here; never with a secret written in it."""
+    command = t.maybe("teardown", example="vastai destroy instance 123")
+    secret = literal_secret(command) if command is not None else None
+    if secret is not None:
+        raise t.error(
+            "teardown",
+            f"holds what looks like a secret ({secret}): it would be on the command's "
+            "command line while it runs (ps) and shown in the teardown checklist — keep the "
+            "key where the provider's CLI reads it (vastai set api-key …, runpodctl config "
+            '--apiKey …) and drop the flag, or take it from the environment ("$VAST_API_KEY")',
+        )
+    return command
 
 
 def box_dir(t: Table, key: str, value: str) -> str:

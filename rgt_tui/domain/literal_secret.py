@@ -1,0 +1,67 @@
+"""A secret written into a command of the fleet file (``teardown``, ``run``).
+
+A provider's destroy command with ``--api-key 9f8e…`` is on that command's command line
+while it runs (``ps``, the shell's history of whoever reads the file) and was shown in
+the teardown checklist; a run template with ``WANDB_API_KEY=…`` is written into the
+box's queue scripts and logs. ``[fleet.credentials]`` refuses a secret itself; these
+commands took one silently (h462 #4). A value taken from the environment (``"$KEY"``)
+is the user's way out and passes. Pure.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+# A flag that takes a secret: --api-key, --apikey, --token, --password, --secret, …
+_FLAG = re.compile(
+    r"--?(?:api[-_]?key|api[-_]?token|access[-_]?key|secret(?:[-_]?key)?|token|password|passwd)"
+    r"(?:=(?P<value>.*))?",
+    re.IGNORECASE,
+)
+# An assignment of one: WANDB_API_KEY=…, HF_TOKEN=…, AWS_SECRET_ACCESS_KEY=…
+_ASSIGN = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>.*)", re.DOTALL)
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD", re.IGNORECASE)
+# Shorter values are no secret (a flag's "1", a placeholder "x"); a key is longer.
+MIN_SECRET = 8
+
+
+def literal_secret(command: str) -> str | None:
+    """``--api-key 9f8e…`` or ``HF_TOKEN=hf_a…``: the first secret written literally in
+    ``command``, its value cut to four characters; None when there is none (or the value
+    comes from the environment, ``$NAME``). A command shlex cannot split is read as
+    whitespace-separated words."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    for i, word in enumerate(words):
+        flag = _FLAG.fullmatch(word)
+        if flag is not None:
+            given = flag.group("value")
+            value = given if given is not None else (words[i + 1] if i + 1 < len(words) else "")
+            name = word.split("=", 1)[0]
+            if _literal(value):
+                return f"{name} {_cut(value)}"
+            continue
+        assign = _ASSIGN.fullmatch(word)
+        name = assign.group("name") if assign is not None else ""
+        if assign is not None and _SECRET_NAME.search(name) and _literal(assign.group("value")):
+            return f"{name}={_cut(assign.group('value'))}"
+    return None
+
+
+def _literal(value: str) -> bool:
+    """A value written out: long enough to be a key, not taken from the environment, not
+    a number (``MAX_TOKENS=10000000``), a path (``SSH_KEY=~/.ssh/id``: the file, not the
+    secret) or a template's field (``{cfg}``)."""
+    return (
+        len(value) >= MIN_SECRET
+        and not value.startswith(("$", "-", "/", "~", "."))
+        and not value.isdigit()
+        and "{" not in value
+    )
+
+
+def _cut(value: str) -> str:
+    return value[:4] + "…"

@@ -1,0 +1,68 @@
+"""A secret written into a fleet file's command (h462 #4): found, shown cut, refused at
+the line of ``teardown`` or ``run``; a value from the environment, a number, a path or a
+template's field is no secret."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rgt_tui.domain.config import ConfigError
+from rgt_tui.domain.literal_secret import literal_secret
+from rgt_tui.services.fleet.file import load_fleet
+
+
+@pytest.mark.parametrize(
+    ("command", "found"),
+    [
+        ("vastai destroy instance 123 --api-key 9f8e7d6c5b4a", "--api-key 9f8e…"),
+        ("vastai destroy instance 123 --api-key=9f8e7d6c5b4a", "--api-key 9f8e…"),
+        ("runpodctl remove pod x --apiKey 'RPKEY1234567'", "--apiKey RPKE…"),
+        ("WANDB_API_KEY=abcdef0123456789 python train.py {cfg}", "WANDB_API_KEY=abcd…"),
+        ("env HF_TOKEN=hf_abcdefghij python t.py", "HF_TOKEN=hf_a…"),
+        ("curl -X DELETE --token sk-live-0123456789 https://api", "--token sk-l…"),
+    ],
+)
+def test_a_secret_written_in_a_command_is_found_and_cut(command: str, found: str) -> None:
+    assert literal_secret(command) == found
+    assert found.removesuffix("…") and "5678" not in found  # never the whole value
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "vastai destroy instance 123",
+        'vastai destroy instance 123 --api-key "$VAST_API_KEY"',
+        "MAX_TOKENS=10000000 python train.py --config {cfg} --out {out}",
+        "SSH_KEY=~/.ssh/id_ed25519 python t.py",
+        "python t.py --token {cfg}",
+        "python t.py --password-file /run/secrets/pw",
+        "NUM_TOKENS=4096 python t.py",
+        "python train.py --api-key",  # no value: nothing written
+    ],
+)
+def test_no_secret_in_what_is_not_one(command: str) -> None:
+    assert literal_secret(command) is None
+
+
+def test_the_fleet_file_refuses_it_at_its_line_and_says_where_it_goes(tmp_path: Path) -> None:
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(
+        '[[hosts]]\nname = "box1"\nssh = "root@10.0.0.5"\n'
+        'teardown = "vastai destroy instance 123 --api-key 9f8e7d6c5b4a3f2e"\n'
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_fleet(hosts)
+    said = str(caught.value)
+    assert f"{hosts}:4" in said and "--api-key 9f8e…" in said, said
+    assert "9f8e7d6c" not in said  # the key itself is never repeated
+    assert "vastai set api-key" in said and "$VAST_API_KEY" in said, said
+    hosts.write_text(
+        '[[hosts]]\nname = "box1"\nssh = "root@10.0.0.5"\n'
+        'run = "WANDB_API_KEY=abcdef0123456789 python train.py {cfg} {out}"\n'
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_fleet(hosts)
+    said = str(caught.value)
+    assert f"{hosts}:4" in said and "WANDB_API_KEY=abcd…" in said and "[fleet.credentials]" in said
