@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # the services load lazily, so `rgt-tui status` does not pay 
     from rgt_tui.domain.preemption import Preemption
     from rgt_tui.domain.queue_file import QueueCell
     from rgt_tui.domain.queue_prefix import NotSent
+    from rgt_tui.services.queue.append import AgainstBox
     from rgt_tui.services.queue.check import QueueSource
 
 
@@ -194,7 +195,15 @@ def not_sent_lines(view: QueueView, not_sent: NotSent) -> list[str]:
     where = printable(not_sent.file, None)
     span = not_sent.span
     them = "it" if len(cells) == 1 else "them"
-    if view.runner_alive and not view.stop_requested:
+    if view.runner_alive and not view.stop_requested and not_sent.stale:
+        # What append would answer (h462 #5: this line promised it, the append refused).
+        how = (
+            f"{', '.join(printable(p, 120) for p in not_sent.stale[:3])} "
+            f"{'is' if len(not_sent.stale) == 1 else 'are'} not on {host} as here, and a "
+            f"running queue's code is never synced: append {them} once the queue ends, "
+            f"after rgt-tui sync {host} (rgt-tui queue append {host} refuses {them} now)"
+        )
+    elif view.runner_alive and not view.stop_requested:
         how = (
             f"rgt-tui queue append {host} sends {them}, and the running queue runs {them} "
             "after its cells"
@@ -249,6 +258,7 @@ async def run_show(call: Call, transport: Transport) -> int:
     if view.cells:
         try:
             compared = await against_box(call.host, transport, view, call.fleet)
+            compared = await _with_stale(call, transport, view, compared)
         except (QueueError, TransportError) as exc:  # the view was read: show it anyway
             compared = AgainstBox(f"cannot compare the local queue file with the box's copy: {exc}")
     if call.args.json:
@@ -273,6 +283,23 @@ async def run_show(call: Call, transport: Transport) -> int:
         print(f"note: {code_note} (rgt-tui queue stop {call.host.name}; rgt-tui sync "
               f"{call.host.name}; rgt-tui launch {call.host.name})")  # fmt: skip
     return EXIT_OK
+
+
+async def _with_stale(
+    call: Call, transport: Transport, view: QueueView, compared: AgainstBox
+) -> AgainstBox:
+    """``compared`` with the not-sent cells' configs the box lacks, while a queue runs
+    there (an append would refuse them); asked of the box only then."""
+    from dataclasses import replace
+
+    from rgt_tui.services.queue.append import stale_configs
+
+    not_sent = compared.not_sent
+    if not_sent is None or not not_sent.cells or not view.runner_alive:
+        return compared
+    cells = tuple(c for _, c in not_sent.cells)
+    stale = await stale_configs(call.fleet, call.host, transport, cells)
+    return replace(compared, not_sent=replace(not_sent, stale=tuple(stale)))
 
 
 def rank_lines(fleet: Fleet, name: str) -> list[str]:

@@ -25,6 +25,9 @@ class NotSent:
     file: str  # the queue file, as messages show it
     cells: tuple[tuple[int, QueueCell], ...]  # (the index it takes on the box, the cell)
     problems: int = 0  # lines among them `queue check` finds at fault (not listed)
+    # Their configs the box does not hold as here (read only by `queue show`, which asks
+    # the box): a running queue's code is never synced, so an append refuses them.
+    stale: tuple[str, ...] = ()
 
     @property
     def span(self) -> str:

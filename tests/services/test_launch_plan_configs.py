@@ -91,6 +91,7 @@ async def test_a_running_queue_refuses_a_cell_whose_config_the_box_lacks_or_hold
     would fail the cell, or run the old config. Refused, naming the file, the cell and the
     way on; a config the box holds as it is here is appended."""
     import pytest
+    from support.cli import arun
     from support.queues import wait_view
 
     from rgt_tui.domain.queue_state import RUNNING
@@ -123,6 +124,13 @@ async def test_a_running_queue_refuses_a_cell_whose_config_the_box_lacks_or_hold
         sent = qf.queue_file().read_text()
         for stem in ("new", "older"):
             qf.append_queue(f"cells/{stem}.sh t 1\n")
+            # `queue show` says what the append will answer (h462 #5: it promised "append
+            # sends it, and the running queue runs it", and the append refused).
+            shown = await arun("queue", "show", "box1", "--hosts", str(qf.loopback.hosts_file))
+            said = " ".join(shown.stdout.split())
+            assert f"cells/{stem}.sh is not on box1 as here" in said, said
+            assert "rgt-tui queue append box1 refuses it now" in said, said
+            assert "the running queue runs it" not in said, said
             with pytest.raises(QueueError) as refused:
                 await append_cells(qf.fleet, qf.host(), transport)
             said = str(refused.value)
@@ -131,6 +139,10 @@ async def test_a_running_queue_refuses_a_cell_whose_config_the_box_lacks_or_hold
             assert "rgt-tui sync box1" in said and "rgt-tui queue stop box1" in said
             qf.write_queue(sent)  # the refused line taken back
         qf.append_queue("cells/same.sh t 1\n")
+        shown = await arun("queue", "show", "box1", "--hosts", str(qf.loopback.hosts_file))
+        assert "rgt-tui queue append box1 sends it, and the running queue runs it" in " ".join(
+            shown.stdout.split()
+        ), shown.stdout
         added = await append_cells(qf.fleet, qf.host(), transport)
         assert added.running and [c.name for c in added.added] == ["same"]
         (qf.root() / "go").touch()

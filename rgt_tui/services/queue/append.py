@@ -156,6 +156,22 @@ async def against_box(
     return AgainstBox(not_sent=NotSent(source.parsed.file, cells, faults))
 
 
+async def stale_configs(
+    fleet: Fleet, host: HostConfig, transport: Transport, cells: tuple[QueueCell, ...]
+) -> dict[str, list[QueueCell]]:
+    """The configs of ``cells`` the box's workdir does not hold as this machine does
+    (missing there, or an older copy), each with its cells; none when the code tree
+    cannot be listed here (sync and preflight say why). Reads the box's files."""
+    wanted = tree_configs(host, cells)
+    if not wanted:
+        return {}
+    try:
+        stale = await stale_on_box(host, transport, wanted, withhold=fleet_files(fleet))
+    except SyncError:
+        return {}
+    return {p: wanted[p] for p in stale}
+
+
 async def configs_on_box(
     fleet: Fleet,
     host: HostConfig,
@@ -169,16 +185,10 @@ async def configs_on_box(
     of) would fail, or run the old config. Refused (QueueError, ``stale-config``) then,
     naming the files and the way on (``way_on``: another host kind's, e.g. a Slurm login
     node's workdir, which an append submits from as it is)."""
-    wanted = tree_configs(host, cells)
-    if not wanted:
-        return
-    try:
-        stale = await stale_on_box(host, transport, wanted, withhold=fleet_files(fleet))
-    except SyncError:
-        return  # the tree cannot be listed here: sync and preflight say why
+    stale = await stale_configs(fleet, host, transport, cells)
     if not stale:
         return
-    files = ", ".join(f"{p} (cell {', '.join(c.name for c in wanted[p])})" for p in stale)
+    files = ", ".join(f"{p} (cell {', '.join(c.name for c in cs)})" for p, cs in stale.items())
     way_on = way_on or (
         "and a running queue's code is never synced: the cell would fail, or run the old "
         f"config. Append it once the queue ends (or stop it: S, or rgt-tui queue stop "
