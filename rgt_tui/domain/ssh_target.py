@@ -151,6 +151,9 @@ def _target(text: str, reasons: list[str]) -> SshTarget | None:
 
 def _port(text: str, reasons: list[str], where: str = "after ':'") -> int | None:
     """A port number 1-65535; a reason added otherwise."""
+    if text.isascii() and text.isdigit() and len(text) > 5:  # 441411: a number, too large
+        reasons.append(f"port {text} is outside 1-65535")
+        return None
     if not _PORT_RE.fullmatch(text):
         what = "is empty" if not text else "is not a number"
         reasons.append(f"the port {text!r} {where} {what} (a port is digits, such as 22)")

@@ -573,6 +573,9 @@ def test_parse_ssh_target_local_and_errors() -> None:
         ValueError, match=r"port 70000 is outside 1-65535; accepted forms: user@host:port"
     ):
         parse_ssh_target("h:70000")
+    # Six digits are a number too, out of range, not "not a number" (h462 #6).
+    with pytest.raises(ValueError, match=r"port 441411 is outside 1-65535"):
+        parse_ssh_target("root@127.0.0.1:441411")
     with pytest.raises(ValueError, match="brackets"):
         parse_ssh_target("fe80::1")
 
