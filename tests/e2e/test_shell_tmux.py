@@ -123,12 +123,24 @@ def test_the_shell_command_runs_the_same_ssh_and_returns_its_exit_status(
     openssh_queue_server, home: Path
 ) -> None:
     server = openssh_queue_server
-    done = rgt(
-        "shell", "real1", "--hosts", server.hosts_file,
-        stdin="echo cli-$((6*7)) > cli-marker.txt; exit 3\n",
-        env={"HOME": str(home), "SSH_AUTH_SOCK": None},
+    # The queue's tmux session exists on the box: a script's shell does not try a window
+    # of it (h462 #7: tmux's refusal of a non-terminal was printed before every run).
+    box_tmux = {**os.environ, "TMUX_TMPDIR": str(server.tmux_tmpdir)}
+    box_tmux.pop("TMUX", None)
+    subprocess.run(
+        ["tmux", "new-session", "-d", "-s", "rgt-real1", "sleep 600"],
+        env=box_tmux, check=True, timeout=30,
     )  # fmt: skip
+    try:
+        done = rgt(
+            "shell", "real1", "--hosts", server.hosts_file,
+            stdin="echo cli-$((6*7)) > cli-marker.txt; exit 3\n",
+            env={"HOME": str(home), "SSH_AUTH_SOCK": None},
+        )  # fmt: skip
+    finally:
+        subprocess.run(["tmux", "kill-server"], env=box_tmux, check=False, timeout=30)
     assert done.returncode == 3, done.stderr
+    assert "tmux" not in done.stderr and "not a terminal" not in done.stderr, done.stderr
     assert (server.workdir / "cli-marker.txt").read_text() == "cli-42\n"  # in the workdir
     # From a script with nothing to say (stdin /dev/null): it ends with its input. With a
     # terminal forced, the box's shell waited at its prompt until killed (hour s45b #1).

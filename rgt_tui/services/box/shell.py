@@ -115,15 +115,20 @@ def queue_window_script(session: str) -> str:
     )
 
 
-def remote_shell_script(host: HostConfig) -> str:
+def remote_shell_script(host: HostConfig, *, window: bool = True) -> str:
     """The command the box's login shell runs (POSIX sh, as the queue's commands are):
     into the workdir, then a new window in the queue's tmux session when it exists, else a
-    login shell (``queue_window_script``)."""
+    login shell (``queue_window_script``). Without ``window`` (no terminal on this side:
+    a script on stdin) the login shell at once: a tmux window cannot take a script's
+    input, and its refusal was printed before every scripted run (h462 #7)."""
     workdir = box_path(host.workdir)
     missing = shlex.quote(f"rgt-tui: the workdir {host.workdir} is not on the box; in ~ instead")
-    return f"cd {workdir} 2>/dev/null || {{ echo {missing} >&2; cd; }}; " + queue_window_script(
-        tmux_session_name(host.name)
+    then = (
+        queue_window_script(tmux_session_name(host.name))
+        if window
+        else 'exec "${SHELL:-/bin/sh}" -l'
     )
+    return f"cd {workdir} 2>/dev/null || {{ echo {missing} >&2; cd; }}; " + then
 
 
 def shell_command(host: HostConfig, *, terminal: bool | None = None) -> ShellCommand | str:
@@ -143,7 +148,7 @@ def shell_command(host: HostConfig, *, terminal: bool | None = None) -> ShellCom
         return f"{host.name}: no shell over your ssh: {ssh}"
     return ShellCommand(
         host.name,
-        ssh.command(remote_shell_script(host)),
+        ssh.command(remote_shell_script(host, window=terminal)),
         session,
         env=ssh.env,
         terminal=terminal,
