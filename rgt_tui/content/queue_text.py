@@ -89,13 +89,15 @@ def idle_hint(view: QueueView) -> str:
     """``nothing runs · 2 cells not run: L starts from cell 3 · R retry a cell``: cells
     left pending by a stop are said as the pane says them (s37 dev-loop #12: the tab read
     "nothing runs · R retry or resume a cell" beside the pane's "1 not run: L starts")."""
+    # R only with a cell it can take (h461 #3: offered beside three pending cells, then
+    # "no failed, killed or finished cell to retry").
+    retry = " · R retry or resume a cell" if view.retry_pickable else ""
     pending = [c for c in view.cells if c.status == PENDING]
     if not pending or view.runner_alive:
-        return IDLE_HINT
+        return IDLE_HINT.removesuffix(" · R retry or resume a cell") + retry
     start = launch_start(view)
     return (
-        f"nothing runs · {plural(len(pending), 'cell')} not run: L starts from cell {start} "
-        "· R retry or resume a cell"
+        f"nothing runs · {plural(len(pending), 'cell')} not run: L starts from cell {start}" + retry
     )
 
 

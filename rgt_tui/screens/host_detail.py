@@ -285,10 +285,14 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
         """A polled view of this host's queue: the Queue tab shows it."""
         if host != self.host.name:
             return
-        running = self.queue_view is not None and self.queue_view.current is not None
+        before = self.queue_view
+        running = before is not None and before.current is not None
+        pickable = bool(before.retry_pickable) if before is not None else False
         self.queue_view = view
-        if running != (view.current is not None):
-            self.refresh_bindings()  # S and X come and go with the running cell
+        if running != (view.current is not None) or pickable != bool(view.retry_pickable):
+            # S and X come and go with the running cell, R with a cell it can take (h461
+            # #4: a kill made one, and the footer kept R off until the next start or end).
+            self.refresh_bindings()
         # Else _catch_up hands it on when the screen is shown or back on top (a redraw
         # under a dialog is written over the dialog's box: screen_on_top).
         if self._drawable() and screen_on_top(self):

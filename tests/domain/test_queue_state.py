@@ -388,6 +388,13 @@ def test_the_queue_tab_offers_relaunch_beside_retry_for_a_cell_cut_short() -> No
         line.plain for line in queue_lines(view(launches("done 1060 4 4\n"), all_done))
     )
     assert IDLE_HINT in plain, plain  # nothing left to run: R alone
+    # Nothing R can take (no cell ran: h461 #3, after the killed cell was moved away):
+    # R is not offered, as it answered "no failed, killed or finished cell to retry".
+    idle = view(launches(), {})
+    assert not idle.retry_pickable
+    plain = "\n".join(line.plain for line in queue_lines(idle))
+    assert "nothing runs · 4 cells not run: L starts from cell 0" in plain, plain
+    assert "R retry" not in plain, plain
 
 
 def test_a_cell_its_group_stopped_reads_so_and_an_old_user_kill_reads_as_before() -> None:

@@ -225,3 +225,41 @@ async def test_a_copy_from_another_host_is_looked_at_again_when_that_host_change
         app.post_message(HostUpdated(make_update(HOST, sample)))
         await wait_for(lambda: "none verified here" in flat(app), pilot=pilot)
         assert said not in flat(app)
+
+
+async def test_r_comes_into_the_footer_when_a_cell_it_can_take_appears(tmp_path: Path) -> None:
+    """h461 #4: a kill that went on to the next cell left the footer without R (it was
+    refreshed only when a cell started or stopped running), while the tab offered it."""
+    now = int(FROZEN)
+    launches = parse_runner_state(f"launch {now - 900} {BOOT} tmux 0 /s.sh 42\n")
+    cells = (DeployedCell(0, "eta_long", "x"), DeployedCell(1, "next", "y"))
+
+    def shown(attempts: dict) -> QueueView:
+        return derive_view(
+            HOST, cells, launches, attempts, boot_id=BOOT, now=now, runner_alive=True
+        )  # fmt: skip
+
+    first = shown({"eta_long": parse_cell_state(f"start {now - 900} {BOOT} 9\n")})
+    killed = f"start {now - 900} {BOOT} 9\nkill {now - 60} user go-on\nend {now - 59} 143\n"
+    later = shown(
+        {
+            "eta_long": parse_cell_state(killed),
+            "next": parse_cell_state(f"start {now - 58} {BOOT} 10\n"),
+        }
+    )
+    assert first.current is not None and later.current is not None  # a cell runs in both
+    assert not first.retry_pickable and later.retry_pickable
+    app = make_app(tmp_path, fleet=fleet_in(tmp_path))
+    async with app.run_test(size=(110, 50)) as pilot:
+        app.open_host(HOST, tab="queue")
+        await wait_for(lambda: app.screen.query(QueueTab), pilot=pilot)
+        screen = app.screen
+
+        def footer() -> set[str]:
+            return {b.binding.key for b in screen.active_bindings.values() if b.binding.show}
+
+        screen.queue_viewed(HOST, first)
+        await wait_for(lambda: "X" in footer(), pilot=pilot)
+        assert "R" not in footer()
+        screen.queue_viewed(HOST, later)
+        await wait_for(lambda: "R" in footer(), pilot=pilot, show=lambda: str(footer()))
