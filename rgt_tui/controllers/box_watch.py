@@ -255,18 +255,23 @@ class BoxWatch:
         # No answer, no id to tell by, or the same box right after its teardown: it stays
         # torn down, and is done: its monitor, queue poll and connection close
         # (FleetRuntime.retire).
+        asked = host in self._asked
         self._settled(host)
         if self._stop(host):
             later = self._look_again_later(host, state.torn_down_at)
             self.app.notify(
-                f"{host} was torn down: telemetry stopped, its connection closed. "
+                f"{host} was torn down: "
+                # The answer to the user's own r: "press r" told them to do what they
+                # had just done (h461 #7).
+                + ("it did not answer when you asked (r): " if asked else "")
+                + "telemetry stopped, its connection closed. "
                 + (
                     f"It is looked at once more in {fmt_duration(later)}: a box "
                     "that still answers then is said loudly (GEN1). "
                     if later is not None
                     else ""
                 )
-                + "Press r on it if the box is back.",
+                + ("" if asked else "Press r on it if the box is back."),
                 title=host,
                 timeout=8,
             )

@@ -11,7 +11,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from support.pilot import SIZE, screen_text, wait_for
+from support.pilot import SIZE, notes, screen_text, wait_for
 
 from rgt_tui.app import RgtApp
 from rgt_tui.demo.loopback import LoopbackFleet
@@ -82,3 +82,17 @@ async def test_a_torn_down_host_greys_out_closes_and_says_when_and_its_cost(
             assert "$3.78 total" in overview and "● connected" not in overview
             # Nothing reconnects on its own meanwhile.
             assert boxes.box("box1").connections_made == made
+
+            # Destroyed: r looks once more, and the answer to it is not "press r" again
+            # (h461 #7: the toast told the user to do what they had just done).
+            await boxes.box("box1").stop()
+            await pilot.press("escape")
+            await wait_for(lambda: app.screen is app.fleet_screen, pilot=pilot)
+            app.fleet_screen.select("box1")
+            await pilot.press("r")
+            answer = "box1 was torn down: it did not answer when you asked (r)"
+            await wait_for(
+                lambda: any(answer in n for n in notes(app)), 60, pilot=pilot,
+                show=lambda: "\n".join(notes(app)),
+            )  # fmt: skip
+            assert not any(answer in n and "Press r" in n for n in notes(app)), notes(app)
