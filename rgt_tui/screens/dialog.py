@@ -40,6 +40,7 @@ from textual.widgets import Button, Input, Static
 
 MARK_LEFT, MARK_RIGHT = "▶ ", " ◀"
 REPLANNING = "re-planning…"
+PLANNING = "planning…"
 BOX_SHARE = 0.9  # of the screen's height a dialog's box may take (max-height: 90%)
 SCROLL_KEYS = ("↑↓ PgUp PgDn", "scroll")  # the hint line's words for DialogBody's keys
 ResultType = TypeVar("ResultType")
@@ -332,6 +333,7 @@ class ReplanScreen(BodyScreen[ResultType]):
     AUTO_FOCUS = ""
 
     replanning = False
+    planned = False  # a plan was shown once: the next is a re-plan
 
     def begin_replan(self) -> None:
         """A new plan is being made: hold Enter, take the focus off the buttons."""
@@ -343,12 +345,17 @@ class ReplanScreen(BodyScreen[ResultType]):
         """The new plan is shown: focus ``target`` (None: leave the focus) unless an
         Input has it (the user is typing there)."""
         self.replanning = False
+        self.planned = True
         if target is not None and not isinstance(self.focused, Input):
             self.set_focus(target)
 
     def hint_lead(self) -> str:
-        """The hint line's lead: "re-planning…" while a plan is being made, else ""."""
-        return REPLANNING if self.replanning else ""
+        """The hint line's lead while a plan is being made: "planning…" for the first
+        (h461 #8: "re-planning…" before anything was planned), "re-planning…" after;
+        else ""."""
+        if not self.replanning:
+            return ""
+        return REPLANNING if self.planned else PLANNING
 
 
 def _replanning(widget: Widget) -> bool:

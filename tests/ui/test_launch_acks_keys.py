@@ -177,7 +177,18 @@ async def test_enter_while_the_launch_replans_after_acknowledge_cancels_nothing(
     qf.loopback.box("box1").extra_path.append(_gated_smi(tmp_path / "smi", gate))
     app = make_app(tmp_path, fleet=qf.fleet)
     async with app.run_test(size=(80, 24)) as pilot:
+        gate.unlink()  # the first plan's preflight waits too
         await pilot.press("L")
+
+        def first() -> LaunchConfirmScreen | None:
+            modal = app.screen
+            return modal if isinstance(modal, LaunchConfirmScreen) and modal.replanning else None
+
+        await wait_for(first, what="the first plan on its way", pilot=pilot)
+        # Nothing was planned yet: "planning…", not "re-planning…" (h461 #8).
+        await wait_for(lambda: "planning…" in screen_text(app), pilot=pilot)
+        assert "re-planning…" not in screen_text(app)
+        gate.touch()
         modal = await _launch_plan(pilot, app, ())
         assert modal.plan is not None and modal.plan.unacknowledged == ("gpu",)
         assert app.focused is modal.query_one("#launch-cancel", Button)
