@@ -207,6 +207,20 @@ stopped_by() {
 }
 
 # cell_failures: "NAME<TAB>what the QUEUE DONE line says" per failed attempt; failed and
+# Cell NAME's retry in words, for the log: the record's third field is "=" (a resume:
+# its {out} kept), "-" (nothing there to set aside) or where its {out} was moved
+# (a user's hour read "(retry 1796515003 =)" in the queue log).
+retry_words() {
+    local rec
+    rec=$(last_record "$1")
+    case "$rec" in
+        retry\ *\ =) printf 'a resume: its output folder kept' ;;
+        retry\ *\ -) printf 'from the start: no earlier outputs to set aside' ;;
+        retry\ *\ *) printf 'from the start: earlier outputs set aside as %s' "${rec#retry * }" ;;
+        *) printf '%s' "$rec" ;;
+    esac
+}
+
 # n_failed: the runner's own failure (cells.tsv edited), never a cell's.
 cell_failures=()
 k=$start n_ok=0 n_failed=0 failed="" skipped="" last_ran=""
@@ -215,7 +229,7 @@ while :; do
     if line=$(next_retry "$k"); then
         IFS=$'\t' read -r idx name cmd <<<"$line"
         stop_requested && stop_now "$k" "the retry of cell $idx $name"
-        say "cell $idx $name: retry asked by the user ($(last_record "$name"))"
+        say "cell $idx $name: retry asked by the user ($(retry_words "$name"))"
         run_cell "$idx" "$name" "$cmd"
         continue
     fi
@@ -228,7 +242,7 @@ while :; do
             # queue running, so nothing else will).
             unlock
             IFS=$'\t' read -r idx name cmd <<<"$line"
-            say "cell $idx $name: retry asked by the user ($(last_record "$name"))"
+            say "cell $idx $name: retry asked by the user ($(retry_words "$name"))"
             run_cell "$idx" "$name" "$cmd"
             continue
         else

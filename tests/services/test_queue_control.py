@@ -362,6 +362,8 @@ async def test_retry_while_running_runs_before_the_next_cell_and_a_running_cell_
     assert [c.status for c in view.cells] == [DONE, DONE, DONE]
     log = (qf.qdir() / "queue.log").read_text()
     assert log.index("cell 0 bad: retry asked by the user") < log.index("cell 2 c: start")
+    # In words, not the record (a user's hour read "(retry 1796515003 =)").
+    assert "retry asked by the user (from the start: no earlier outputs to set aside)" in log
 
 
 async def test_skip_keeps_a_cell_from_running_and_is_refused_for_a_running_cell(make_queue_fleet):
