@@ -339,8 +339,10 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
         elif move.on_box:
             # Names go on the hint line, which wraps: a caption with them was cut ("▶ Move (box1").
             names = shown(", ".join(c.name for c in move.on_box))
+            # Who skips: "Move, 1 skipped" read as a chosen cell left behind (h461 #10).
             go.set_caption(
-                f"Move, {len(move.on_box)} skipped", does=f"move; {move.source} skips {names}"
+                f"Move; {printable(move.source, 12)} skips {len(move.on_box)}",
+                does=f"move; {move.source} skips {names}",
             )
         else:
             go.set_caption("Move", does="move")

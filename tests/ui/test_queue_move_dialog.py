@@ -127,7 +127,7 @@ async def test_a_plan_is_not_left_on_screen_under_what_was_typed_since(
         await planned(pilot, screen, "#moved-to box2")
         go = screen.query_one("#move-go", Button)
         await wait_for(lambda: not go.disabled, pilot=pilot)
-        assert "skipped" in str(go.label)
+        assert "box1 skips 1" in str(go.label), str(go.label)
         to = screen.query_one("#move-to", Input)
         to.focus()
         await pilot.press("backspace", "3")
