@@ -108,7 +108,7 @@ async def test_pull_verify_checklist_and_typed_teardown(
         )
         # Nor in the cell box: "cell name (t, then Tab)" offered an acknowledgement (h304 #7).
         cell = app.screen.query_one("#ack-cell", Input)
-        assert cell.placeholder == "recorded as torn down: nothing to acknowledge"
+        assert cell.placeholder == "torn down: nothing to accept"
 
         await pilot.press("escape")
         await pilot.pause()

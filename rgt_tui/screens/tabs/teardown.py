@@ -549,7 +549,7 @@ class TeardownTab(DetailTab):
         )
         cell.placeholder = (
             # Its work is over: "(t, then Tab)" offered an acknowledgement nothing asks for.
-            "recorded as torn down: nothing to acknowledge"
+            "torn down: nothing to accept"
             if self._name_prompt == TORN_DOWN_PLACEHOLDER
             else "cell name"
             if cell.has_focus
