@@ -15,13 +15,18 @@ import shlex
 
 # A flag that takes a secret: --api-key, --apikey, --token, --password, --secret, …
 _FLAG = re.compile(
-    r"--?(?:api[-_]?key|api[-_]?token|access[-_]?key|secret(?:[-_]?key)?|token|password|passwd)"
+    r"--?(?:api[-_]?key|api[-_]?token|access[-_]?key|secret[-_]?key|auth[-_]?token|"
+    r"access[-_]?token|token|password|passwd)"
     r"(?:=(?P<value>.*))?",
     re.IGNORECASE,
 )
 # An assignment of one: WANDB_API_KEY=…, HF_TOKEN=…, AWS_SECRET_ACCESS_KEY=…
 _ASSIGN = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>.*)", re.DOTALL)
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD", re.IGNORECASE)
+# An environment variable's name (upper case) ending in one: not ``tokenizer=…`` nor
+# ``DATASET_KEY=…`` (a review: hydra overrides and data names read as secrets).
+_SECRET_NAME = re.compile(
+    r"(?:[A-Z0-9]+_)*(?:API_KEY|APIKEY|TOKEN|SECRET|SECRET_KEY|SECRET_ACCESS_KEY|PASSWORD|PASSWD)"
+)
 # Shorter values are no secret (a flag's "1", a placeholder "x"); a key is longer.
 MIN_SECRET = 8
 
@@ -46,7 +51,7 @@ def literal_secret(command: str) -> str | None:
             continue
         assign = _ASSIGN.fullmatch(word)
         name = assign.group("name") if assign is not None else ""
-        if assign is not None and _SECRET_NAME.search(name) and _literal(assign.group("value")):
+        if assign is not None and _SECRET_NAME.fullmatch(name) and _literal(assign.group("value")):
             return f"{name}={_cut(assign.group('value'))}"
     return None
 
@@ -58,6 +63,7 @@ def _literal(value: str) -> bool:
     return (
         len(value) >= MIN_SECRET
         and not value.startswith(("$", "-", "/", "~", "."))
+        and "/" not in value  # a relative path: keys/id_ed25519
         and not value.isdigit()
         and "{" not in value
     )

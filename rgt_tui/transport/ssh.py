@@ -69,7 +69,28 @@ from rgt_tui.transport.ssh_stream import send_input as _send_input
 
 CONNECT_TIMEOUT_S = 10.0
 # No route to the box's address: a destroyed box's, as much as a refused connection.
-NO_ROUTE = frozenset({errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EHOSTDOWN})
+# (ENETUNREACH is left out: no route to any network is this side offline.)
+NO_ROUTE = frozenset({errno.EHOSTUNREACH, errno.EHOSTDOWN})
+PORT_LOOK_S = 3.0
+
+
+async def _port_takes(target: str) -> bool:
+    """Whether ``host:port`` (``[v6]:port``) takes a TCP connection now (closed at once)."""
+    host, _, port = target.rpartition(":")
+    if not host or not port.isdigit():
+        return False
+    try:
+        _reader, writer = await within(
+            asyncio.open_connection(host.strip("[]"), int(port)), PORT_LOOK_S
+        )
+    except (OSError, asyncio.TimeoutError):
+        return False
+    writer.close()
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()
+    return True
+
+
 # Three missed keepalives 10 s apart declare the link dead, well before TCP would
 # (asyncssh's own keepalive_interval / keepalive_count_max options).
 KEEPALIVE_INTERVAL_S = 10.0
@@ -264,13 +285,21 @@ class SshTransport(SftpSessions):
         except asyncio.TimeoutError as exc:
             # The box's own address, no proxy between: what a destroyed box does.
             direct = not hop and not plan.proxy_command and not plan.jump
+            # asyncssh's timeout covers the handshake and the login too: a box that took
+            # the connection and was slow after it still answers (review s46 #1). Only a
+            # port that does not take a connection now is no answer.
+            if direct and await _port_takes(plan.target):
+                direct = False
             raise (NoAnswer if direct else TransportError)(
                 self.host,
                 f"no answer{' from ' + where if where else ''} within {self.connect_timeout:g} s",
                 "is the box running?",
             ) from exc
         except socket.gaierror as exc:  # an OSError: said apart, with the name and the fix
-            raise (TransportError if hop else NoAnswer)(
+            # A name that does not exist is the box's; a DNS that cannot answer now
+            # (EAI_AGAIN: offline, a captive portal) is this side's (review s46 #3).
+            gone = not hop and exc.errno in (socket.EAI_NONAME, getattr(socket, "EAI_NODATA", -2))
+            raise (NoAnswer if gone else TransportError)(
                 self.host,
                 f"{'jump host' if hop else 'the address'} {address!r} does not resolve "
                 f"({_describe(exc)})",

@@ -73,18 +73,44 @@ async def test_only_the_boxs_own_address_not_answering_is_no_answer(tmp_path, mo
     (home / ".ssh").mkdir(parents=True)
     monkeypatch.setenv("HOME", str(home))
     with closed_port() as port:
-        for address in (f"me@127.0.0.1:{port}", "me@nosuch.invalid"):
-            transport = SshTransport("box1", address=address, known_hosts=home / "known_hosts")
+        for address in ("127.0.0.1", "nosuch.invalid"):
+            transport = SshTransport(
+                "box1", address=address, port=port, username="me", known_hosts=home / "kh"
+            )
             with pytest.raises(NoAnswer):
                 await transport.connect()
             await transport.close()
         transport = SshTransport(
             "box1",
-            address=f"me@127.0.0.1:{port}",
+            address="127.0.0.1",
+            port=port,
+            username="me",
             known_hosts=home / "known_hosts",
             identity_file=tmp_path / "no-such-key",
         )
         with pytest.raises(TransportError) as caught:
             await transport.connect()
         await transport.close()
+    assert not isinstance(caught.value, NoAnswer), caught.value
+
+
+async def test_a_port_that_takes_the_connection_and_says_nothing_still_answers(tmp_path):
+    """Review s46 #1: asyncssh's timeout covers the handshake too; a box that took the
+    connection and was slow after it is no proof of a destroyed box."""
+    import asyncio
+
+    async def silent(reader, writer):  # takes the connection, never speaks SSH
+        await reader.read()
+
+    server = await asyncio.start_server(silent, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        transport = SshTransport(
+            "box1", address="127.0.0.1", port=port, known_hosts=tmp_path / "kh", connect_timeout=1
+        )
+        with pytest.raises(TransportError) as caught:
+            await transport.connect()
+        await transport.close()
+    finally:
+        server.close()
     assert not isinstance(caught.value, NoAnswer), caught.value
