@@ -34,8 +34,9 @@ from rgt_tui.domain.units import plural
 
 # The queue-control keys (screens/queue_keys.py), said under the summary; S and X only
 # while a cell runs (they have nothing to act on otherwise).
-CONTROL_HINT = "S stop after this cell · X kill the running cell · R retry or resume a cell"
-IDLE_HINT = "nothing runs · R retry or resume a cell"
+RETRY_HINT = " · R retry or resume a cell"  # said only with a cell R can take
+CONTROL_HINT = "S stop after this cell · X kill the running cell" + RETRY_HINT
+IDLE_HINT = "nothing runs" + RETRY_HINT
 # A cell row's duration column: "≥59m59s", as wide as any under 100 days ("≥99d23h").
 RAN_WIDTH = 7
 
@@ -91,10 +92,10 @@ def idle_hint(view: QueueView) -> str:
     "nothing runs · R retry or resume a cell" beside the pane's "1 not run: L starts")."""
     # R only with a cell it can take (h461 #3: offered beside three pending cells, then
     # "no failed, killed or finished cell to retry").
-    retry = " · R retry or resume a cell" if view.retry_pickable else ""
+    retry = RETRY_HINT if view.retry_pickable else ""
     pending = [c for c in view.cells if c.status == PENDING]
     if not pending or view.runner_alive:
-        return IDLE_HINT.removesuffix(" · R retry or resume a cell") + retry
+        return "nothing runs" + retry
     start = launch_start(view)
     return (
         f"nothing runs · {plural(len(pending), 'cell')} not run: L starts from cell {start}" + retry
@@ -277,11 +278,7 @@ def queue_lines(view: QueueView, *, answering: bool = True) -> list[Content]:
         hint = (
             # R only with a cell it can take (hour s45a #10: offered beside the one cell,
             # running, then "no failed, killed or finished cell to retry").
-            (
-                CONTROL_HINT
-                if view.retry_pickable
-                else CONTROL_HINT.removesuffix(" · R retry or resume a cell")
-            )
+            (CONTROL_HINT if view.retry_pickable else CONTROL_HINT.removesuffix(RETRY_HINT))
             if view.current is not None
             else ended_hint(view)
             if ended

@@ -24,13 +24,14 @@ from support.pulls import fast
 
 from rgt_tui.domain.config import HostWatch
 from rgt_tui.fsutil import file_lock
+from rgt_tui.services.box.identity import box_still_answers
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.pull import pull_host
 from rgt_tui.services.records import pull_lock_path
 from rgt_tui.services.runtime.locks import HostLocks
 from rgt_tui.services.teardown import BoxMismatch, confirmed_at, record_manual_teardown
-from rgt_tui.services.teardown.by_hand import box_still_answers, changed_since, record_destroyed
+from rgt_tui.services.teardown.by_hand import changed_since, record_destroyed
 from rgt_tui.services.verify.run import verify_host
 from rgt_tui.services.watch.drivers.periodic_pull import BUSY_RETRY_S, PullScheduler
 from rgt_tui.transport import open_transport

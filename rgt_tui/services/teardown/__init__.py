@@ -46,6 +46,7 @@ its own refusals and links: one the manifest did not have is a change
 becomes a problem or a re-scan failure.
 """
 
+from rgt_tui.services.box.identity import box_still_answers
 from rgt_tui.services.teardown.acknowledge import (
     BoxMismatch,
     NotUnfinishedError,
@@ -59,7 +60,6 @@ from rgt_tui.services.teardown.acknowledge import (
 from rgt_tui.services.teardown.by_hand import (
     MANUAL_OUTPUT,
     ConfirmationVoid,
-    box_still_answers,
     confirmed_at,
     record_destroyed,
     record_manual_teardown,

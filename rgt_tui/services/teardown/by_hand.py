@@ -23,11 +23,8 @@ from rgt_tui.agent.secret_paths import skipped_by_rule
 from rgt_tui.domain import teardown_gate as g
 from rgt_tui.domain.box_identity import BoxIdentity
 from rgt_tui.domain.config import Fleet, HostConfig
-from rgt_tui.domain.errors import NoAnswer, TransportError
 from rgt_tui.domain.manifest import ManifestError
 from rgt_tui.domain.text import printable
-from rgt_tui.services.box.identity import identify_box
-from rgt_tui.services.connect import host_connection
 from rgt_tui.services.journal import HostJournal, Journal, TeardownRecord
 from rgt_tui.services.queue.launch_acks import load_launch_acks_in
 from rgt_tui.services.records import host_results_dir, load_manifest, pull_running
@@ -395,7 +392,7 @@ async def record_destroyed(
     what says the box wrote files this machine lacks (``changed_since``).
 
     ``answers``: asked, once nothing else refuses, whether the box to be recorded still
-    answers (``box_still_answers``); what it returns refuses the record (ValueError). The TUI
+    answers (``box.identity.box_still_answers``); what it returns refuses the record (ValueError). The TUI
     knows that from its telemetry and passes none."""
     if typed == host.name:
         folder = host_results_dir(fleet.results_dir, host)
@@ -456,44 +453,6 @@ async def record_destroyed(
         groups=groups,
         results_dir=fleet.results_dir,
         clock=clock,
-    )
-
-
-async def box_still_answers(host: HostConfig, box: BoxIdentity) -> str | None:
-    """Why ``box`` cannot be recorded destroyed: it answers under ``host``'s name now (one
-    connection, its id read, as ``identify_box``), or whether it does cannot be told.
-    None when nothing answers at its address (``NoAnswer``: refused, timed out, no route,
-    the name gone — what a destroyed box does), or another box does (its id new: the
-    confirmed one is gone). A missing key file, a refused login or host key, a jump host
-    down: something of this side or between, not the box's absence (h462 #1: a missing
-    identity_file recorded a box that still answered)."""
-    try:
-        async with host_connection(host) as transport:
-            now = await identify_box(host, transport)
-    except NoAnswer:
-        return None
-    except TransportError as exc:
-        return (
-            f"cannot tell whether {host.name} is destroyed: {printable(str(exc), 300)}. A "
-            "destroyed box does not answer at all (its connection refused, timed out or "
-            "without a route); nothing was recorded — fix what this names, then record it "
-            "again"
-        )
-    except ManifestError as exc:
-        # Its host key passed the check: most likely the same box, whose python3 or home
-        # cannot say its id. A destroyed box answers nothing at all.
-        return (
-            f"{host.name} still answers over SSH with its host key, though it cannot say "
-            f"which box it is ({printable(str(exc), 200)}): it is not destroyed; nothing was "
-            "recorded — destroy it, then record it again"
-        )
-    if now.box_id != box.box_id:
-        return None
-    return (
-        f"{host.name} still answers: box {box.short()} took a connection just now, so it "
-        "is not destroyed (it may still bill); nothing was recorded — destroy it in the "
-        "provider's console, and once it no longer answers (a provider may take a minute), "
-        "record it again"
     )
 
 
