@@ -91,6 +91,58 @@ async def _port_takes(target: str) -> bool:
     return True
 
 
+async def _every_address_refuses(infos: list[tuple]) -> bool:
+    """Whether each of these ``getaddrinfo`` addresses refuses a TCP connection or has no
+    route to it. A name with several addresses (an A and an AAAA record) that all fail
+    reaches us as asyncio's one combined ``OSError`` with no errno, so it is asked again
+    address by address; a timeout or any other error is not taken as no answer."""
+    loop = asyncio.get_running_loop()
+    for family, kind, proto, _name, addr in infos:
+        with socket.socket(family, kind, proto) as sock:
+            sock.setblocking(False)
+            try:
+                await within(loop.sock_connect(sock, addr), PORT_LOOK_S)
+            except ConnectionRefusedError:
+                continue
+            except OSError as exc:
+                if exc.errno in NO_ROUTE:
+                    continue
+                return False
+            except asyncio.TimeoutError:
+                return False
+            return False  # this address took the connection
+    return bool(infos)
+
+
+async def _no_address_answers(target: str) -> bool:
+    """Whether every address of ``host:port`` refuses or has no route (see above)."""
+    host, _, port = target.rpartition(":")
+    if not host or not port.isdigit():
+        return False
+    try:
+        infos = await asyncio.get_running_loop().getaddrinfo(
+            host.strip("[]"), int(port), type=socket.SOCK_STREAM
+        )
+    except OSError:
+        return False
+    return await _every_address_refuses(infos)
+
+
+# What a jump host's OpenSSH sshd says (OPEN_CONNECT_FAILED with strerror's text) when the
+# box's address took no connection: the jump host saw it gone, as a direct connect would.
+# The jump host is the user's own, checked by its own key; anything else it says (a
+# timeout, forwarding prohibited, a name its DNS cannot find) stays "cannot tell".
+JUMP_SAW_NO_ANSWER = frozenset({"connection refused", "no route to host", "host is down"})
+
+
+def _jump_saw_no_answer(exc: BaseException) -> bool:
+    return (
+        isinstance(exc, asyncssh.ChannelOpenError)
+        and exc.code == asyncssh.OPEN_CONNECT_FAILED
+        and exc.reason.strip().lower() in JUMP_SAW_NO_ANSWER
+    )
+
+
 # Three missed keepalives 10 s apart declare the link dead, well before TCP would
 # (asyncssh's own keepalive_interval / keepalive_count_max options).
 KEEPALIVE_INTERVAL_S = 10.0
@@ -338,6 +390,15 @@ class SshTransport(SftpSessions):
                     + (f" and what ~/.ssh/config sets for {address}" if plan.via_config else "")
                     + f" (the fleet file's ssh for {self.host})",
                 ) from exc
+            if tunnel is not None and isinstance(exc, asyncssh.ChannelOpenError):
+                # The last hop could not open the way to the box: its words, named as its.
+                raise (NoAnswer if _jump_saw_no_answer(exc) else TransportError)(
+                    self.host,
+                    f"the jump host (ssh_config's ProxyJump {printable(plan.jump or '', 120)}) "
+                    f"could not reach {plan.target or address}: {_describe(exc)}",
+                    "is the box running? check its address in the provider's SSH command "
+                    f"and what ~/.ssh/config sets for {address}",
+                ) from exc
             closed = (asyncssh.ConnectionLost, ConnectionResetError, BrokenPipeError)
             if isinstance(exc, closed) and plan.target:
                 # Closed while connecting, before the handshake ended: "connection lost"
@@ -351,7 +412,15 @@ class SshTransport(SftpSessions):
                     "wait a minute and try again; if it stays so, check the host and port in "
                     f"the provider's SSH command (the fleet file's ssh for {self.host})",
                 ) from exc
-            unreachable = isinstance(exc, OSError) and exc.errno in NO_ROUTE
+            unreachable = isinstance(exc, OSError) and (
+                exc.errno in NO_ROUTE
+                or (
+                    exc.errno is None  # asyncio's combined error: a name with several addresses
+                    and tunnel is None
+                    and bool(plan.target)
+                    and await _no_address_answers(plan.target)
+                )
+            )
             raise (NoAnswer if unreachable and plan.target else TransportError)(
                 self.host, _describe(exc)
             ) from exc
