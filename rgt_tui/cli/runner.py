@@ -225,7 +225,11 @@ def run_command(command: Command, args: argparse.Namespace) -> int:
         _json_unreachable(args, exc)
         return call.fail(f"{exc.host}: {exc.message}", fix=exc.fix)
     except TransportError as exc:
-        if call.host_config is not None and isinstance(exc, NoAnswer):
+        if (
+            call.host_config is not None
+            and isinstance(exc, NoAnswer)
+            and exc.host == call.host_config.name  # not another host the command reached
+        ):
             # A box torn down, stopped by watch or preempted: said first, as queue show,
             # pull and status do (h462 #3: logs, disk, shell… said only "check the port").
             from rgt_tui.services.runtime.preemption import with_unreachable_fix

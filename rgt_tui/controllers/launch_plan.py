@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from rgt_tui.controllers.queue_actions import error_text
 from rgt_tui.domain.config import Fleet, HostConfig
-from rgt_tui.domain.errors import TransportError
+from rgt_tui.domain.errors import NoAnswer, TransportError
 from rgt_tui.domain.queue_records import RESUMED
 from rgt_tui.domain.units import plural
 from rgt_tui.services.connections import FleetConnections
@@ -132,11 +132,17 @@ class LaunchControl:
         torn = await asyncio.to_thread(recorded_torn_down_at, self.fleet, self.host.name)
         if torn is None:
             return unreachable_text(self.host, exc)
+        # Only nothing answering is "as a destroyed box should"; a refused host key or
+        # login is something answering at its address (review s46 #10), said as it is.
+        said = (
+            "it does not answer, as a destroyed box should"
+            if isinstance(exc, NoAnswer)
+            else f"its address says: {exc.message}"
+        )
         return (
-            f"{self.host.name} is recorded as torn down ({local_minute(torn)}): it does not "
-            "answer, as a destroyed box should, and nothing is launched or retried there; "
-            "to use that box again, rename its [[hosts]] entry in place (rgt-tui takes it "
-            "as a new host)"
+            f"{self.host.name} is recorded as torn down ({local_minute(torn)}): {said}, and "
+            "nothing is launched or retried there; to use that box again, rename its "
+            "[[hosts]] entry in place (rgt-tui takes it as a new host)"
         )
 
     async def launch(self, plan: LaunchPlan) -> Outcome:

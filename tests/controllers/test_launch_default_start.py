@@ -79,40 +79,66 @@ async def test_l_on_an_interruptible_box_that_does_not_answer_points_at_d_and_m(
             assert ("may be preempted: d says what happened" in error) == hinted, error
 
 
-async def test_l_and_r_on_a_torn_down_box_say_it_was_torn_down_not_its_port(
-    tmp_path: Any,
-) -> None:
-    """h461 #1: L on a box recorded as torn down said "connection refused … is sshd
-    running on that port? — check the port", as p did not: the plan refuses a torn-down
-    host before asking the box, but the connection comes first. A real refused port."""
+async def _l_and_r_torn_down(tmp_path: Any, port: int) -> list[str]:
+    """What L and R say of box2, recorded as torn down, at 127.0.0.1:``port`` (a
+    known_hosts file of its own, empty)."""
     import time
-
-    from support.machine import closed_port
 
     from rgt_tui.domain.box_identity import BoxIdentity
     from rgt_tui.domain.queue_state import FAILED, CellView
     from rgt_tui.services.fleet.file import load_fleet
     from rgt_tui.services.journal import TeardownRecord, journal_for
 
-    with closed_port() as port:
-        hosts = tmp_path / "hosts.toml"
-        hosts.write_text(f'[[hosts]]\nname = "box2"\nssh = "me@127.0.0.1:{port}"\n')
-        fleet = load_fleet(hosts)
-        box = "0123456789abcdef0123456789abcdef"
-        journal = journal_for(fleet)
-        journal.observe_box("box2", BoxIdentity(box, None), time.time() - 60)
-        journal.add_teardown("box2", TeardownRecord(time.time(), None, None, "", True, box, True))
-        connections = FleetConnections(fleet.hosts)
-        try:
-            control = LaunchControl(fleet, fleet.host("box2"), connections)
-            launched = await control.plan_launch(None, ())
-            retried = await control.plan_retry(CellView(0, "a", FAILED), (), True)
-        finally:
-            await connections.close_all()
+    hosts = tmp_path / "hosts.toml"
+    (tmp_path / "kh").write_text("")
+    hosts.write_text(
+        f'[[hosts]]\nname = "box2"\nssh = "me@127.0.0.1:{port}"\n'
+        f'known_hosts = "{tmp_path / "kh"}"\n'
+    )
+    fleet = load_fleet(hosts)
+    box = "0123456789abcdef0123456789abcdef"
+    journal = journal_for(fleet)
+    journal.observe_box("box2", BoxIdentity(box, None), time.time() - 60)
+    journal.add_teardown("box2", TeardownRecord(time.time(), None, None, "", True, box, True))
+    connections = FleetConnections(fleet.hosts)
+    try:
+        control = LaunchControl(fleet, fleet.host("box2"), connections)
+        launched = await control.plan_launch(None, ())
+        retried = await control.plan_retry(CellView(0, "a", FAILED), (), True)
+    finally:
+        await connections.close_all()
+    said = []
     for plan, error in (launched, retried):
         assert plan is None and "box2 is recorded as torn down (" in error, error
+        said.append(error)
+    return said
+
+
+async def test_l_and_r_on_a_torn_down_box_say_it_was_torn_down_not_its_port(
+    tmp_path: Any,
+) -> None:
+    """h461 #1: L on a box recorded as torn down said "connection refused … is sshd
+    running on that port? — check the port", as p did not: the plan refuses a torn-down
+    host before asking the box, but the connection comes first. A real refused port."""
+    from support.machine import closed_port
+
+    with closed_port() as port:
+        said = await _l_and_r_torn_down(tmp_path, port)
+    for error in said:
         assert "does not answer, as a destroyed box should" in error, error
         assert "port" not in error, error
+
+
+async def test_l_and_r_on_a_torn_down_box_whose_address_answers_do_not_say_it_does_not(
+    tmp_path: Any, make_loopback_fleet: Any
+) -> None:
+    """Review s46 #10: something answering at a torn-down box's address with a key not
+    known read "it does not answer, as a destroyed box should". A real loopback box."""
+    fleet = await make_loopback_fleet(1)
+    for error in await _l_and_r_torn_down(tmp_path, fleet.boxes[0].port):
+        assert "does not answer" not in error, error
+        assert "its address says: " in error and "host key" in error, error
+        assert "nothing is launched or retried there" in error, error
 
 
 async def test_a_retry_confirmed_after_its_queue_ended_does_not_say_launched(
