@@ -292,13 +292,20 @@ async def _with_stale(
     there (an append would refuse them); asked of the box only then."""
     from dataclasses import replace
 
+    from rgt_tui.domain.errors import TransportError
+    from rgt_tui.services.box_ctl import QueueError
     from rgt_tui.services.queue.append import stale_configs
 
     not_sent = compared.not_sent
     if not_sent is None or not not_sent.cells or not view.runner_alive:
         return compared
     cells = tuple(c for _, c in not_sent.cells)
-    stale = await stale_configs(call.fleet, call.host, transport, cells)
+    try:
+        stale = await stale_configs(call.fleet, call.host, transport, cells)
+    except (QueueError, TransportError):
+        # The list was compared already: it stays (review s46 #13). An append asks again
+        # and refuses what it must.
+        return compared
     return replace(compared, not_sent=replace(not_sent, stale=tuple(stale)))
 
 
