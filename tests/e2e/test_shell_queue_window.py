@@ -181,10 +181,18 @@ def test_a_local_host_whose_queue_runs_gets_the_same_new_window(
     monkeypatch.delenv("TMUX", raising=False)
     subprocess.run(["tmux", "new-session", "-d", "-s", "rgt-here", "sleep 600"], check=True)
     try:
-        command = shell_command(load_fleet(hosts).host("here"))
+        host = load_fleet(hosts).host("here")
+        command = shell_command(host, terminal=True)
         assert isinstance(command, ShellCommand)
         assert command.argv == ("/bin/sh", "-c", queue_window_script("rgt-here"))
         assert command.cwd == work and "attach" not in command.argv[:2]
+        # No terminal (a script on stdin): the login shell, as on a box (review s46 #11:
+        # tmux was tried, and its refusal printed before every scripted run).
+        monkeypatch.setenv("SHELL", "/bin/sh")
+        scripted = shell_command(host, terminal=False)
+        assert isinstance(scripted, ShellCommand) and not scripted.terminal
+        assert scripted.argv == ("/bin/sh", "-l") and scripted.cwd == work
+        assert "no terminal here" in scripted.describe()
     finally:
         subprocess.run(["tmux", "kill-server"], check=False, timeout=30)
         shutil.rmtree(sockets, ignore_errors=True)

@@ -139,10 +139,10 @@ def shell_command(host: HostConfig, *, terminal: bool | None = None) -> ShellCom
     Blocking: runs ``ssh -G`` (and for a local host a ``tmux has-session``); call it in a
     thread from the event loop."""
     session = tmux_session_name(host.name)
-    if host.is_local:
-        return _local_shell(host, session)
     if terminal is None:
         terminal = sys.stdin is not None and sys.stdin.isatty()
+    if host.is_local:
+        return _local_shell(host, session, terminal)
     ssh = openssh_for(host, interactive=True, terminal=terminal)
     if not isinstance(ssh, OpenSsh):
         return f"{host.name}: no shell over your ssh: {ssh}"
@@ -155,14 +155,17 @@ def shell_command(host: HostConfig, *, terminal: bool | None = None) -> ShellCom
     )
 
 
-def _local_shell(host: HostConfig, session: str) -> ShellCommand:
-    """A login shell in the workdir on this machine, or the queue's tmux session."""
+def _local_shell(host: HostConfig, session: str, terminal: bool) -> ShellCommand:
+    """A login shell in the workdir on this machine, or the queue's tmux session (only
+    with a terminal: a script's input goes to the plain shell, as on a box)."""
     workdir = Path(host.workdir).expanduser()
     note = ""
     if not workdir.is_dir():
         note = f"rgt-tui: the workdir {host.workdir} does not exist here; in ~ instead"
         workdir = Path.home()
     login = (os.environ.get("SHELL") or "/bin/sh", "-l")
+    if not terminal:
+        return ShellCommand(host.name, login, session, workdir, note, terminal=False)
     tmux = shutil.which("tmux")
     if tmux is None or not _local_session(tmux, session):
         return ShellCommand(host.name, login, session, workdir, note)
