@@ -251,3 +251,22 @@ def test_sync_to_a_torn_down_box_that_still_answers_is_refused(
     (error,) = [s["sync_error"] for s in states if s.get("sync_error")]
     assert "is recorded as torn down" in error[0], error
     assert not (work / "train.py").exists()
+
+
+def test_append_on_a_torn_down_box_that_refuses_says_torn_down_not_its_port(
+    tmp_path: Path, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """h471 #2: the append connected first, so a destroyed box's refused port read "is sshd
+    running on that port? — check the port", as the launch (asked first) did not."""
+    hosts = tmp_path / "hosts.toml"
+    (tmp_path / "q.txt").write_text("a.json t 1\n")
+    with closed_port() as port:
+        hosts.write_text(
+            f'[[hosts]]\nname = "box1"\nssh = "me@127.0.0.1:{port}"\nqueue = "q.txt"\n'
+            'run = "echo {cfg}"\n'
+        )
+        _tear_down(hosts, "box1", "0ld0ld0ld0ld0ld0ld0ld0ld0ld0ld00", time.time() - 3600)
+        assert main(["queue", "append", "box1", "--hosts", str(hosts)]) != exit_codes.EXIT_OK
+    err = " ".join(capsys.readouterr().err.split())
+    assert "cannot append: box1 (box 0ld0ld0ld0ld" in err and "recorded as torn down" in err, err
+    assert "port" not in err, err

@@ -214,14 +214,16 @@ async def append_cells(fleet: Fleet, host: HostConfig, transport: Transport) -> 
     problems, cells, text = await read_local_queue(fleet, host)
     if problems:
         raise QueueError(host.name, "cannot append:\n" + "\n".join(problems))
+    # Asked before any connection, as a launch's: a destroyed box's refused port read as
+    # the fleet file's mistake ("check the port", h471 #2).
+    torn_down = await asyncio.to_thread(torn_down_refusal, fleet, host.name)
+    if torn_down is not None:  # cells sent there would run where nothing pulls them
+        raise QueueError(host.name, f"cannot append: {torn_down}")
     session = tmux_session_name(host.name)
     await transport.connect()
     facts = await probe(
         transport, host.name, session=session, workdir=host.workdir, durable_dir=host.durable_dir
     )
-    torn_down = await asyncio.to_thread(torn_down_refusal, fleet, host.name)
-    if torn_down is not None:  # cells sent there would run where nothing pulls them
-        raise QueueError(host.name, f"cannot append: {torn_down}")
     if facts.qbytes == 0 and not facts.deployed:
         # The command and the key: the words alone left a user to find how (hour s33 CLI #11).
         raise QueueError(
