@@ -245,6 +245,20 @@ class JobRunner:
                     "the box is still billed as running",
                 )
                 return
+        torn = self.state(host.name).shown_torn_down_at
+        if job_name == "pull" and torn is not None:
+            # Said before any connection: a destroyed box's refused port turned the Pulls
+            # tab red over a settled teardown (h471 #5). Still answering, it is pulled.
+            from rgt_tui.services.journal import local_minute
+
+            self.app.notify(
+                f"pull not started: {host.name} is recorded as torn down "
+                f"({local_minute(torn)}) and does not answer; nothing is pulled from a "
+                "destroyed box. Its copy here stays as pulled: v checks it here",
+                title=host.name,
+                severity="warning",
+            )
+            return
         busy = self.state(host.name).running or self.locks.holder(host.name)
         if busy:
             # The refused job named first: refusals of two different keys must not read

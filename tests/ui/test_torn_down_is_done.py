@@ -96,3 +96,11 @@ async def test_a_torn_down_host_greys_out_closes_and_says_when_and_its_cost(
                 show=lambda: "\n".join(notes(app)),
             )  # fmt: skip
             assert not any(answer in n and "Press r" in n for n in notes(app)), notes(app)
+            # p pulls nothing from a destroyed box, and says so without a connection: the
+            # refused port turned the Pulls tab red over a settled teardown (h471 #5).
+            await pilot.press("p")
+            refused = "pull not started: box1 is recorded as torn down ("
+            await wait_for(lambda: any(refused in n for n in notes(app)), pilot=pilot)
+            assert "v checks it here" in next(n for n in notes(app) if refused in n)
+            state = app.jobs.state("box1")
+            assert state.pull_error is None and state.running == "", state
