@@ -137,8 +137,11 @@ class DiskUsageScreen(ReplanScreen[None]):
         shown = {e.path for e in listed(audit)} if audit is not None else set()
         none = audit is not None and not any(e.path in shown for e in offered(audit))
         self.query_one("#disk-hint", KeyHint).show_keys(
-            # Not "delete what is typed" when nothing is offered (hour s24b #13).
-            "nothing: no entry is offered for deletion"
+            # Not "delete what is typed" when nothing is offered (hour s24b #13), nor
+            # when the box was not read at all (h471 #3).
+            "nothing: the box's disk was not read"
+            if audit is None and not self.auditing
+            else "nothing: no entry is offered for deletion"
             if none
             # Not "pulled and verified" alone: a model is checked for a process holding it
             # (s38 disk hour #4 read the old words as true of a model too).
@@ -180,6 +183,16 @@ class DiskUsageScreen(ReplanScreen[None]):
                 )
             )
             self._invite(message.audit)
+        elif self.audit is None:
+            # The first audit failed: no "auditing…" left behind, nor an Enter that
+            # promises a delete (h471 #3). The status below says why.
+            self.query_one("#disk-body", Static).update(
+                Content.styled("the box's disk was not read (below: why)", "$foreground-muted")
+            )
+            self.query_one(
+                "#disk-input", Input
+            ).placeholder = "nothing to delete: the box was not read — Esc, then u tries again"
+            self.show_hint()
         self.query_one("#disk-status", Static).update(message.status)
 
     def _invite(self, audit: DiskAudit) -> None:
@@ -205,6 +218,14 @@ class DiskUsageScreen(ReplanScreen[None]):
                 Content.styled(
                     "the box's disk is still being read: nothing is deleted until it is "
                     "listed — press Enter again once it is",
+                    "$warning",
+                )
+            )
+            return
+        if typed and self.audit is None:  # the audit failed: said, not a silent Enter
+            self.query_one("#disk-status", Static).update(
+                Content.styled(
+                    "nothing is deleted: the box's disk was not read — Esc, then u tries again",
                     "$warning",
                 )
             )

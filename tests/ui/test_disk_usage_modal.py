@@ -132,3 +132,33 @@ async def test_enter_before_the_audit_arrives_is_said_and_deletes_nothing(
         await wait_for(lambda: "org/a" in audit_text(app), what="the audit", pilot=pilot)
         await pilot.press("enter")  # the path is still typed: now it is checked and deleted
         await wait_for(lambda: not paths["model"].exists(), what="the model deleted", pilot=pilot)
+
+
+async def test_an_audit_that_failed_leaves_no_auditing_and_no_delete_on_enter(
+    make_loopback_fleet, tmp_path: Path, tmpfs: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """h471 #3: with the box gone, the body and the input still read "auditing…" under
+    the error, the key line still offered "Enter: delete what is typed", and Enter did
+    nothing without a word. A real loopback box, stopped."""
+    from textual.widgets import Input
+
+    fleet = await make_loopback_fleet(1)
+    app, _ = disk_app(fleet, tmp_path, tmpfs)
+    async with app.run_test(size=SIZE) as pilot:
+        await fleet.box("box1").stop()
+        app.open_host("box1")
+        await pilot.pause()
+        await pilot.press("u")
+        screen = await wait_for(
+            lambda: app.screen if isinstance(app.screen, DiskUsageScreen) else None, pilot=pilot
+        )
+        status = screen.query_one("#disk-status", Static)
+        await wait_for(lambda: not screen.auditing and text_of(status), 60, pilot=pilot)
+        body = text_of(screen.query_one("#disk-body", Static))
+        assert "auditing" not in body and "was not read" in body, body
+        typed = screen.query_one("#disk-input", Input)
+        assert "auditing" not in typed.placeholder and "u tries again" in typed.placeholder
+        hint = text_of(screen.query_one("#disk-hint"))
+        assert "delete what is typed" not in hint and "was not read" in hint, hint
+        await pilot.press(*"results", "enter")
+        await wait_for(lambda: "nothing is deleted" in text_of(status), pilot=pilot)

@@ -17,6 +17,7 @@ from rgt_tui.app import RgtApp
 from rgt_tui.demo.loopback import LoopbackFleet
 from rgt_tui.paths import journal_dir
 from rgt_tui.screens.host_detail import HostDetailScreen
+from rgt_tui.screens.shell_keys import ShellOpening
 from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.journal import Journal, TeardownRecord
 from rgt_tui.services.records_watch import WATCH_EVERY_S
@@ -104,3 +105,12 @@ async def test_a_torn_down_host_greys_out_closes_and_says_when_and_its_cost(
             assert "v checks it here" in next(n for n in notes(app) if refused in n)
             state = app.jobs.state("box1")
             assert state.pull_error is None and state.running == "", state
+            # u and s: no box to reach, said so (h471 #3: "check the port" in the dialog).
+            await pilot.press("u")
+            said = "disk usage not read: box1 is recorded as torn down ("
+            await wait_for(lambda: any(said in n for n in notes(app)), pilot=pilot)
+            await pilot.press("s")
+            said = "no shell opened: box1 is recorded as torn down ("
+            await wait_for(lambda: any(said in n for n in notes(app)), pilot=pilot)
+            # The screen that drops keys while a shell opens is gone again.
+            await wait_for(lambda: not isinstance(app.screen, ShellOpening), pilot=pilot)
