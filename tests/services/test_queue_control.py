@@ -745,3 +745,37 @@ async def test_a_plain_retry_with_no_out_on_the_box_still_records_its_time(make_
     assert result.aside == (("bare", "-"),)  # nothing was there to set aside
     record = record_path(fleet_host_dir(qf.fleet, "box1"))
     assert "bare" in json.loads(record.read_text()), record
+
+
+async def test_a_retry_after_a_move_still_leaves_unsent_lines_for_append(make_queue_fleet):
+    """h471 #1: a move rewrites its sent line as '#moved-to …', so the local file no
+    longer began with the box's copy, and the retry sent the whole file: a line never
+    appended reached the box's copy, never ran, and append then saw nothing new."""
+    from rgt_tui.services.queue.append import append_cells
+    from rgt_tui.services.queue.move import apply_move, plan_move
+
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    flaky = qf.cell_script("flaky", 'if [ -e "$HOME/fixed" ]; then exit 0; fi; exit 4')
+    away = qf.cell_script("away", "exit 5")
+    qf.write_queue("", "box2")
+    transport, _ = await launched(qf, f"{flaky} t\n{away} t\n")
+    host = qf.host()
+    await wait_view(qf, lambda v: v.state == FINISHED, what="the first run")
+    moving = await plan_move(qf.fleet, host, ["away"], "box2", transport)
+    assert moving.ok, moving.problems
+    await apply_move(moving, host, transport)
+    assert "#moved-to box2" in qf.queue_file().read_text()
+    qf.append_queue(f"{qf.cell_script('later', 'exit 0')} t\n")
+    (qf.root() / "fixed").touch()
+    plan = await plan_retry(qf.fleet, host, transport, ["flaky"])
+    assert plan.ok, plan.problems
+    assert plan.launch is not None and any(
+        "1 line of" in w and "stays unsent by this retry" in w for w in plan.launch.warnings
+    ), plan.launch.warnings
+    await retry_cells(plan, transport)
+    view = await wait_view(qf, lambda v: v.state == FINISHED and v.cells[0].status == DONE,
+                           what="the retry to finish")  # fmt: skip
+    assert [c.name for c in view.cells] == ["flaky", "away"], view.cells
+    added = await append_cells(qf.fleet, host, transport)  # the line is still new to append
+    await transport.close()
+    assert [c.name for c in added.added] == ["later"], added

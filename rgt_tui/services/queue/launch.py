@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from rgt_tui.domain.config import Credential, Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.queue_file import QueueCell, expand_home
-from rgt_tui.domain.queue_prefix import prefix_problem, unsent_text
+from rgt_tui.domain.queue_prefix import prefix_problem, sent_prefix_end, unsent_text
 from rgt_tui.domain.queue_records import tmux_session_name
 from rgt_tui.domain.queue_state import (
     DONE,
@@ -353,13 +353,16 @@ async def plan_launch(
         problems.append(exc.message)
         return refused()
     held_back = ""
-    if retry_only and box_text and text.startswith(box_text) and len(cells) > len(facts.deployed):
+    # Where the part the box holds ends in the local file; a sent line rewritten as its
+    # '#moved-to' line still counts as sent (h471 #1: a plain prefix test missed it).
+    sent_end = sent_prefix_end(box_text, text) if retry_only and box_text else None
+    if sent_end is not None and len(cells) > len(facts.deployed):
         # A retry runs the cells it retries and no more: lines added to the file and not
         # sent stay for append or a launch. Sent with it, the box's copy took them and its
         # cell table did not, so they never ran and append saw nothing new (s37 dev-loop
         # hour #4).
         unsent = len(cells) - len(facts.deployed)
-        cells, text = cells[: len(facts.deployed)], box_text
+        cells, text = cells[: len(facts.deployed)], text[:sent_end]
         start_index = base["start_index"] = len(cells)
         held_back = (
             f"{plural(unsent, 'line')} of {display_path(host.queue)} not sent yet "
