@@ -31,7 +31,6 @@ if TYPE_CHECKING:  # the services load lazily, so `rgt-tui status` does not pay 
     from rgt_tui.domain.preemption import Preemption
     from rgt_tui.domain.queue_file import QueueCell
     from rgt_tui.domain.queue_prefix import NotSent
-    from rgt_tui.services.queue.append import AgainstBox
     from rgt_tui.services.queue.check import QueueSource
 
 
@@ -237,7 +236,7 @@ async def run_show(call: Call, transport: Transport) -> int:
     file's cells not sent to the box yet."""
     from rgt_tui.domain.errors import TransportError
     from rgt_tui.services.box_ctl import QueueError
-    from rgt_tui.services.queue.append import AgainstBox, against_box
+    from rgt_tui.services.queue.append import AgainstBox, against_box, with_stale_configs
     from rgt_tui.services.queue.box_code import pending_code_note
     from rgt_tui.services.queue.check import read_queue_file
     from rgt_tui.services.queue.view import read_queue_view
@@ -258,7 +257,7 @@ async def run_show(call: Call, transport: Transport) -> int:
     if view.cells:
         try:
             compared = await against_box(call.host, transport, view, call.fleet)
-            compared = await _with_stale(call, transport, view, compared)
+            compared = await with_stale_configs(call.fleet, call.host, transport, view, compared)
         except (QueueError, TransportError) as exc:  # the view was read: show it anyway
             compared = AgainstBox(f"cannot compare the local queue file with the box's copy: {exc}")
     if call.args.json:
@@ -283,30 +282,6 @@ async def run_show(call: Call, transport: Transport) -> int:
         print(f"note: {code_note} (rgt-tui queue stop {call.host.name}; rgt-tui sync "
               f"{call.host.name}; rgt-tui launch {call.host.name})")  # fmt: skip
     return EXIT_OK
-
-
-async def _with_stale(
-    call: Call, transport: Transport, view: QueueView, compared: AgainstBox
-) -> AgainstBox:
-    """``compared`` with the not-sent cells' configs the box lacks, while a queue runs
-    there (an append would refuse them); asked of the box only then."""
-    from dataclasses import replace
-
-    from rgt_tui.domain.errors import TransportError
-    from rgt_tui.services.box_ctl import QueueError
-    from rgt_tui.services.queue.append import stale_configs
-
-    not_sent = compared.not_sent
-    if not_sent is None or not not_sent.cells or not view.runner_alive:
-        return compared
-    cells = tuple(c for _, c in not_sent.cells)
-    try:
-        stale = await stale_configs(call.fleet, call.host, transport, cells)
-    except (QueueError, TransportError):
-        # The list was compared already: it stays (review s46 #13). An append asks again
-        # and refuses what it must.
-        return compared
-    return replace(compared, not_sent=replace(not_sent, stale=tuple(stale)))
 
 
 def rank_lines(fleet: Fleet, name: str) -> list[str]:

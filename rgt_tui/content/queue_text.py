@@ -305,6 +305,14 @@ def not_sent_lines(view: QueueView) -> list[Content]:
     yet = "not on the box yet"
     if not view.cells:  # nothing sent yet: the first launch sends the whole file
         how, yet = f"L (Launch) sends and runs {them}", "none on the box yet"
+    elif view.runner_alive and not view.stop_requested and not_sent.stale:
+        # What a (Append) would answer (h471 #6: this line promised it, the append refused).
+        how = (
+            f"{', '.join(shown(p) for p in not_sent.stale[:3])} "
+            f"{'is' if len(not_sent.stale) == 1 else 'are'} not on the box as here, and a "
+            f"running queue's code is never synced: append {them} once the queue ends, "
+            f"after y (Sync) — a (Append) refuses {them} now"
+        )
     elif view.runner_alive and not view.stop_requested:
         how = f"a (Append) sends {them}, and the running queue runs {them} after its cells"
     elif view.runner_alive:

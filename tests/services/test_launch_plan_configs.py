@@ -131,6 +131,10 @@ async def test_a_running_queue_refuses_a_cell_whose_config_the_box_lacks_or_hold
             assert f"cells/{stem}.sh is not on box1 as here" in said, said
             assert "rgt-tui queue append box1 refuses it now" in said, said
             assert "the running queue runs it" not in said, said
+            # The Queue tab says the same (h471 #6: it promised "a (Append) sends it").
+            tab = await _queue_tab_not_sent(qf)
+            assert f"cells/{stem}.sh is not on the box as here" in tab, tab
+            assert "a (Append) refuses it now" in tab and "runs it after" not in tab, tab
             with pytest.raises(QueueError) as refused:
                 await append_cells(qf.fleet, qf.host(), transport)
             said = str(refused.value)
@@ -148,3 +152,22 @@ async def test_a_running_queue_refuses_a_cell_whose_config_the_box_lacks_or_hold
         (qf.root() / "go").touch()
     finally:
         await transport.close()
+
+
+async def _queue_tab_not_sent(qf) -> str:  # type: ignore[no-untyped-def]
+    """The Queue tab's not-sent lines for box1, as the TUI's poller reads them (its own
+    connection, the fleet as the file says)."""
+    from rgt_tui.content.queue_text import not_sent_lines
+    from rgt_tui.services.connections import FleetConnections
+    from rgt_tui.services.runtime.queues import QueuePoller
+
+    connections = FleetConnections(qf.fleet.hosts)
+    try:
+        poller = QueuePoller(
+            connections, on_view=lambda h, v: None, is_live=lambda h: True, fleet=lambda: qf.fleet
+        )
+        view = await poller.poll_once(qf.host())
+    finally:
+        await connections.close_all()
+    assert view is not None
+    return " ".join(" ".join(line.plain for line in not_sent_lines(view)).split())

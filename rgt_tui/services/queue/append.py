@@ -45,7 +45,7 @@ from rgt_tui.services.queue.check import (
 )
 from rgt_tui.services.queue.moved_skips import record_moved_skips, unskipped_moved
 from rgt_tui.services.queue.records import other_queue_problem, view_from_facts
-from rgt_tui.transport import Transport
+from rgt_tui.transport import Transport, TransportError
 
 
 @dataclass(frozen=True)
@@ -170,6 +170,26 @@ async def stale_configs(
     except SyncError:
         return {}
     return {p: wanted[p] for p in stale}
+
+
+async def with_stale_configs(
+    fleet: Fleet, host: HostConfig, transport: Transport, view: QueueView, compared: AgainstBox
+) -> AgainstBox:
+    """``compared`` with its not-sent cells' configs the box does not hold as here, while
+    a queue runs there (an append would refuse them, ``configs_on_box``); the box is
+    asked only then. A look that fails leaves ``compared`` as it is: the list was
+    compared already (review s46 #13), and the append asks again."""
+    from dataclasses import replace
+
+    not_sent = compared.not_sent
+    if not_sent is None or not not_sent.cells or not view.runner_alive:
+        return compared
+    cells = tuple(c for _, c in not_sent.cells)
+    try:
+        stale = await stale_configs(fleet, host, transport, cells)
+    except (QueueError, TransportError):
+        return compared
+    return replace(compared, not_sent=replace(not_sent, stale=tuple(stale)))
 
 
 async def configs_on_box(

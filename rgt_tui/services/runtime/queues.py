@@ -23,7 +23,7 @@ from rgt_tui.domain.group_run import RankView
 from rgt_tui.domain.queue_state import NOT_DEPLOYED, QueueView
 from rgt_tui.domain.queue_waiting import still_to_run
 from rgt_tui.services.connections import FleetConnections
-from rgt_tui.services.queue.append import AgainstBox, against_box
+from rgt_tui.services.queue.append import AgainstBox, against_box, with_stale_configs
 from rgt_tui.services.queue.backends import backend_for
 from rgt_tui.services.queue.box_code import code_differs, code_note
 from rgt_tui.services.queue.group.supervise import GroupSupervisor
@@ -146,6 +146,8 @@ class QueuePoller:
         if kept is None or kept[0] != made_for or faulty:
             try:
                 compared = await against_box(host, transport, view, fleet)
+                if fleet is not None:  # what an append would refuse, said before it (h471 #6)
+                    compared = await with_stale_configs(fleet, host, transport, view, compared)
             except Exception:  # noqa: BLE001 - an unreadable copy: the next change tries again
                 compared = AgainstBox()
             kept = (made_for, compared)
