@@ -59,7 +59,7 @@ def _cells(condition: Condition) -> str:
 
 
 def _bare(action: str) -> str:
-    """``run `rgt-tui pull box1``` / ``Esc, then p to pull again`` without its verb."""
+    """``run `rgt-tui pull box1``` / ``Esc, then p to pull`` without its verb."""
     return action.removeprefix("run ").removeprefix("press ").removeprefix("Esc, then ")
 
 
@@ -72,7 +72,7 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
         # p and v are letters there as well (the cursor is in it after t): "press p" made
         # the name 'p' (hour s17a #8). Esc leaves for the fleet, where p and v act on the
         # same host, from any tab.
-        pull, verify = "Esc, then p to pull again", "Esc, then v to verify"
+        pull, verify = "Esc, then p to pull", "Esc, then v to verify"
         check = "press Ctrl+R to re-check"
     else:
         pull = f"run `rgt-tui pull {host}`"

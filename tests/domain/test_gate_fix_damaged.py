@@ -31,7 +31,7 @@ def test_the_tui_names_its_keys() -> None:
 
 
 def test_a_manifest_refused_for_an_unsafe_name_says_to_rename_it_on_the_box() -> None:
-    """Hour s24c #8: "Esc, then p to pull again" for a file every pull refuses."""
+    """Hour s24c #8: "Esc, then p to pull" for a file every pull refuses."""
     refused = Condition(
         "manifest",
         False,
@@ -40,6 +40,6 @@ def test_a_manifest_refused_for_an_unsafe_name_says_to_rename_it_on_the_box() ->
     )
     said = fix(refused, "box2", tui=True)
     assert said.startswith("rename on the box each file the re-scan refused"), said
-    assert "then p to pull again" in said
+    assert "then p to pull" in said
     plain = Condition("manifest", False, "new: lr30/late_eval.json")
-    assert fix(plain, "box2", tui=True) == "Esc, then p to pull again, then v to verify"
+    assert fix(plain, "box2", tui=True) == "Esc, then p to pull, then v to verify"

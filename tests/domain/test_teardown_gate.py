@@ -290,7 +290,7 @@ def test_while_a_cell_runs_the_lines_on_the_manifest_point_at_the_cell_not_at_a_
         # The cursor is in the name box: each key comes after an Esc (hour s19a #6).
         words = fix(lines[key], HOST, tui=True)
         assert (
-            "kill it (Esc, Enter, 7 for the Queue tab, then X); then Esc, then p to pull again"
+            "kill it (Esc, Enter, 7 for the Queue tab, then X); then Esc, then p to pull"
             in words
         )
         assert f"or kill it (`rgt-tui queue kill {HOST}`); then" in fix(lines[key], HOST, tui=False)
@@ -299,10 +299,10 @@ def test_while_a_cell_runs_the_lines_on_the_manifest_point_at_the_cell_not_at_a_
     # none, "(it resumes)" with nothing to resume).
     idle = replay(*happy_path(), RecordsInvalid("the pulled copy is of another box"))
     lines = {c.key: c for c in conditions(idle)}
-    assert fix(lines["manifest"], HOST, tui=True) == "Esc, then p to pull again, then v to verify"
+    assert fix(lines["manifest"], HOST, tui=True) == "Esc, then p to pull, then v to verify"
     for key in ("pulled", "loaded", "verified"):
         assert fix(lines[key], HOST, tui=True) == (
-            "Esc, then p to pull again, then v to verify (the manifest line first)"
+            "Esc, then p to pull, then v to verify (the manifest line first)"
         ), key
     # Right after a verify, the verified and roster lines pointed at verify, not at the
     # manifest line that is the cause (hour s19a #12).
