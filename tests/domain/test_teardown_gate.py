@@ -290,8 +290,7 @@ def test_while_a_cell_runs_the_lines_on_the_manifest_point_at_the_cell_not_at_a_
         # The cursor is in the name box: each key comes after an Esc (hour s19a #6).
         words = fix(lines[key], HOST, tui=True)
         assert (
-            "kill it (Esc, Enter, 7 for the Queue tab, then X); then Esc, then p to pull"
-            in words
+            "kill it (Esc, Enter, 7 for the Queue tab, then X); then Esc, then p to pull" in words
         )
         assert f"or kill it (`rgt-tui queue kill {HOST}`); then" in fix(lines[key], HOST, tui=False)
     # With nothing running, a missing manifest is still a pull's to make; the lines on it

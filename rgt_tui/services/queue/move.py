@@ -329,7 +329,7 @@ def _name_problems(
                 f"{old.moved_to}): {dest.name}'s box keeps that cell's records under the "
                 f"name, so it cannot take it again — {elsewhere}; or, to run it on "
                 f"{dest.name}, rename its config: a new name is a new {{out}}, so the run "
-                "starts over without this checkpoint"
+                "starts from scratch, without any checkpoint made under the old name"
             )
     return problems
 
