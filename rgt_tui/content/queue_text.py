@@ -37,6 +37,18 @@ from rgt_tui.domain.units import plural
 RETRY_HINT = " · R retry or resume a cell"  # said only with a cell R can take
 CONTROL_HINT = "S stop after this cell · X kill the running cell" + RETRY_HINT
 IDLE_HINT = "nothing runs" + RETRY_HINT
+STOP_ASKED_HINT = "stop asked: the queue ends after this cell"
+
+
+def control_hint(view: QueueView) -> str:
+    """The keys under a running queue's summary: S only while no stop was asked (h471 #8:
+    "S stop after this cell" stayed after S), R only with a cell it can take."""
+    hint = CONTROL_HINT if view.retry_pickable else CONTROL_HINT.removesuffix(RETRY_HINT)
+    if view.stop_requested:
+        hint = hint.replace(CONTROL_HINT.split(" · ")[0], STOP_ASKED_HINT, 1)
+    return hint
+
+
 # A cell row's duration column: "≥59m59s", as wide as any under 100 days ("≥99d23h").
 RAN_WIDTH = 7
 
@@ -278,7 +290,7 @@ def queue_lines(view: QueueView, *, answering: bool = True) -> list[Content]:
         hint = (
             # R only with a cell it can take (hour s45a #10: offered beside the one cell,
             # running, then "no failed, killed or finished cell to retry").
-            (CONTROL_HINT if view.retry_pickable else CONTROL_HINT.removesuffix(RETRY_HINT))
+            control_hint(view)
             if view.current is not None
             else ended_hint(view)
             if ended

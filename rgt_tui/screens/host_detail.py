@@ -288,10 +288,16 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
         before = self.queue_view
         running = before is not None and before.current is not None
         pickable = bool(before.retry_pickable) if before is not None else False
+        asked = before is not None and before.stop_requested
         self.queue_view = view
-        if running != (view.current is not None) or pickable != bool(view.retry_pickable):
+        if (
+            running != (view.current is not None)
+            or pickable != bool(view.retry_pickable)
+            or asked != view.stop_requested
+        ):
             # S and X come and go with the running cell, R with a cell it can take (h461
-            # #4: a kill made one, and the footer kept R off until the next start or end).
+            # #4: a kill made one, and the footer kept R off until the next start or end),
+            # S with a stop not asked yet (h471 #8).
             self.refresh_bindings()
         # Else _catch_up hands it on when the screen is shown or back on top (a redraw
         # under a dialog is written over the dialog's box: screen_on_top).
@@ -465,7 +471,10 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
             # "X Kill cell" in the footer with nothing running); R always. Not polled yet:
             # offered, and the dialog says what it finds.
             view = self.queue_view
-            if parameters and parameters[0] in ("stop", "kill") and view is not None:
+            if parameters and parameters[0] == "stop" and view is not None:
+                # Not once a stop was asked: a second S only says so (h471 #8).
+                return view.current is not None and not view.stop_requested
+            if parameters and parameters[0] == "kill" and view is not None:
                 return view.current is not None
             if parameters and parameters[0] == "retry" and view is not None:
                 # R only with a cell to take, as the tab's line (hour s45c #3).
@@ -477,6 +486,8 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
                 return False
             if parameters and parameters[0] == "retry":
                 return not view.retry_pickable
+            if parameters and parameters[0] == "stop" and view.stop_requested:
+                return True  # hidden from the footer; a press says it was asked already
             return view.current is None
         if action == "queue_control_elsewhere":  # S X R on every other tab, unlisted
             return self.active_tab not in ("queue", None)

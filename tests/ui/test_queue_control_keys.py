@@ -95,6 +95,17 @@ async def test_x_kills_r_retries_and_s_stops_from_the_queue_tab(
         await wait_for(  # the notice says how to go on
             lambda: any("rgt-tui launch box1 --start 2" in n for n in notes(app)), pilot=pilot
         )
+        # Asked: S leaves the tab's line and the footer, and a second S says so (h471 #8).
+        await wait_for(lambda: "stop asked: the queue ends after this cell" in text_of(body),
+                       pilot=pilot)  # fmt: skip
+        assert "S stop after this cell" not in text_of(body)
+        await wait_for(
+            lambda: "Kill cell" in _footer(app) and "Stop after" not in _footer(app),
+            pilot=pilot,
+            show=lambda: _footer(app),
+        )
+        await pilot.press("S")
+        await wait_for(lambda: any("(asked already)" in n for n in notes(app)), pilot=pilot)
         (qf.root() / "go_a").touch()
         await wait_view(qf, lambda v: v.state == USER_STOPPED, what="the queue to stop")
         await wait_for(lambda: "stopped by the user after cell 1 (a)" in text_of(body), pilot=pilot)
@@ -243,3 +254,12 @@ async def test_x_and_s_on_the_logs_tab_ask_as_on_the_queue_tab(make_queue_fleet,
         await pilot.press("escape")
     assert "kill " not in qf.state("hold")
     (qf.root() / "never").touch()
+
+
+def _footer(app: Any) -> str:
+    """The footer row as drawn (its bindings are worked out as it draws)."""
+    from support.pilot import screen_text
+
+    from rgt_tui.widgets.key_footer import KeyFooter
+
+    return screen_text(app).splitlines()[app.screen.query_one(KeyFooter).region.y]
