@@ -161,6 +161,7 @@ def run_launch(call: Call) -> int:
     plan still holds, so a plan gone stale meanwhile is refused, not run.
     """
     from rgt_tui.domain.errors import HostKeyError, TransportError
+    from rgt_tui.domain.queue_state import DONE, cell_span
     from rgt_tui.services.box_ctl import QueueError
     from rgt_tui.services.queue.backends import backend_for
     from rgt_tui.services.queue.launch import default_start
@@ -197,6 +198,18 @@ def run_launch(call: Call) -> int:
         print(format_plan(plan))
         if not (plan.ok and args.yes):
             return plan, None
+        again = [c.index for c in plan.cells[plan.start_index :] if c.status == DONE]
+        if args.start is None and again:
+            # --yes alone never runs done cells again (h472 #2: a finished queue ran every
+            # cell into its {out} once more): a start typed says the user means it, as
+            # Shift+Tab to Launch does in the dialog.
+            raise QueueError(
+                host.name,
+                f"not launched: {cell_span(again, 'is', 'are')} done and would run again into "
+                f"{'its' if len(again) == 1 else 'their'} {{out}} — to mean it, name the start: "
+                f"rgt-tui launch {host.name} --start {plan.start_index} --yes (or rgt-tui queue "
+                f"retry {host.name} CELL --done, which sets a cell's old outputs aside first)",
+            )
         return plan, await recorded(plan, transport)
 
     try:
