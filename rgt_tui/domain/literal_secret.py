@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Mapping
 
 # A flag that takes a secret: --api-key, --apikey, --token, --password, --secret, …
 _FLAG = re.compile(
@@ -71,3 +72,19 @@ def _literal(value: str) -> bool:
 
 def _cut(value: str) -> str:
     return value[:4] + "…"
+
+
+def without_env_secrets(text: str, env: Mapping[str, str]) -> str:
+    """``text`` with the value of each secret-named environment variable of ``env``
+    (``VAST_API_KEY``, ``HF_TOKEN``, …, as ``literal_secret`` names them; eight
+    characters or more) replaced by ``$NAME``: a destroy command that echoes its key
+    (``--verbose``, an error that quotes the request) would show it on screen and keep it
+    in the journal (h472 #4). Longer values first, so one that holds another goes whole."""
+    secrets = sorted(
+        ((name, value) for name, value in env.items()
+         if _SECRET_NAME.fullmatch(name) and len(value) >= MIN_SECRET),
+        key=lambda pair: -len(pair[1]),
+    )  # fmt: skip
+    for name, value in secrets:
+        text = text.replace(value, f"${name}")
+    return text

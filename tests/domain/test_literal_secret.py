@@ -72,3 +72,33 @@ def test_the_fleet_file_refuses_it_at_its_line_and_says_where_it_goes(tmp_path: 
         load_fleet(hosts)
     said = str(caught.value)
     assert f"{hosts}:4" in said and "WANDB_API_KEY=abcd…" in said and "[fleet.credentials]" in said
+
+
+def test_a_secret_of_the_environment_is_taken_out_of_a_commands_output() -> None:
+    """h472 #4: a destroy command that echoes its key showed it and kept it in the
+    journal. Only secret-named variables, values of 8 characters or more."""
+    from rgt_tui.domain.literal_secret import without_env_secrets
+
+    env = {
+        "API_TOKEN": "supersecret123",
+        "VAST_API_KEY": "supersecret123-and-more",  # holds the other: replaced whole
+        "HF_TOKEN": "short",
+        "HOME": "/root/supersecret",
+        "tokenizer": "supersecret123xyz",
+    }
+    out = "using supersecret123-and-more then supersecret123 in /root/supersecret (short)\n"
+    assert without_env_secrets(out, env) == (
+        "using $VAST_API_KEY then $API_TOKEN in /root/supersecret (short)\n"
+    )
+
+
+async def test_the_teardown_command_never_shows_nor_keeps_the_key_it_echoed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real command run as a teardown (and autostop's stop) is: its output is what the
+    checklist shows and the journal records."""
+    from rgt_tui.services.teardown.command import run_teardown_command
+
+    monkeypatch.setenv("API_TOKEN", "supersecret123")
+    run = await run_teardown_command('echo "using token $API_TOKEN"; exit 3', tmp_path, 30.0)
+    assert run.status == 3 and run.output == "using token $API_TOKEN\n", run

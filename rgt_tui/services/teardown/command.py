@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from rgt_tui.domain.literal_secret import without_env_secrets
 from rgt_tui.timeouts import within
 from rgt_tui.transport.process_group import kill_group, start_in_group
 
@@ -78,7 +79,8 @@ async def run_teardown_command(
             kill_group(proc)
             await proc.wait()
         tail = await asyncio.to_thread(_tail, out)
-    output = tail.decode(errors="replace")
+    # The command runs with this environment: a key it echoes is not shown nor recorded.
+    output = without_env_secrets(tail.decode(errors="replace"), os.environ)
     if timed_out:
         sep = "" if not output or output.endswith("\n") else "\n"
         output += sep + timed_out_note(timeout_s)
