@@ -41,6 +41,7 @@ import asyncio
 import os
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from rgt_tui.cli.event_loop import run_async
@@ -85,6 +86,22 @@ LOOK_AGAIN = (
     "In about 5 minutes, `rgt-tui status {host}` should say it no longer answers; "
     "one that still answers may still be billing (GEN1). `watch` and the TUI look too."
 )
+
+
+# The checklist lines an acknowledgement settles: missing cells, running, unfinished.
+ACKED_LINES = frozenset({"roster", "idle", "unfinished"})
+
+
+def with_live_lines(after: GateReport, live: GateReport) -> GateReport:
+    """The checklist after acknowledgements (``after``, from the records) with every
+    other line as the live check just before found it: the records alone read a re-scan
+    that found the box changed as "no matching re-scan … once the box answers", of a box
+    that had just answered (h472 #1). An acknowledgement settles only its own lines."""
+    found = {c.key: c for c in live.conditions}
+    lines = tuple(
+        c if c.key in ACKED_LINES or c.key not in found else found[c.key] for c in after.conditions
+    )
+    return replace(after, conditions=lines)
 
 
 def add_teardown_arguments(p: argparse.ArgumentParser) -> None:
@@ -276,7 +293,7 @@ def run_teardown(call: Call) -> int:
             # run, wait or are unfinished is this check's to say, not an older one's (a
             # refusal read a stopped queue as running: review s25 #7): check, then record
             # the names against what it found, then the checklist from those records.
-            await check_gate(call.fleet, host, transport, j)
+            live = await check_gate(call.fleet, host, transport, j)
             box = await observe_now(host, transport, j)  # refused when it does not answer
             await asyncio.to_thread(
                 acknowledge,
@@ -294,7 +311,8 @@ def run_teardown(call: Call) -> int:
             # The box could not say which box it is, or another box was recorded
             # meanwhile.
             return call.fail(f"{printable(exc, 1000)}; nothing was acknowledged")
-        return await gather(call.fleet, host, transport, j, clock=time.time, records_only=True)
+        after = await gather(call.fleet, host, transport, j, clock=time.time, records_only=True)
+        return with_live_lines(after, live)
 
     report = call.on_host(checklist)
     if isinstance(report, int):

@@ -352,6 +352,23 @@ async def test_a_missing_cell_is_the_rosters_and_its_acknowledgement_opens_it(re
     assert (await ready.check()).ready_but_confirmation
 
 
+async def test_a_check_with_an_acknowledgement_says_what_the_live_re_scan_found(
+    ready: Setup,
+) -> None:
+    """h472 #1: `teardown --check --ack-missing X` printed the checklist from the records
+    alone: a box written to since the pull read "no matching re-scan … once the box
+    answers", of a box that had just answered, and the new file went unnamed."""
+    write_queue(ready, QUEUE + "configs/cellC.yaml train 1\n")
+    await ready.pull_and_verify(expect_ok=False)  # cellC has no results
+    (ready.box.root / "results" / "cellA" / "late.json").write_text("{}")
+    out = await ready.cli("teardown", "box1", "--ack-missing", "cellC", "--check")
+    said = " ".join((out.stdout + out.stderr).split())
+    assert out.returncode == 1, said
+    assert "recorded for this box in the journal: cellC accepted as missing" in said, said
+    assert "cellA/late.json" in said and "once the box answers" not in said, said
+    assert "[x] roster" in said, said  # the acknowledgement settled its own line
+
+
 # --- concurrent writers -----------------------------------------------------------------
 
 
