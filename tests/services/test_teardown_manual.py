@@ -119,6 +119,9 @@ async def test_a_manual_teardown_is_recorded_only_for_the_box_that_was_confirmed
     cli = await ready.cli("teardown", "box1", "--destroyed", "box1")
     assert cli.returncode == 1, cli.stdout + cli.stderr
     assert "never opened by a typed confirmation" in cli.stderr
+    # A box gone outside rgt-tui can never be checked: the way out is said (h472 #3).
+    said = " ".join(cli.stderr.split())
+    assert "remove its [[hosts]] entry to stop counting it" in said, said
     assert f"box {jh.box.short()}" in cli.stdout  # it says which box it would have been
     jh = ready.journal.load("box1")
     assert jh.teardowns == [] and jh.torn_down_at is None

@@ -364,7 +364,10 @@ def _recordable(
         raise BoxMismatch(
             f"the teardown gate of {current.describe()} was never opened by a typed "
             f"confirmation: nothing was recorded. Run `rgt-tui teardown {host.name}` "
-            "first: it checks the box and, once you type its name, says what to destroy"
+            "first: it checks the box and, once you type its name, says what to destroy. "
+            "If it was destroyed already outside rgt-tui (it no longer answers, so no "
+            "check can open its gate), what it wrote that is not here is lost: remove its "
+            "[[hosts]] entry to stop counting it"
         )
     since = changed_since(jh, host, journal.directory, opened, groups, results_dir)
     if since:
