@@ -9,7 +9,21 @@ and a module of its group beside this one.
 
 from __future__ import annotations
 
-from rgt_tui.cli.runner import Command, json_flag, lazy, no_arguments
+from collections.abc import Callable
+
+from rgt_tui.cli.runner import Call, Command, interrupted_saying, json_flag, lazy, no_arguments
+
+
+def _asked(what: str) -> Callable[[Call], int]:
+    """Ctrl-C of a queue action that asks first (h472 #9: it ended silent): what it did
+    not do, and where to look."""
+    return interrupted_saying(
+        lambda name: (
+            f"nothing was {what} unless the question was answered yes before it — "
+            f"rgt-tui queue show {name} says what the box holds now"
+        )
+    )
+
 
 # Each command's module is imported when that command runs or has its arguments added
 # (``build_parser`` adds only the chosen command's): importing every one — each with its
@@ -147,6 +161,7 @@ COMMANDS: tuple[Command, ...] = (
         add_yes,
         run_stop,
         host="one",  # asks between two connections of its own: not `connects`
+        interrupted=_asked("asked to stop"),
         description="Ask HOST's runner to stop before its next cell (a stop record in "
         "runner.state); the current cell finishes. The queue shows 'stopped by the user "
         "after cell k'; launch --start N goes on later. Asks first, or --yes.",
@@ -157,6 +172,7 @@ COMMANDS: tuple[Command, ...] = (
         add_kill_arguments,
         run_kill,
         host="one",
+        interrupted=_asked("killed"),
         description="TERM the running cell's process tree, KILL what is left after --grace "
         "seconds, from a process detached on the box (the SSH session may drop: checked in "
         "a new call). The cell's state records the kill by the user. Asks first, or --yes.",
@@ -168,6 +184,7 @@ COMMANDS: tuple[Command, ...] = (
         add_retry_arguments,
         run_retry,
         host="one",
+        interrupted=_asked("retried"),
         description="Each CELL's {out} folder is renamed to <out>.before-retry-<time> (never "
         "deleted) and the cell runs again under its name; with --resume its {out} is kept, "
         "so a run that loads its latest checkpoint goes on from it. A running queue runs it "

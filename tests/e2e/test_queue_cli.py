@@ -250,3 +250,31 @@ async def test_diagnose_exits_0_for_a_cell_that_failed_by_itself_and_1_for_a_van
     vanished = await arun("diagnose", "box2", "--hosts", hosts)
     assert "cell 0 (killed) was killed (SIGKILL" in vanished.stdout, vanished.stdout
     assert vanished.returncode == 1, vanished.stdout + vanished.stderr
+
+
+async def test_ctrl_c_at_a_queue_actions_question_says_what_was_not_done(make_queue_fleet):
+    """h472 #9: Ctrl-C at `queue retry`'s question ended with a bare 130; launch and
+    teardown say what they did not do, and where to look."""
+    from support.queues import wait_view
+
+    from rgt_tui.domain.queue_state import FINISHED
+    from rgt_tui.services.queue.launch import launch, plan_launch
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    hosts = str(qf.loopback.hosts_file)
+    qf.write_queue(f"{qf.cell_script('flaky', 'exit 3')} t\n")
+    transport = qf.transport()
+    try:
+        await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)
+    finally:
+        await transport.close()
+    await wait_view(qf, lambda v: v.state == FINISHED, what="the queue to end")
+    asked = Terminal("queue", "retry", "box1", "flaky", "--hosts", hosts)
+    await asked.expect("[y/N]")
+    asked.proc.send_signal(signal.SIGINT)
+    code, _, err = await asked.finish(timeout=60)
+    said = " ".join(err.split())
+    assert code == 130, err
+    assert "box1: interrupted; nothing was retried unless the question was answered yes" in said
+    assert "rgt-tui queue show box1" in said, said
+    assert "retry" not in qf.state("flaky"), qf.state("flaky")
