@@ -181,11 +181,20 @@ def result_code_lines(record: ResultCode | None, names: Sequence[str] | None = N
     for name in wanted:
         cell = record.of(name)
         if cell is None:
-            key = "code unknown (it never ran on the box's queue)"
+            # Not "it never ran": a pull cut short leaves the records of the one before,
+            # which may predate the cell (h472 #5).
+            key = f"code unknown (not in the box's queue records as read at {_at(record)})"
         else:
             key = code_text(cell.code) if cell.code is not None else CODE_UNKNOWN
         groups.setdefault(key, []).append(name)
     return [f"{_cells(members)}: {key}" for key, members in groups.items()]
+
+
+def _at(record: ResultCode) -> str:
+    """When the box's records were read (local time), "an earlier pull" when unknown."""
+    if record.read_at <= 0:
+        return "an earlier pull"
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(record.read_at))
 
 
 def _cells(names: list[str]) -> str:

@@ -5,6 +5,7 @@ test_result_code_loopback.py)."""
 from __future__ import annotations
 
 import json
+import time
 
 from rgt_tui.domain.code_identity import CodeIdentity
 from rgt_tui.domain.queue_state import CODE_UNKNOWN
@@ -35,8 +36,9 @@ def test_result_lines_name_each_cells_code_and_why_one_is_unknown():
     # Verify names the roster's cells: one that never ran is said too.
     assert result_code_lines(record, ["a", "gone"]) == [
         f"cell a: code {A.short()}",
-        "cell gone: code unknown (it never ran on the box's queue)",
-    ]
+        "cell gone: code unknown (not in the box's queue records as read at "
+        f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(1.0))})",
+    ]  # not "it never ran": a pull cut short keeps an older read (h472 #5)
     many = ResultCode(1.0, tuple(CellCode(f"c{i}", "done", B) for i in range(11)))
     assert result_code_lines(many) == [
         f"cells c0, c1, c2, c3, c4, c5, c6, c7 +3 more: code {B.short()}"
