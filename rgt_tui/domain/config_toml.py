@@ -62,6 +62,12 @@ def syntax_error(path: Path, text: str, exc: Exception) -> ConfigError:
         line = max(1, len(text.splitlines()))
     key = None
     lines = text.splitlines()
+    opened = _array_opened(lines, line) if message.startswith("Unclosed array") else None
+    if opened is not None:
+        # tomllib names where it gave up (the next table's header), not the line that
+        # opened the array: "line 30" for `autstop = [2` on line 28 (h472 #7).
+        message = f"Unclosed array: opened here with [ and never closed with ] (tomllib stopped at line {line})"
+        line = opened
     if line is not None and line <= len(lines):
         key_match = LineIndex.KEY.match(lines[line - 1])
         key = next((g for g in key_match.groups() if g is not None), None) if key_match else None
@@ -75,6 +81,18 @@ def syntax_error(path: Path, text: str, exc: Exception) -> ConfigError:
         line=line,
         key=key,
     )
+
+
+def _array_opened(lines: list[str], upto: int | None) -> int | None:
+    """The last line at or before ``upto`` whose value opens more ``[`` than it closes
+    (``key = [2``): where an unclosed array begins. None when none does."""
+    if upto is None:
+        return None
+    for number in range(min(upto, len(lines)), 0, -1):
+        text = lines[number - 1].split("#", 1)[0]
+        if "=" in text and text.count("[") > text.count("]"):
+            return number
+    return None
 
 
 # tomllib names a table by its key parts as a Python tuple: ('fleet', 'thresholds').
