@@ -263,6 +263,23 @@ async def test_a_box_that_refuses_the_connection_sends_the_fix_to_the_pasted_com
     assert check.fix.endswith("(the pasted command)"), check.fix
 
 
+async def test_a_key_file_missing_sends_the_fix_to_the_pasted_command(
+    make_loopback_fleet, home, tmp_path
+):
+    """h472 #8: "check identity_file in the fleet file" for the pasted -i, before
+    anything is written to that file."""
+    import dataclasses
+
+    fleet = await make_loopback_fleet(1)
+    new = dataclasses.replace(
+        new_host(fleet, fleet.boxes[0]), identity_file=str(tmp_path / "nonexistent")
+    )
+    check = await check_host_key(new)
+    said = f"{check.message} {check.fix}"
+    assert check.status == "unreachable" and "nonexistent" in said, said
+    assert "fleet file" not in said and "the -i or --identity-file given to add" in said, said
+
+
 async def test_a_changed_key_is_refused_with_the_fix_and_never_trusted(
     make_loopback_fleet, home, tmp_path
 ):

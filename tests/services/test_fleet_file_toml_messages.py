@@ -72,7 +72,7 @@ def test_a_syntax_slip_keeps_the_quotes_fix(tmp_path: Path) -> None:
 
 def test_an_unclosed_array_is_named_by_the_line_that_opened_it(tmp_path: Path) -> None:
     """h472 #7: tomllib names where it gave up (the next header), line 6 here."""
-    err = load_error(tmp_path, HOST + "pull = [\"/w\"\n\n" + HOST.replace("box1", "box2"))
+    err = load_error(tmp_path, HOST + 'pull = ["/w"\n\n' + HOST.replace("box1", "box2"))
     assert (err.line, err.key) == (4, "pull"), err
     assert "opened here with [ and never closed with ] (tomllib stopped at line 6)" in err.message
     assert QUOTES in err.message

@@ -252,6 +252,9 @@ def probe_config(new: NewHost) -> HostConfig:
         profile=new.profile, cost_per_hour=new.cost_per_hour, started_at=None, workdir="~",
         durable_dir="~", mounts=("/",), queue=None, run=None, pull=(), teardown=None,
         epochs=1, host_key=new.host_key,
+        # Nothing is written yet: a key file missing is the pasted command's (h472 #8:
+        # "check identity_file in the fleet file" sent the user to a file not yet there).
+        identity_at="the -i or --identity-file given to add" if identity is not None else "",
     )  # fmt: skip
 
 
