@@ -35,18 +35,17 @@ from rgt_tui.domain.units import plural
 # The queue-control keys (screens/queue_keys.py), said under the summary; S and X only
 # while a cell runs (they have nothing to act on otherwise).
 RETRY_HINT = " · R retry or resume a cell"  # said only with a cell R can take
-CONTROL_HINT = "S stop after this cell · X kill the running cell" + RETRY_HINT
+STOP_HINT = "S stop after this cell · "  # not once a stop was asked (``control_hint``)
+CONTROL_HINT = STOP_HINT + "X kill the running cell" + RETRY_HINT
 IDLE_HINT = "nothing runs" + RETRY_HINT
-STOP_ASKED_HINT = "stop asked: the queue ends after this cell"
 
 
 def control_hint(view: QueueView) -> str:
     """The keys under a running queue's summary: S only while no stop was asked (h471 #8:
-    "S stop after this cell" stayed after S), R only with a cell it can take."""
+    "S stop after this cell" stayed after S; the line above says the stop was asked),
+    R only with a cell it can take."""
     hint = CONTROL_HINT if view.retry_pickable else CONTROL_HINT.removesuffix(RETRY_HINT)
-    if view.stop_requested:
-        hint = hint.replace(CONTROL_HINT.split(" · ")[0], STOP_ASKED_HINT, 1)
-    return hint
+    return hint.removeprefix(STOP_HINT) if view.stop_requested else hint
 
 
 # A cell row's duration column: "≥59m59s", as wide as any under 100 days ("≥99d23h").

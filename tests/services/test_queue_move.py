@@ -177,7 +177,7 @@ async def test_refused_moves_change_nothing(make_queue_fleet):
     assert "'b' was box2's before" in once and "box2.txt:1" in once
     # What renaming costs, and where else it could go (no host here never had it).
     assert "so it cannot take it again — every other host with a queue file had it" in once
-    assert "rename its config: a new name is a new {out}, so the run starts over" in once
+    assert "rename its config: a new name is a new {out}, so the run starts from scratch" in once
     running = await refused(qf, ["gate"], "box2")
     assert "gate is running on box1 now — stop or kill it first" in running
     verified = await refused(qf, ["v"], "box2")

@@ -96,9 +96,9 @@ async def test_x_kills_r_retries_and_s_stops_from_the_queue_tab(
             lambda: any("rgt-tui launch box1 --start 2" in n for n in notes(app)), pilot=pilot
         )
         # Asked: S leaves the tab's line and the footer, and a second S says so (h471 #8).
-        await wait_for(lambda: "stop asked: the queue ends after this cell" in text_of(body),
-                       pilot=pilot)  # fmt: skip
-        assert "S stop after this cell" not in text_of(body)
+        await wait_for(lambda: "S stop after this cell" not in text_of(body), pilot=pilot)
+        assert "stop requested: the queue ends after cell 1 (a)" in text_of(body), text_of(body)
+        assert "X kill the running cell" in text_of(body), text_of(body)
         await wait_for(
             lambda: "Kill cell" in _footer(app) and "Stop after" not in _footer(app),
             pilot=pilot,
