@@ -405,36 +405,21 @@ class RgtApp(ThemedApp):
 
     @on(DiskUsageRequested)
     def _disk_usage(self, message: DiskUsageRequested) -> None:
-        if self._refused_as_torn_down(message.host, "disk usage not read"):
-            return
         host = self.fleet.host(message.host)
-        self.push_screen(DiskUsageScreen(host, self.connections, self.fleet.results_dir))
-
-    def _refused_as_torn_down(self, host: str, what: str) -> bool:
-        """Said, and True, when ``host`` is recorded as torn down and does not answer: a
-        destroyed box's refused port read "check the port" (h471 #3, #5)."""
-        torn = self.jobs.state(host).shown_torn_down_at
-        if torn is None:
-            return False
-        from rgt_tui.services.journal import local_minute
-
-        self.notify(
-            f"{what}: {host} is recorded as torn down ({local_minute(torn)}) and does not "
-            "answer; there is no box to reach",
-            title=host,
-            severity="warning",
+        # Recorded as torn down: a box that does not answer is said as such, not "check
+        # the port" (h471 #3); it is asked all the same (one that answers is read).
+        torn = self.jobs.state(host.name).torn_down_at
+        self.push_screen(
+            DiskUsageScreen(host, self.connections, self.fleet.results_dir, torn_down_at=torn)
         )
-        return True
 
     @on(ShellRequested)
     def _shell(self, message: ShellRequested) -> None:
-        if self._refused_as_torn_down(message.host, "no shell opened"):
-            if message.opening is not None:
-                message.opening.end()  # the key-dropping screen ``s`` put up
-            return
         # One shell at a time: the terminal is the shell's until it ends.
         self.run_worker(
-            open_shell(self, self.fleet, message),
+            open_shell(
+                self, self.fleet, message, torn_down_at=self.jobs.state(message.host).torn_down_at
+            ),
             group="shell",
             exclusive=True,
             exit_on_error=False,

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from rgt_tui.controllers.queue_actions import error_text
 from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.errors import NoAnswer
 from rgt_tui.domain.text import printable, printable_lines
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.disk.audit import DiskAudit, DiskError
@@ -32,10 +33,18 @@ class DiskOutcome:
 class DiskControl:
     """Audits a host's disk and deletes what the user typed, when it is offered."""
 
-    def __init__(self, connections: FleetConnections, host: HostConfig, results: Path) -> None:
+    def __init__(
+        self,
+        connections: FleetConnections,
+        host: HostConfig,
+        results: Path,
+        *,
+        torn_down_at: float | None = None,
+    ) -> None:
         self.connections = connections
         self.host = host
         self.results = results  # this machine's copy of the host's results (the pull root)
+        self.torn_down_at = torn_down_at  # the host's recorded teardown, None when none
 
     async def audit(self) -> DiskOutcome:
         """The box's disk audit now."""
@@ -64,6 +73,18 @@ class DiskControl:
         except DiskError as exc:
             lost = "".join(f"\n  would lose: {printable(line, None)}" for line in exc.lost)
             return DiskOutcome(None, printable(exc.message, None) + lost, "error")
+        except NoAnswer as exc:
+            if self.torn_down_at is None:
+                return DiskOutcome(None, printable_lines(error_text(exc)), "error")
+            # A destroyed box does not answer: said so, not "check the port" (h471 #3).
+            from rgt_tui.services.journal import local_minute
+
+            return DiskOutcome(
+                None,
+                f"{host.name} is recorded as torn down ({local_minute(self.torn_down_at)}) "
+                "and did not answer just now: there is no box to read",
+                "error",
+            )
         except Exception as exc:  # an unreachable box and the like: shown in the dialog
             return DiskOutcome(None, printable_lines(error_text(exc)), "error")
         return DiskOutcome(fresh, status, kind)

@@ -245,20 +245,6 @@ class JobRunner:
                     "the box is still billed as running",
                 )
                 return
-        torn = self.state(host.name).shown_torn_down_at
-        if job_name == "pull" and torn is not None:
-            # Said before any connection: a destroyed box's refused port turned the Pulls
-            # tab red over a settled teardown (h471 #5). Still answering, it is pulled.
-            from rgt_tui.services.journal import local_minute
-
-            self.app.notify(
-                f"pull not started: {host.name} is recorded as torn down "
-                f"({local_minute(torn)}) and does not answer; nothing is pulled from a "
-                "destroyed box. Its copy here stays as pulled: v checks it here",
-                title=host.name,
-                severity="warning",
-            )
-            return
         busy = self.state(host.name).running or self.locks.holder(host.name)
         if busy:
             # The refused job named first: refusals of two different keys must not read
@@ -476,6 +462,8 @@ class JobRunner:
                 wait=self.connections.waiter(host.name),  # r cuts a retry's wait short
             )
         except PullError as exc:
+            if self._gone_as_recorded(host, exc.__cause__):
+                return
             fix = exc.fix
             if isinstance(exc.__cause__, TransportError):  # never reached: stopped by watch?
                 cause = exc.__cause__
@@ -486,6 +474,8 @@ class JobRunner:
             self._told_away(host.name, "pull failed", f"{exc.message} — {again}", "error")
             return
         except (TransportError, OSError) as exc:
+            if self._gone_as_recorded(host, exc):
+                return
             if isinstance(exc, TransportError):  # stopped by watch, preempted: said so
                 exc = await asyncio.to_thread(with_unreachable_fix, self.fleet, host, exc)
             self._set(host.name, pull_error=(str(exc), "check the connection and press p again"))
@@ -506,6 +496,25 @@ class JobRunner:
                 f"{counts}{'; ' + why if why else ''} — its Pulls tab says all; p resumes",
                 "error",
             )
+
+    def _gone_as_recorded(self, host: HostConfig, exc: BaseException | None) -> bool:
+        """Said, and True, when ``host`` is recorded as torn down and its box did not
+        answer just now (``NoAnswer``): a destroyed box's refused port turned the Pulls
+        tab red over a settled teardown (h471 #5). Asked of the box first, never assumed:
+        one that answers is pulled (review h473 #1)."""
+        from rgt_tui.domain.errors import NoAnswer
+        from rgt_tui.services.journal import local_minute
+
+        torn = self.state(host.name).torn_down_at
+        if torn is None or not isinstance(exc, NoAnswer):
+            return False
+        self.app.notify(
+            f"nothing pulled: {host.name} is recorded as torn down ({local_minute(torn)}) "
+            "and did not answer just now; its copy here stays as pulled: v checks it here",
+            title=host.name,
+            severity="warning",
+        )
+        return True
 
     async def _verify(self, host: HostConfig) -> None:
         from rgt_tui.services.verify.run import verify_host

@@ -100,9 +100,17 @@ class DiskUsageScreen(ReplanScreen[None]):
             self.audit = audit
             self.status = status
 
-    def __init__(self, host: HostConfig, connections: FleetConnections, results_dir: Path) -> None:
+    def __init__(
+        self,
+        host: HostConfig,
+        connections: FleetConnections,
+        results_dir: Path,
+        *,
+        torn_down_at: float | None = None,
+    ) -> None:
         super().__init__()
         self.host = host
+        self.torn_down_at = torn_down_at  # its recorded teardown: a refusal said against it
         self.connections = connections
         self.results_dir = results_dir
         self.audit: DiskAudit | None = None
@@ -155,7 +163,9 @@ class DiskUsageScreen(ReplanScreen[None]):
         """Nothing to fit: the box's height is fixed and the audit takes the rest (1fr)."""
 
     async def _work(self, typed: str | None) -> None:
-        disk = DiskControl(self.connections, self.host, self.results_dir)
+        disk = DiskControl(
+            self.connections, self.host, self.results_dir, torn_down_at=self.torn_down_at
+        )
         if typed is not None and self.audit is not None:
             try:  # ``deleting`` was set when it was asked for (``_typed``)
                 outcome = await disk.delete(self.audit, typed)

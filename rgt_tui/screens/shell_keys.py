@@ -26,7 +26,12 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 from rgt_tui.domain.config import Fleet, HostConfig
-from rgt_tui.services.box.shell import keys_to_the_shell, run_attached, shell_command
+from rgt_tui.services.box.shell import (
+    SSH_FAILED,
+    keys_to_the_shell,
+    run_attached,
+    shell_command,
+)
 
 SHELL_BINDING = Binding(
     "s",
@@ -105,9 +110,12 @@ def request_shell(screen: Screen[Any], host: str) -> None:
     screen.post_message(ShellRequested(host, opening))
 
 
-async def open_shell(app: App[Any], fleet: Fleet, message: ShellRequested) -> None:
+async def open_shell(
+    app: App[Any], fleet: Fleet, message: ShellRequested, *, torn_down_at: float | None = None
+) -> None:
     """Suspend the TUI, run the shell for the message's host, come back; say how it
-    ended."""
+    ended. ``torn_down_at``: the host's recorded teardown, which an ssh that could not
+    connect is said against (h471 #5: "exit status 255" of a destroyed box)."""
     host_name = message.host
     opening = message.opening or ShellOpening(host_name)
     if not opening.is_attached:
@@ -126,7 +134,16 @@ async def open_shell(app: App[Any], fleet: Fleet, message: ShellRequested) -> No
         app.notify(code, title=host_name, severity="error", timeout=10)
         return
     app.refresh(layout=True)  # what arrived meanwhile, drawn at once
-    if code != 0:
+    if code == SSH_FAILED and torn_down_at is not None:
+        from rgt_tui.services.journal import local_minute
+
+        app.notify(
+            f"no shell: {host_name} is recorded as torn down ({local_minute(torn_down_at)}) "
+            "and ssh could not reach it (exit 255)",
+            title=host_name,
+            severity="warning",
+        )
+    elif code != 0:
         app.notify(f"shell on {host_name} ended with exit status {code}", title=host_name)
 
 

@@ -11,13 +11,13 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from support.pilot import SIZE, notes, screen_text, wait_for
+from support.pilot import SIZE, notes, screen_text, text_of, wait_for
 
 from rgt_tui.app import RgtApp
 from rgt_tui.demo.loopback import LoopbackFleet
 from rgt_tui.paths import journal_dir
+from rgt_tui.screens.disk_usage import DiskUsageScreen
 from rgt_tui.screens.host_detail import HostDetailScreen
-from rgt_tui.screens.shell_keys import ShellOpening
 from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.journal import Journal, TeardownRecord
 from rgt_tui.services.records_watch import WATCH_EVERY_S
@@ -97,20 +97,54 @@ async def test_a_torn_down_host_greys_out_closes_and_says_when_and_its_cost(
                 show=lambda: "\n".join(notes(app)),
             )  # fmt: skip
             assert not any(answer in n and "Press r" in n for n in notes(app)), notes(app)
-            # p pulls nothing from a destroyed box, and says so without a connection: the
-            # refused port turned the Pulls tab red over a settled teardown (h471 #5).
+            # p asks the box, and one that does not answer pulls nothing and says so as the
+            # teardown it is: the refused port turned the Pulls tab red over a settled
+            # teardown (h471 #5). (One that answers is pulled: the test below.)
             await pilot.press("p")
-            refused = "pull not started: box1 is recorded as torn down ("
-            await wait_for(lambda: any(refused in n for n in notes(app)), pilot=pilot)
+            refused = "nothing pulled: box1 is recorded as torn down ("
+            await wait_for(lambda: any(refused in n for n in notes(app)), 60, pilot=pilot)
             assert "v checks it here" in next(n for n in notes(app) if refused in n)
-            state = app.jobs.state("box1")
-            assert state.pull_error is None and state.running == "", state
-            # u and s: no box to reach, said so (h471 #3: "check the port" in the dialog).
+            await wait_for(lambda: app.jobs.state("box1").running == "", pilot=pilot)
+            assert app.jobs.state("box1").pull_error is None, app.jobs.state("box1")
+            # u: the dialog says the teardown, not "check the port" (h471 #3).
+            await pilot.press("escape")
+            app.open_host("box1")
+            await wait_for(lambda: isinstance(app.screen, HostDetailScreen), pilot=pilot)
             await pilot.press("u")
-            said = "disk usage not read: box1 is recorded as torn down ("
-            await wait_for(lambda: any(said in n for n in notes(app)), pilot=pilot)
-            await pilot.press("s")
-            said = "no shell opened: box1 is recorded as torn down ("
-            await wait_for(lambda: any(said in n for n in notes(app)), pilot=pilot)
-            # The screen that drops keys while a shell opens is gone again.
-            await wait_for(lambda: not isinstance(app.screen, ShellOpening), pilot=pilot)
+            said = "box1 is recorded as torn down ("
+            status = await wait_for(
+                lambda: (
+                    isinstance(app.screen, DiskUsageScreen)
+                    and text_of(app.screen.query_one("#disk-status"))
+                ),
+                60,
+                pilot=pilot,
+            )
+            assert said in status and "there is no box to read" in status, status
+            assert "port" not in status, status
+
+
+async def test_p_on_a_torn_down_box_that_still_answers_pulls_it(
+    tmp_path: Path, state_dir: Path
+) -> None:
+    """Review h473 #1: p was refused from the records alone ("does not answer") while the
+    box answered, in the minutes after a teardown command that only stopped it (GEN1).
+    It is asked, and pulled."""
+    async with LoopbackFleet(1, tmp_path / "fleet") as boxes:
+        app = RgtApp(load_fleet(boxes.hosts_file), config_dir=tmp_path / "config")
+        async with app.run_test(size=SIZE) as pilot:
+            pane = app.fleet_screen.panes["box1"]
+            await wait_for(lambda: app.jobs.state("box1").box is not None, 40, pilot=pilot)
+            box_id = app.jobs.state("box1").box.box_id
+            record = TeardownRecord(time.time(), "true", 0, "", True, box_id=box_id)
+            Journal(journal_dir(boxes.hosts_file)).add_teardown("box1", record)
+            await wait_for(lambda: pane.has_class("-torn-down"), WATCH_EVERY_S * 5, pilot=pilot)
+            app.fleet_screen.select("box1")
+            await pilot.press("p")
+            await wait_for(
+                lambda: app.jobs.state("box1").pull_result is not None,
+                60,
+                pilot=pilot,
+                show=lambda: "\n".join(notes(app)),
+            )
+            assert not any("nothing pulled" in n for n in notes(app)), notes(app)
