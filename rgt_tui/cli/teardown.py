@@ -94,14 +94,20 @@ ACKED_LINES = frozenset({"roster", "idle", "unfinished"})
 
 def with_live_lines(after: GateReport, live: GateReport) -> GateReport:
     """The checklist after acknowledgements (``after``, from the records) with every
-    other line as the live check just before found it: the records alone read a re-scan
+    other line as the live check just before found it, those only it has included: the
+    records alone read a re-scan
     that found the box changed as "no matching re-scan … once the box answers", of a box
     that had just answered (h472 #1). An acknowledgement settles only its own lines."""
     found = {c.key: c for c in live.conditions}
-    lines = tuple(
+    lines = [
         c if c.key in ACKED_LINES or c.key not in found else found[c.key] for c in after.conditions
-    )
-    return replace(after, conditions=lines)
+    ]
+    # Lines the records never hold (a group's running cell on this rank, read live only)
+    # go in too, before the typed name: dropped, the check could read "ready" (h473 #2).
+    kept = {c.key for c in lines}
+    extra = [c for c in live.conditions if c.key not in kept and c.key not in ACKED_LINES]
+    at = next((i for i, c in enumerate(lines) if c.key == "confirmed"), len(lines))
+    return replace(after, conditions=(*lines[:at], *extra, *lines[at:]))
 
 
 def add_teardown_arguments(p: argparse.ArgumentParser) -> None:

@@ -137,7 +137,7 @@ class LaunchControl:
         said = (
             "it does not answer, as a destroyed box should"
             if isinstance(exc, NoAnswer)
-            else f"its address says: {exc.message}"
+            else f"the connection says: {exc.message}"
         )
         return (
             f"{self.host.name} is recorded as torn down ({local_minute(torn)}): {said}, and "

@@ -83,13 +83,17 @@ def syntax_error(path: Path, text: str, exc: Exception) -> ConfigError:
     )
 
 
+_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"|\'[^\']*\'')
+
+
 def _array_opened(lines: list[str], upto: int | None) -> int | None:
     """The last line at or before ``upto`` whose value opens more ``[`` than it closes
     (``key = [2``): where an unclosed array begins. None when none does."""
     if upto is None:
         return None
     for number in range(min(upto, len(lines)), 0, -1):
-        text = lines[number - 1].split("#", 1)[0]
+        # Brackets and # inside a quoted string are text, not TOML (review h473 #7).
+        text = _QUOTED.sub('""', lines[number - 1]).split("#", 1)[0]
         if "=" in text and text.count("[") > text.count("]"):
             return number
     return None

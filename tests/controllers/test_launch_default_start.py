@@ -137,7 +137,7 @@ async def test_l_and_r_on_a_torn_down_box_whose_address_answers_do_not_say_it_do
     fleet = await make_loopback_fleet(1)
     for error in await _l_and_r_torn_down(tmp_path, fleet.boxes[0].port):
         assert "does not answer" not in error, error
-        assert "its address says: " in error and "host key" in error, error
+        assert "the connection says: " in error and "host key" in error, error
         assert "nothing is launched or retried there" in error, error
 
 

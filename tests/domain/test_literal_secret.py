@@ -102,3 +102,18 @@ async def test_the_teardown_command_never_shows_nor_keeps_the_key_it_echoed(
     monkeypatch.setenv("API_TOKEN", "supersecret123")
     run = await run_teardown_command('echo "using token $API_TOKEN"; exit 3', tmp_path, 30.0)
     assert run.status == 3 and run.output == "using token $API_TOKEN\n", run
+
+
+async def test_a_cut_output_begins_at_a_whole_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review h473 #4: only the output's last 64 KiB is kept, and a cut that began inside
+    a key kept that key's tail, which no redaction knows."""
+    from rgt_tui.services.teardown.command import OUTPUT_CAP, run_teardown_command
+
+    monkeypatch.setenv("API_TOKEN", "supersecret123")
+    filler = OUTPUT_CAP - 12  # the kept part begins 10 characters into the key's line
+    command = f'echo "$API_TOKEN"; head -c {filler} /dev/zero | tr "\\0" x; echo'
+    run = await run_teardown_command(command, tmp_path, 30.0)
+    assert "secret123" not in run.output and "ecret" not in run.output
+    assert run.output.startswith("[earlier output cut]\n"), run.output[:40]

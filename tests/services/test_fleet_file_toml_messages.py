@@ -76,6 +76,11 @@ def test_an_unclosed_array_is_named_by_the_line_that_opened_it(tmp_path: Path) -
     assert (err.line, err.key) == (4, "pull"), err
     assert "opened here with [ and never closed with ] (tomllib stopped at line 6)" in err.message
     assert QUOTES in err.message
+    # A bracket inside a string between them is text (review h473 #7).
+    err = load_error(
+        tmp_path, HOST + 'pull = ["/w"\nrun = "echo [ # x"\n\n' + HOST.replace("box1", "box2")
+    )
+    assert (err.line, err.key) == (4, "pull"), err
 
 
 def test_a_byte_that_is_not_utf8_is_named_by_its_line(tmp_path: Path) -> None:

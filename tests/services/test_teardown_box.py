@@ -236,6 +236,40 @@ def test_format_checklist_prints_the_boxs_text_escaped(tmp_path: Path) -> None:
     assert "\\x1b]0;pwned\\x07" in text
 
 
+def test_the_checklist_after_an_acknowledgement_keeps_the_live_only_lines(tmp_path) -> None:
+    """h473 #2: a group's line (read live, never recorded) was dropped from the checklist
+    shown after an acknowledgement, which could then read "ready". Pure: two reports."""
+    from rgt_tui.cli.teardown import with_live_lines
+    from rgt_tui.domain import teardown_gate as g
+    from rgt_tui.profiles import profile as load_profile
+
+    fleet = tmp_path / "hosts.toml"
+    fleet.write_text('[[hosts]]\nname = "box1"\nssh = "root@10.0.0.1"\n')
+    host = load_fleet(fleet).host("box1")
+    profile = load_profile(host.profile)
+    state = g.GateState("box1", box_id="a" * 32)
+    confirmed = g.Condition("confirmed", False, "not typed yet")
+    live = GateReport(host, profile, state, (
+        g.Condition("rescan", False, "new: late.json"),
+        g.Condition("roster", False, "missing: cellC"),
+        g.Condition("group", False, "cell x of group pair runs on this box"),
+        confirmed,
+    ), ())  # fmt: skip
+    after = GateReport(host, profile, state, (
+        g.Condition("rescan", False, "no matching re-scan"),
+        g.Condition("roster", True, "missing: cellC (acknowledged)"),
+        confirmed,
+    ), ())  # fmt: skip
+    shown = with_live_lines(after, live)
+    assert [(c.key, c.ok, c.evidence) for c in shown.conditions] == [
+        ("rescan", False, "new: late.json"),  # the live check's
+        ("roster", True, "missing: cellC (acknowledged)"),  # the acknowledgement's
+        ("group", False, "cell x of group pair runs on this box"),  # live only: kept
+        ("confirmed", False, "not typed yet"),
+    ]
+    assert not shown.ready_but_confirmation
+
+
 # --- acknowledgements name a cell of the queue ----------------------------------------
 
 
