@@ -252,7 +252,8 @@ async def test_no_stop_while_a_cell_runs_nor_with_results_unpulled_or_changed(
     # With the first locked line's fix and when it is looked at again (hour s20b #8).
     assert "— fix: run `rgt-tui pull box1`" in auto.reasons["box1"], auto.reasons
     assert re.search(
-        r"; checked again at \d\d:\d\d, or once a pull or verify of it ends, or its queue "
+        r"; checked again at \d\d:\d\d, or once a pull or verify of it ends, a cell is accepted, "
+        r"or its queue "
         r"file changes \(a move\)$",
         auto.reasons["box1"],
     ), auto.reasons
@@ -308,6 +309,40 @@ async def test_a_refusal_is_looked_at_again_once_the_queue_file_changes(make_que
     assert box.runs() == 0 and "third" in auto.reasons["box1"], auto.reasons
     assert "or its queue file changes (a move)" in auto.reasons["box1"]
     box.qf.write_queue(kept)  # its line taken out (a move of a line not sent does that)
+    await box.sample(auto, STEP_MIN)  # within the 5 minutes a refusal waits
+    assert box.runs() == 1, auto.reasons
+    await box.connections.close_all()
+
+
+async def test_a_refusal_is_looked_at_again_once_a_cell_is_acknowledged(make_queue_fleet, tmp_path):
+    """h472 #10: the refusal says to run `teardown --ack-unfinished`; done, the stop
+    still waited for the 5-minute re-check (a pull or verify was looked at at once)."""
+    from rgt_tui.services.teardown import check_gate
+    from rgt_tui.services.teardown.acknowledge import acknowledge
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    first, broken = qf.cell_script("first", RESULT), qf.cell_script("broken", "exit 3")
+    qf.write_queue(f"{first} train 1\n{broken} train 1\n")
+    transport = qf.transport()
+    try:
+        await launch(await plan_launch(qf.fleet, qf.host(), transport, preflight=False), transport)
+    finally:
+        await transport.close()
+    await wait_view(qf, lambda v: v.state == FINISHED, what="the queue to finish")
+    box = Box(qf, tmp_path)
+    t = box.connections.transport("box1")
+    await pull_host(box.host, box.fleet.results_dir, t, options=fast())
+    await verify_host(box.host, box.fleet.results_dir, transport=t)
+    auto = box.autostop()
+    await auto.on_host(box.host, await box.state())
+    await box.sample(auto, 32)
+    assert box.runs() == 0 and "broken" in auto.reasons["box1"], auto.reasons
+    seen = await observe_now(box.host, t, box.journal, clock=box.clock)
+    await check_gate(box.fleet, box.host, t, box.journal, clock=box.clock)
+    acknowledge(
+        box.journal, "box1", unfinished=("broken",), cells=("first", "broken"), box=seen,
+        now=box.clock(),
+    )  # fmt: skip
     await box.sample(auto, STEP_MIN)  # within the 5 minutes a refusal waits
     assert box.runs() == 1, auto.reasons
     await box.connections.close_all()

@@ -55,6 +55,11 @@ from rgt_tui.domain.autostop import (
     queue_refusal,
 )
 from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.gate_events import (
+    MissingCellAcknowledged,
+    RunningAcknowledged,
+    UnfinishedAcknowledged,
+)
 from rgt_tui.domain.gate_fixes import fix
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.domain.text import printable
@@ -124,6 +129,11 @@ def teardown_underway(
     if not refused and now - at < TEARDOWN_TIMEOUT_S + 60:
         return f"a teardown was confirmed at {local_time(at)} and may be running"
     return None
+
+
+# The journal's events that settle a gate line by name (``teardown --ack-…``, the TUI's
+# Missing/Running/Unfinished: accept): counted in the records stamp.
+ACKNOWLEDGEMENTS = (MissingCellAcknowledged, RunningAcknowledged, UnfinishedAcknowledged)
 
 
 @dataclass
@@ -301,7 +311,7 @@ class AutoStop:
             refused is not None
             and refused[0] == launch
             and now - refused[1] < self.recheck_s
-            and refused[2] == self._records_stamp(host)
+            and refused[2] == await asyncio.to_thread(self._records_stamp, host)
         ):
             # A check is under way, or the gate refused a moment ago and nothing it reads
             # here changed since: no re-scan spam. A pull or verify that ended meanwhile
@@ -336,7 +346,7 @@ class AutoStop:
             return
         # Taken before the gate reads the records: a pull that lands during the check is
         # a change to look at again for (review s37).
-        stamp = self._records_stamp(host)
+        stamp = await asyncio.to_thread(self._records_stamp, host)
         report = await check_gate(
             self.fleet, host, self._transport(host.name), self.journal, clock=self._clock
         )
@@ -354,7 +364,7 @@ class AutoStop:
             said = fix(first, host.name, tui=False) if first is not None else ""
             again = (
                 f"checked again at {local_time(now + self.recheck_s)[11:16]}, or once a "
-                "pull or verify of it ends, or its queue file changes (a move)"
+                "pull or verify of it ends, a cell is accepted, or its queue file changes (a move)"
             )
             # A new line when what fails changes, not when only its figures do.
             self.say(
@@ -415,7 +425,10 @@ class AutoStop:
         queue file (a stat each): a cell moved off the host (its #moved-to line) is what
         the gate waited for, looked at now, not 5 minutes on (s43 spot hour #5); the
         files of the groups it is a rank of too (their cells run on it). The inode with
-        the time: a move rewrites a file by rename, within one tick of a coarse clock."""
+        the time: a move rewrites a file by rename, within one tick of a coarse clock.
+        And how many acknowledgements the journal holds (not its time: every check writes
+        it): `teardown --ack-unfinished`, as the refusal says to run, is looked at now
+        (h472 #10). Reads files: call it in a thread."""
         folder = fleet_host_dir(self.fleet, host)
         stamps = []
         queues = [h.queue for h in (host, *self.fleet.groups_of(host.name)) if h.queue]
@@ -426,6 +439,11 @@ class AutoStop:
                 stamps += [0, 0]
             else:
                 stamps += [st.st_mtime_ns, st.st_ino]
+        try:
+            events = self.journal.load(host.name).events
+        except (JournalError, OSError, ValueError):
+            events = []  # the check says the journal cannot be read
+        stamps.append(sum(1 for _, e in events if isinstance(e, ACKNOWLEDGEMENTS)))
         return tuple(stamps)
 
     def _stopped_words(self, kept: _Host, launch: int) -> str:
