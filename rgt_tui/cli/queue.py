@@ -197,10 +197,8 @@ def not_sent_lines(view: QueueView, not_sent: NotSent) -> list[str]:
     if view.runner_alive and not view.stop_requested and not_sent.stale:
         # What append would answer (h462 #5: this line promised it, the append refused).
         how = (
-            f"{', '.join(printable(p, 120) for p in not_sent.stale[:3])} "
-            f"{'is' if len(not_sent.stale) == 1 else 'are'} not on {host} as here, and a "
-            f"running queue's code is never synced: append {them} once the queue ends, "
-            f"after rgt-tui sync {host} (rgt-tui queue append {host} refuses {them} now)"
+            f"{not_sent.stale_said(host)}: append {them} once the queue ends, after rgt-tui "
+            f"sync {host} (rgt-tui queue append {host} refuses {them} now)"
         )
     elif view.runner_alive and not view.stop_requested:
         how = (

@@ -319,10 +319,8 @@ def not_sent_lines(view: QueueView) -> list[Content]:
     elif view.runner_alive and not view.stop_requested and not_sent.stale:
         # What a (Append) would answer (h471 #6: this line promised it, the append refused).
         how = (
-            f"{', '.join(shown(p) for p in not_sent.stale[:3])} "
-            f"{'is' if len(not_sent.stale) == 1 else 'are'} not on the box as here, and a "
-            f"running queue's code is never synced: append {them} once the queue ends, "
-            f"after y (Sync) — a (Append) refuses {them} now"
+            f"{not_sent.stale_said('the box')}: append {them} once the queue ends, after y "
+            f"(Sync) — a (Append) refuses {them} now"
         )
     elif view.runner_alive and not view.stop_requested:
         how = f"a (Append) sends {them}, and the running queue runs {them} after its cells"

@@ -77,14 +77,10 @@ class DiskControl:
             if self.torn_down_at is None:
                 return DiskOutcome(None, printable_lines(error_text(exc)), "error")
             # A destroyed box does not answer: said so, not "check the port" (h471 #3).
-            from rgt_tui.services.journal import local_minute
+            from rgt_tui.services.journal import gone_as_recorded
 
-            return DiskOutcome(
-                None,
-                f"{host.name} is recorded as torn down ({local_minute(self.torn_down_at)}) "
-                "and did not answer just now: there is no box to read",
-                "error",
-            )
+            gone = gone_as_recorded(host.name, self.torn_down_at)
+            return DiskOutcome(None, f"{gone}: there is no box to read", "error")
         except Exception as exc:  # an unreachable box and the like: shown in the dialog
             return DiskOutcome(None, printable_lines(error_text(exc)), "error")
         return DiskOutcome(fresh, status, kind)

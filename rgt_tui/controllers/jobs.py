@@ -503,14 +503,14 @@ class JobRunner:
         tab red over a settled teardown (h471 #5). Asked of the box first, never assumed:
         one that answers is pulled (review h473 #1)."""
         from rgt_tui.domain.errors import NoAnswer
-        from rgt_tui.services.journal import local_minute
+        from rgt_tui.services.journal import gone_as_recorded
 
         torn = self.state(host.name).torn_down_at
         if torn is None or not isinstance(exc, NoAnswer):
             return False
         self.app.notify(
-            f"nothing pulled: {host.name} is recorded as torn down ({local_minute(torn)}) "
-            "and did not answer just now; its copy here stays as pulled: v checks it here",
+            f"nothing pulled: {gone_as_recorded(host.name, torn)}; its copy here stays as "
+            "pulled: v checks it here",
             title=host.name,
             severity="warning",
         )

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rgt_tui.domain.queue_file import QueueCell, split_moved
+from rgt_tui.domain.text import printable
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,14 @@ class NotSent:
             return ""
         first, last = self.cells[0][1].line, self.cells[-1][1].line
         return f" (line {first})" if first == last else f" (lines {first}–{last})"
+
+    def stale_said(self, where: str) -> str:
+        """``cfg/a.json is not on box1 as here, and a running queue's code is never
+        synced``: why an append refuses these cells now (``where``: the box's name as the
+        reader knows it). Its first three configs, made printable."""
+        names = ", ".join(printable(p, 120) for p in self.stale[:3])
+        verb = "is" if len(self.stale) == 1 else "are"
+        return f"{names} {verb} not on {where} as here, and a running queue's code is never synced"
 
 
 def _same_or_moved(box_line: str, local_line: str) -> bool:

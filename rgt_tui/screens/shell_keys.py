@@ -135,11 +135,10 @@ async def open_shell(
         return
     app.refresh(layout=True)  # what arrived meanwhile, drawn at once
     if code == SSH_FAILED and torn_down_at is not None:
-        from rgt_tui.services.journal import local_minute
+        from rgt_tui.services.journal import gone_as_recorded
 
         app.notify(
-            f"no shell: {host_name} is recorded as torn down ({local_minute(torn_down_at)}) "
-            "and ssh could not reach it (exit 255)",
+            f"no shell: {gone_as_recorded(host_name, torn_down_at)} (ssh's exit 255)",
             title=host_name,
             severity="warning",
         )

@@ -411,6 +411,13 @@ def torn_down_refusal(fleet: Fleet, host: str) -> str | None:
     )
 
 
+def gone_as_recorded(host: str, at: float) -> str:
+    """``box1 is recorded as torn down (2026-12-06 03:17) and did not answer just now``:
+    a torn-down box that was asked and did not answer, said as the teardown it is (the
+    pull, the disk dialog, the shell: not "check the port", h471 #3 #5)."""
+    return f"{host} is recorded as torn down ({local_minute(at)}) and did not answer just now"
+
+
 def local_minute(at: float) -> str:
     """A journal time as people read it in a refusal: local, to the minute."""
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(at))

@@ -320,19 +320,7 @@ async def test_a_refusal_is_looked_at_again_once_a_cell_is_acknowledged(make_que
     from rgt_tui.services.teardown import check_gate
     from rgt_tui.services.teardown.acknowledge import acknowledge
 
-    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
-    first, broken = qf.cell_script("first", RESULT), qf.cell_script("broken", "exit 3")
-    qf.write_queue(f"{first} train 1\n{broken} train 1\n")
-    transport = qf.transport()
-    try:
-        await launch(await plan_launch(qf.fleet, qf.host(), transport, preflight=False), transport)
-    finally:
-        await transport.close()
-    await wait_view(qf, lambda v: v.state == FINISHED, what="the queue to finish")
-    box = Box(qf, tmp_path)
-    t = box.connections.transport("box1")
-    await pull_host(box.host, box.fleet.results_dir, t, options=fast())
-    await verify_host(box.host, box.fleet.results_dir, transport=t)
+    box, t = await _failed_cell_pulled(make_queue_fleet, tmp_path)
     auto = box.autostop()
     await auto.on_host(box.host, await box.state())
     await box.sample(auto, 32)
@@ -545,19 +533,7 @@ async def test_the_stop_message_names_a_cell_accepted_unfinished(make_queue_flee
     from rgt_tui.services.teardown import check_gate
     from rgt_tui.services.teardown.acknowledge import acknowledge
 
-    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
-    first, broken = qf.cell_script("first", RESULT), qf.cell_script("broken", "exit 3")
-    qf.write_queue(f"{first} train 1\n{broken} train 1\n")
-    transport = qf.transport()
-    try:
-        await launch(await plan_launch(qf.fleet, qf.host(), transport, preflight=False), transport)
-    finally:
-        await transport.close()
-    await wait_view(qf, lambda v: v.state == FINISHED, what="the queue to finish")
-    box = Box(qf, tmp_path)
-    t = box.connections.transport("box1")
-    await pull_host(box.host, box.fleet.results_dir, t, options=fast())
-    await verify_host(box.host, box.fleet.results_dir, transport=t)
+    box, t = await _failed_cell_pulled(make_queue_fleet, tmp_path)
     seen = await observe_now(box.host, t, box.journal, clock=box.clock)
     await check_gate(box.fleet, box.host, t, box.journal, clock=box.clock)  # reads the queue
     acknowledge(
@@ -571,3 +547,22 @@ async def test_the_stop_message_names_a_cell_accepted_unfinished(make_queue_flee
     (stopped,) = box.events
     assert "accepted unfinished at the gate: broken failed" in stopped.body, stopped.body
     await box.connections.close_all()
+
+
+async def _failed_cell_pulled(make_queue_fleet, tmp_path):  # type: ignore[no-untyped-def]
+    """box1's queue of cells first (done) and broken (exit 3), ended, pulled and
+    verified: (the Box, its shared transport). The gate waits for broken to be accepted."""
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    first, broken = qf.cell_script("first", RESULT), qf.cell_script("broken", "exit 3")
+    qf.write_queue(f"{first} train 1\n{broken} train 1\n")
+    transport = qf.transport()
+    try:
+        await launch(await plan_launch(qf.fleet, qf.host(), transport, preflight=False), transport)
+    finally:
+        await transport.close()
+    await wait_view(qf, lambda v: v.state == FINISHED, what="the queue to finish")
+    box = Box(qf, tmp_path)
+    t = box.connections.transport("box1")
+    await pull_host(box.host, box.fleet.results_dir, t, options=fast())
+    await verify_host(box.host, box.fleet.results_dir, transport=t)
+    return box, t
