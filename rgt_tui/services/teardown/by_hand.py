@@ -8,6 +8,7 @@ appended, a check since that found the gate locked, a file the box wrote that is
 here). The drivers that a confirmation holds (periodic pulls, autostop) ask the same
 (``voided_by``). Split from ``confirm`` (which runs the confirmation and the command):
 these rules are read together when a box may be recorded gone while it holds results.
+Over 450 lines on purpose, for that reason: the record and every rule that refuses it.
 """
 
 from __future__ import annotations
