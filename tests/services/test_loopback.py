@@ -172,6 +172,37 @@ async def test_restart_keeps_port_and_host_key(loopback_fleet: LoopbackFleet) ->
     assert not loopback_fleet.errors
 
 
+def _bind(port: int) -> None:
+    """Bind the port as asyncio's create_server would (SO_REUSEADDR); raises when taken."""
+    import socket
+
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("127.0.0.1", port))
+
+
+async def test_a_stopped_box_keeps_its_port_from_everyone_else(
+    make_loopback_fleet,
+) -> None:  # type: ignore[no-untyped-def]
+    """CI failed once on a restart's "address already in use": while the box was down,
+    another test's socket took its port. A down box refuses connections, but holds the
+    port until it starts again there; a fleet stopped for good lets it go."""
+    fleet = await make_loopback_fleet(1)
+    box = fleet.boxes[0]
+    port = box.port
+    await box.stop()
+    with pytest.raises(OSError):
+        _bind(port)
+    with pytest.raises(ConnectionRefusedError):
+        await asyncio.open_connection("127.0.0.1", port)
+    await box.start()
+    assert box.port == port
+    async with fleet.connect(box) as conn:
+        assert (await conn.run("echo back")).stdout == "back\n"
+    await fleet.stop()
+    _bind(port)  # released
+
+
 async def test_disconnect_kills_session_but_not_detached_jobs(
     loopback_fleet: LoopbackFleet,
 ) -> None:

@@ -13,6 +13,7 @@ import getpass
 import logging
 import os
 import shutil
+import socket
 from collections import deque
 from pathlib import Path
 
@@ -61,6 +62,7 @@ class LoopbackBox:
         self.host_key = host_key or load_or_create_key(self.host_key_path)
         self.errors: deque[str] = deque(maxlen=_MAX_ERRORS)
         self._acceptor: asyncssh.SSHAcceptor | None = None
+        self._port_hold: socket.socket | None = None  # while stopped: see _hold_port
         self._conns: set[asyncssh.SSHServerConnection] = set()
         self._sessions: set[asyncio.Task[None]] = set()
         self._bash = shutil.which("bash") or "/bin/bash"
@@ -104,8 +106,10 @@ class LoopbackBox:
             allow_scp=False,  # scp/rsync go through exec to the real binaries, as on sshd
             encoding=None,  # bytes pass through unchanged
             reuse_address=True,  # rebind the same port while old sockets sit in TIME_WAIT
+            reuse_port=True,  # bind beside the placeholder that held the port while down
         )
         self.port = self._acceptor.get_port()
+        self._release_port()
         log.debug("%s listening on %s:%d", self.name, LOOPBACK_HOST, self.port)
 
     async def stop(self) -> None:
@@ -117,6 +121,7 @@ class LoopbackBox:
         """
         acceptor, self._acceptor = self._acceptor, None
         if acceptor is not None:
+            self._hold_port()
             acceptor.close()
             await acceptor.wait_closed()
         for conn in list(self._conns):
@@ -124,6 +129,37 @@ class LoopbackBox:
         self._conns.clear()
         if self._sessions:
             await asyncio.wait(set(self._sessions), timeout=_STOP_GRACE_S)
+
+    async def close(self) -> None:
+        """Stop for good: as stop, and the port is let go."""
+        await self.stop()
+        self._release_port()
+
+    def _hold_port(self) -> None:
+        """Keep the port bound (not listening) while the box is down.
+
+        A connection is refused there, as at a box that went down; but nothing else on
+        this machine (another test's box, a client's ephemeral port) can take the port
+        meanwhile, so start() gets it back. Without this, a restart raced every other
+        socket here for it (CI: "address already in use" on a busy machine). SO_REUSEPORT
+        alone, not SO_REUSEADDR: only our own listener may bind beside it.
+        """
+        if self._port_hold is not None:
+            return
+        hold = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            hold.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+            hold.bind((LOOPBACK_HOST, self.port))
+        except OSError as exc:  # the box still goes down; only a restart may then race
+            hold.close()
+            log.warning("%s: port %d not held while down: %s", self.name, self.port, exc)
+            return
+        self._port_hold = hold
+
+    def _release_port(self) -> None:
+        hold, self._port_hold = self._port_hold, None
+        if hold is not None:
+            hold.close()
 
     async def restart(self) -> None:
         """Stop, then start again on the same port with the same host key."""

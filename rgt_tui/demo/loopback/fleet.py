@@ -179,8 +179,8 @@ class LoopbackFleet:
         self.hosts_file.write_text(self._hosts_toml())
 
     async def stop(self) -> None:
-        """Stop every box (their directories and fleet files stay)."""
-        await asyncio.gather(*(b.stop() for b in self.boxes), return_exceptions=True)
+        """Stop every box for good (their directories and fleet files stay)."""
+        await asyncio.gather(*(b.close() for b in self.boxes), return_exceptions=True)
 
     async def __aenter__(self) -> LoopbackFleet:
         await self.start()
