@@ -28,6 +28,20 @@ _ASSIGN = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>.*)", re.DOTAL
 _SECRET_NAME = re.compile(
     r"(?:[A-Z0-9]+_)*(?:API_KEY|APIKEY|TOKEN|SECRET|SECRET_KEY|SECRET_ACCESS_KEY|PASSWORD|PASSWD)"
 )
+# An HTTP header that carries one: curl -H "Authorization: Bearer …", -H "X-API-Key: …"
+_HEADER = re.compile(
+    r"\s*(?P<name>(?:proxy-)?authorization|x-[a-z0-9-]*(?:key|token)|api-?key)\s*:\s*"
+    r"(?:(?:bearer|basic|token)\s+)?(?P<value>\S+)\s*",
+    re.IGNORECASE,
+)
+# A URL's query parameter that carries one: …?api_key=…, &access_token=…
+_QUERY = re.compile(
+    r"[?&](?P<name>api[-_]?key|apikey|key|token|access[-_]?token|auth|secret|password)"
+    r"=(?P<value>[^&#\s]*)",
+    re.IGNORECASE,
+)
+# curl's -u KEY: or -u user:password (Lambda Cloud's API takes the key as the user)
+_USER_FLAGS = ("-u", "--user")
 # Shorter values are no secret (a flag's "1", a placeholder "x"); a key is longer.
 MIN_SECRET = 8
 
@@ -35,13 +49,33 @@ MIN_SECRET = 8
 def literal_secret(command: str) -> str | None:
     """``--api-key 9f8e…`` or ``HF_TOKEN=hf_a…``: the first secret written literally in
     ``command``, its value cut to four characters; None when there is none (or the value
-    comes from the environment, ``$NAME``). A command shlex cannot split is read as
-    whitespace-separated words."""
+    comes from the environment, ``$NAME``). Also a header (``Authorization: Bearer …``),
+    a URL's ``?api_key=…``, curl's ``-u KEY:`` and any of these inside a quoted command
+    (``sh -c "…"``), which a review found passed (s46 #7). A command shlex cannot split
+    is read as whitespace-separated words."""
     try:
         words = shlex.split(command)
     except ValueError:
         words = command.split()
     for i, word in enumerate(words):
+        header = _HEADER.fullmatch(word)
+        if header is not None:
+            if _literal(header.group("value")):
+                return f"{header.group('name')}: {_cut(header.group('value'))}"
+            continue
+        if any(c.isspace() for c in word):  # sh -c "…", bash -lc '…': a command in a word
+            inner = literal_secret(word)
+            if inner is not None:
+                return inner
+            continue
+        query = _QUERY.search(word)
+        if query is not None and _literal(query.group("value")):
+            return f"{query.group('name')}={_cut(query.group('value'))}"
+        if word in _USER_FLAGS and i + 1 < len(words) and ":" in words[i + 1]:
+            user, _, password = words[i + 1].partition(":")
+            if _literal(password or user):
+                return f"{word} {_cut(password or user)}"
+            continue
         flag = _FLAG.fullmatch(word)
         if flag is not None:
             given = flag.group("value")

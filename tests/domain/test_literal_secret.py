@@ -22,6 +22,17 @@ from rgt_tui.services.fleet.file import load_fleet
         ("WANDB_API_KEY=abcdef0123456789 python train.py {cfg}", "WANDB_API_KEY=abcd…"),
         ("env HF_TOKEN=hf_abcdefghij python t.py", "HF_TOKEN=hf_a…"),
         ("curl -X DELETE --token sk-live-0123456789 https://api", "--token sk-l…"),
+        # s46 #7: a header, a URL's query, curl's -u KEY: and a command inside a word.
+        (
+            'curl -X DELETE -H "Authorization: Bearer sk-abcdef0123456" https://x',
+            "Authorization: sk-a…",
+        ),
+        ('curl -H "X-API-Key: abcdef012345" https://x', "X-API-Key: abcd…"),
+        ("curl -u secret_abcdef12345: https://cloud.lambdalabs.com/api", "-u secr…"),
+        ("curl -u admin:hunter2hunter2 https://x", "-u hunt…"),
+        ('curl "https://api.x.com/v1/destroy?id=3&api_key=abcdef123456"', "api_key=abcd…"),
+        ('sh -c "vastai destroy instance 1 --api-key 9f8e7d6c5b4a"', "--api-key 9f8e…"),
+        ("bash -lc 'HF_TOKEN=hf_abcdefghijk python t.py {cfg}'", "HF_TOKEN=hf_a…"),
     ],
 )
 def test_a_secret_written_in_a_command_is_found_and_cut(command: str, found: str) -> None:
@@ -46,6 +57,14 @@ def test_a_secret_written_in_a_command_is_found_and_cut(command: str, found: str
         "terraform destroy -var key_name=my-keypair",
         "SSH_KEY_PATH=keys/id_ed25519 python t.py",
         "gcloud run --secret my-secret-name",
+        # What the header, query, -u and quoted-command readings must not take.
+        "python -u train.py --config {cfg}",
+        "docker run -u 1000:1000 img",
+        'curl -H "Authorization: Bearer $TOKEN" https://x',
+        'curl -u "$LAMBDA_API_KEY:" https://x',
+        'curl "https://x/list?page=2&sort=name"',
+        'sh -c "python t.py --config {cfg} --out {out}"',
+        'python t.py --note "Authorization: none"',
     ],
 )
 def test_no_secret_in_what_is_not_one(command: str) -> None:
