@@ -89,6 +89,8 @@ from rgt_tui.domain.unfinished import newest_checkpoint
 from rgt_tui.domain.units import local_time, plural
 
 SHOWN_PATHS = 3  # paths named per kind of change in "box changed since the manifest"
+# How the gate says a re-scan found the box written since the pull (the Pulls tab reads it).
+CHANGED_SINCE = "box changed since the manifest — "
 
 
 # --- state ---------------------------------------------------------------------------
@@ -234,7 +236,7 @@ def apply(state: GateState, event: GateEvent) -> GateState:
             )
         changes = _rescan_changes(state, event)
         if changes:
-            return _invalidate(state, "box changed since the manifest — " + changes)
+            return _invalidate(state, CHANGED_SINCE + changes)
         # The confirmation holds only through the re-scan taken for it.
         keeps = state.confirmed and event.attempt != "" and event.attempt == state.attempt
         return replace(

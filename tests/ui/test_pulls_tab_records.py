@@ -161,3 +161,38 @@ def test_a_recorded_verification_names_each_missing_cell_once() -> None:
     text = "\n".join(line.plain for line in recorded_verify_lines(verify, 160.0))
     assert text.count("cell a") == 1 and text.count("cell b") == 1, text
     assert "missing cell c" in text, text
+
+
+async def test_a_check_that_found_the_box_written_since_says_so_under_the_pull(
+    tmp_path: Path, state_dir: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    """h471 #7: the gate's check found a file the box wrote after the pull, yet the Pulls
+    tab kept "✓ pull complete" alone, read as the all clear. It says the box wrote since,
+    naming the file, until the next pull."""
+    root = loopback_fleet.box("box1").root
+    results_on_box(root)
+    app = RgtApp(
+        load_fleet(loopback_fleet.hosts_file), start_monitors=False, config_dir=tmp_path / "c"
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        tab = await pulls_tab(app, pilot)
+        await pilot.press("p")
+        await job_done(app, pilot, "box1", "pull_result")
+        app.jobs.request("box1", "gate")  # the box unchanged: nothing to say
+        await wait_for(lambda: app.jobs.state("box1").gate_at is not None, pilot=pilot)
+        await wait_for(lambda: not app.jobs.state("box1").running, pilot=pilot)
+        assert "pull complete" in bodies(tab)[0] and "wrote since" not in bodies(tab)[0]
+
+        (root / "results" / "step_900.bin").write_bytes(b"w" * 4096)
+        app.jobs.request("box1", "gate")
+        pull = await wait_for(
+            lambda: "wrote since" in bodies(tab)[0] and bodies(tab)[0], pilot=pilot
+        )
+        assert "step_900.bin" in pull and "press p to pull it" in pull, pull
+        await wait_for(lambda: not app.jobs.state("box1").running, pilot=pilot)
+
+        await pilot.press("p")  # pulled again: the line goes
+        await wait_for(
+            lambda: "step_900.bin" not in bodies(tab)[0] and "pull complete" in bodies(tab)[0],
+            pilot=pilot,
+        )

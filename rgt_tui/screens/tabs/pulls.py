@@ -13,6 +13,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from rgt_tui.content.box_text import shown
+from rgt_tui.content.host_text import clock_hhmm
 from rgt_tui.content.pull_view import (
     MUTED,
     join,
@@ -27,12 +28,34 @@ from rgt_tui.content.recorded_view import (
     recorded_verify_lines,
 )
 from rgt_tui.controllers.jobs import HostJobs
+from rgt_tui.domain.teardown_gate import CHANGED_SINCE
 from rgt_tui.screens.tabs.base import DetailTab, HostView
 from rgt_tui.widgets.hanging import Hanging
 
 HINT = "p pull (resumable, hash-checked) · v verify (hash, load, roster)"
 NO_PULL = "not pulled yet (no pull recorded for this host)"
 NO_VERIFY = "not verified yet (no verification recorded for this host)"
+
+
+def written_since_line(jobs: HostJobs) -> Content | None:
+    """The gate's last check found the box written since the pull shown: its "✓ pull
+    complete" stays true of that pull, but no longer of the box (h471 #7: it read as the
+    all clear while the Teardown tab said new files were there). None when there is no
+    such check, or a pull came after it (this process's, or one on record)."""
+    gate, at = jobs.gate, jobs.gate_at
+    if gate is None or gate.state is None or at is None or jobs.gate_outdated:
+        return None
+    why = gate.state.invalidated_by or ""
+    if gate.state.manifest is not None or not why.startswith(CHANGED_SINCE):
+        return None
+    recorded = jobs.recorded
+    if recorded is not None and recorded.pull is not None and recorded.pull.at > at:
+        return None
+    return Content.styled(
+        shown(f"⚠ the box wrote since this pull (the check at {clock_hhmm(at)}: "
+              f"{why.removeprefix(CHANGED_SINCE)}) — press p to pull it"),
+        "bold $warning",
+    )  # fmt: skip
 
 
 class PullsTab(DetailTab):
@@ -87,6 +110,9 @@ class PullsTab(DetailTab):
             pull += pull_result_lines(jobs.pull_result, verified=verified)
         if not pull and recorded is not None and recorded.pull is not None:
             pull = recorded_pull_lines(recorded.pull, self.now, verified=verified)
+        written = written_since_line(jobs)
+        if pull and written is not None:
+            pull.append(written)
         if recorded is not None and recorded.problem is not None:
             pull.append(Content.styled(shown(f"record unreadable: {recorded.problem}"), "$error"))
         self.query_one(".pull-body", Static).update(
