@@ -71,6 +71,7 @@ def format_resume(plan: ResumePlan) -> str:
 
 def run_move(call: Call) -> int:
     """Plan the move, show it, ask when the box must skip cells, move."""
+    from rgt_tui.services.connect import host_connection
     from rgt_tui.services.queue.move import (
         MoveError,
         NotACellError,
@@ -92,7 +93,13 @@ def run_move(call: Call) -> int:
     if args.from_scratch:
         return call.fail("--from-scratch moves one cell: name one", code=EXIT_BAD_INPUT)
     host = call.host
-    plan = call.on_host(lambda t: plan_move(call.fleet, host, args.cells, args.to, t))
+
+    async def planned(t: Transport) -> MovePlan:
+        # The target's box is asked for the cells' configs (a warning: h471 #11).
+        async with host_connection(call.fleet.host(args.to)) as t2:
+            return await plan_move(call.fleet, host, args.cells, args.to, t, target_transport=t2)
+
+    plan = call.on_host(planned)
     print(format_move(plan))
     if not plan.ok:
         return EXIT_PROBLEMS

@@ -63,7 +63,8 @@ class MoveControl:
 
         fleet, host = self.fleet, self.host
         try:
-            if len(dict.fromkeys(cells)) == 1 and dest in {h.name for h in fleet.hosts}:
+            known = dest in {h.name for h in fleet.hosts}
+            if len(dict.fromkeys(cells)) == 1 and known:
                 # Not connected first: a source box that does not answer (preempted,
                 # gone) still has a resume plan, which says so.
                 src = self.connections.transport(host.name)
@@ -72,8 +73,11 @@ class MoveControl:
                     fleet, host, cells[0], dest, src, dst, from_scratch=from_scratch, acks=acks
                 )
             else:
+                # The target's box is asked for the cells' configs (a warning: h471 #11).
+                to = self.connections.transport(dest) if known else None
                 plan = await self.connections.use(
-                    host.name, lambda t: plan_move(fleet, host, cells, dest, t)
+                    host.name,
+                    lambda t: plan_move(fleet, host, cells, dest, t, target_transport=to),
                 )
         except Exception as exc:  # the plan reports an unreachable box itself; anything else said
             return None, error_text(exc)

@@ -305,3 +305,51 @@ async def test_the_hosts_a_refusal_offers_leave_out_one_recorded_as_torn_down(ma
     after = await refused(qf, ["b"], "box2")
     assert "never had it (box3)" not in after, after
     assert "every other host with a queue file had it too" in after, after
+
+
+async def test_a_move_warns_of_a_config_the_target_box_lacks(make_queue_fleet, tmp_path):
+    """h471 #11: a move of cells whose config the target's box lacks passed its plan; the
+    source box skipped them, and only the append or launch on the target said the config
+    was missing. The plan asks the target's box and warns, naming the file and the sync;
+    a config the box holds is not named. A warning: a plain move runs nothing."""
+    from support.code_trees import add_code, git, git_tree, write
+
+    from rgt_tui.services.code_sync import sync_code
+    from rgt_tui.services.fleet.file import load_fleet
+
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    code = tmp_path / "code"
+    git_tree(code)
+    add_code(qf.loopback.hosts_file, code)  # box2's, the last [[hosts]] block
+    fleet = load_fleet(qf.loopback.hosts_file)
+    t2 = qf.transport("box2")
+    try:
+        await sync_code(fleet.host("box2"), t2)
+    finally:
+        await t2.close()
+    write(code, "src/new.sh", "echo new\n")  # committed here, never synced to box2
+    git(code, "add", "-A")
+    git(code, "commit", "-q", "-m", "new cell")
+    qf.write_queue("run.sh t 1\nsrc/new.sh t 1\n", "box1")
+    qf.write_queue("", "box2")
+
+    # The TUI's Move dialog plans through the controller: its plan warns the same.
+    from rgt_tui.controllers.move import MoveControl
+    from rgt_tui.services.connections import FleetConnections
+
+    connections = FleetConnections(fleet.hosts)
+    try:
+        control = MoveControl(fleet, fleet.host("box1"), connections)
+        plan, error = await control.plan(["run", "new"], "box2", from_scratch=False, acks=())
+    finally:
+        await connections.close_all()
+    assert plan is not None and not error and plan.ok, (error, plan)
+    (warned,) = [w for w in plan.warnings if "is not on box2" in w]
+    assert warned.startswith("src/new.sh is not on box2"), plan.warnings
+
+    moved = await arun("queue", "move", "run", "new", "--to", "box2", "--hosts", qf.loopback.hosts_file)  # fmt: skip
+    assert moved.returncode == 0, moved.stdout + moved.stderr
+    said = " ".join(moved.stdout.split())
+    assert "src/new.sh is not on box2" in said and "rgt-tui sync box2" in said, said
+    assert "run.sh is not on box2" not in said, said
+    assert "moved run, new from box1 to box2" in said

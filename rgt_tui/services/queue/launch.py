@@ -539,6 +539,7 @@ async def configs_not_on_box(
         'cd "$1" 2>/dev/null || exit 0; shift; for f; do [ -e "$f" ] || printf "%s\\n" "$f"; done'
     )
     try:
+        await transport.connect()  # a move's target is connected only when there is this to ask
         result = await run_box_script(
             transport, script, "configs", box_path(host.workdir), *names, timeout=CONFIG_LOOK_S
         )

@@ -376,12 +376,18 @@ async def plan_move(
     transport: Transport,
     *,
     resume: bool = False,
+    target_transport: Transport | None = None,
 ) -> MovePlan:
     """Everything moving ``names`` from ``source`` to host ``dest`` would do, and every
     reason it must not. ``transport`` reaches the source box (to see which cells it holds
     and which one runs). ``resume``: the cells' verified files go with them
     (``services.queue.resume``), so verified results do not refuse an unfinished cell, and
-    a source box that does not answer does not refuse the move."""
+    a source box that does not answer does not refuse the move. ``target_transport``
+    reaches ``dest``'s box: a config of the cells it lacks is warned of (h471 #11: said
+    only by the append or launch after the move, when the source box skipped them
+    already). A warning, not a refusal: a plain move runs nothing, and a sync of ``dest``
+    before its append or launch is the way on (a resume move, which starts the cell,
+    refuses it: ``resume.config_missing_words``)."""
     wanted = list(dict.fromkeys(n for n in names if n))
     problems: list[str] = []
     warnings: list[str] = []
@@ -529,6 +535,13 @@ async def plan_move(
             )
         raw = lines[cell.line - 1]
         cells.append(MoveCell(cell.name, cell.line, index, raw, cell.line <= held, state))
+    if target_transport is not None and not problems:
+        from rgt_tui.services.queue.launch import configs_not_on_box
+
+        gone, unasked = await configs_not_on_box(
+            target, target_transport, [c for _, c in chosen], code_acked=False
+        )
+        warnings += gone + unasked
     unsent = [c.name for c in cells if not c.sent]
     origins = (
         await asyncio.to_thread(origin_marks, fleet, source.name, dest, unsent) if unsent else ()
