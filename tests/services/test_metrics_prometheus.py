@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-import socket
 import subprocess
 import time
 import urllib.parse
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.machine import free_port
 from support.waiting import wait_for
 
 from rgt_tui.demo.loopback import LoopbackFleet
@@ -34,12 +34,6 @@ from rgt_tui.transport import transport_for
 
 RULES = Path(__file__).resolve().parents[2] / "docs" / "prometheus" / "rgt-tui.rules.yml"
 PROMETHEUS = shutil.which("prometheus")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def api(port: int, path: str, **params: str) -> Any:

@@ -72,12 +72,36 @@ def kill_processes_under(base: Path) -> list[int]:
 
 
 def free_port() -> int:
-    """A loopback TCP port nothing listens on (the kernel's pick, released at once: a
-    server started on it may find it taken meanwhile and must pick again, as
-    ``OpenSshServer.start`` does)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback TCP port nothing is bound to, released at once for a server to take.
+
+    Picked below the kernel's ephemeral range: there, no client's outgoing port and no
+    server bound to port 0 (the loopback boxes, every other test's listener) can take it
+    between this pick and the server's bind, which the kernel's own pick left open (a CI
+    run failed on such a race). Only another pick here can, one in thousands of ports; a
+    server that finds it taken picks again, as ``OpenSshServer.start`` does.
+    """
+    low = _ephemeral_low()
+    for _ in range(100):
+        # Not the random module: pytest-randomly seeds it alike in every worker.
+        port = _PICK.randrange(10000, low) if low > 11000 else 0
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return s.getsockname()[1]
+    raise RuntimeError("no free loopback port below the ephemeral range")
+
+
+_PICK = random.SystemRandom()
+
+
+def _ephemeral_low() -> int:
+    """The first port of the kernel's ephemeral range (32768 when it cannot be read)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
 
 
 def rendezvous_port() -> int:
