@@ -18,5 +18,7 @@ def test_a_groups_own_stop_is_told_as_the_groups_not_as_finished() -> None:
     state = HostState(None, (), "connected", None, view, None, None, 200.0, group=True)
     _, events = derive("pair", HostMemory(), state, reminder_s=0)
     (event,) = [e for e in events if e.kind == "queue_done"]
-    assert event.title == "pair: queue stopped: a rank failed: 0/2 done, 1 failed", event.title
+    assert event.title == "pair: queue stopped: a rank failed: 0/2 done, 1 failed, 1 not run", (
+        event.title
+    )
     assert "rank 1 (b2) failed first in cell 0 (fit)" in event.body

@@ -162,7 +162,7 @@ def test_a_user_stop_advises_resuming_from_where_it_stopped() -> None:
         "stop 1700000050 user\nstopped 1700000060 1\ndone 1700000060 1 0\n",
         {"alpha": "start 1700000001 boot-box1 4300\nend 1700000055 0\n"},
     )
-    assert event.title == "box1: queue stopped by you: 1/2 done"
+    assert event.title == "box1: queue stopped by you: 1/2 done, 1 not run"
     assert "tear" not in event.body and "rgt-tui launch box1 --start 1" in event.body
 
 
@@ -172,7 +172,7 @@ def test_a_group_stop_between_cells_is_said_as_the_groups() -> None:
         "stop 1700000050 group\nstopped 1700000060 1\ndone 1700000060 1 0\n",
         {"alpha": "start 1700000001 boot-box1 4300\nend 1700000055 0\n"},
     )
-    assert event.title == "box1: queue stopped with its group: 1/2 done", event.title
+    assert event.title == "box1: queue stopped with its group: 1/2 done, 1 not run", event.title
     assert "by you" not in event.body
 
 
@@ -229,7 +229,7 @@ def test_a_relaunch_by_hand_after_a_kill_then_stop_tells_its_own_end() -> None:
             "beta": "start 1700000071 boot-box1 4344\nend 1700000089 0\n",
         },
     )
-    assert event.title == "box1: queue finished: 1/2 done", event.title
+    assert event.title == "box1: queue finished: 1/2 done, 1 killed", event.title
     # alpha is still to run again: both ways are offered, the teardown is not.
     assert "rgt-tui queue retry box1 alpha" in event.body and "tear" not in event.body
 
@@ -242,7 +242,9 @@ def test_a_runner_gone_without_its_done_record_is_told() -> None:
         "",
         {"alpha": "start 1700000001 boot-box1 4300\n"},
     )
-    assert event.title == "box1: the queue stopped: its runner is gone (0/2 done)", event.title
+    assert event.title == (
+        "box1: the queue stopped: its runner is gone (0/2 done, 1 interrupted, 1 not run)"
+    ), event.title
     assert event.severity == "warning" and event.key == "queue_gone:box1:1700000000"
     assert "rgt-tui diagnose box1" in event.body
     assert "resume from cell 0 with L (rgt-tui launch box1 --start 0)" in event.body, event.body

@@ -94,7 +94,9 @@ async def test_a_groups_runner_gone_is_told_by_the_group_not_by_each_box(
 
         await wait_for(told, pilot=pilot)
         await pilot.pause()
-        assert told() == ["pair: the queue stopped: its runner is gone (0/2 done)"], told()
+        assert told() == [
+            "pair: the queue stopped: its runner is gone (0/2 done, 1 interrupted, 1 not run)"
+        ], told()
 
 
 async def test_a_groups_own_stop_is_told_once_in_the_notices(tmp_path: Path) -> None:
@@ -125,6 +127,8 @@ async def test_a_groups_own_stop_is_told_once_in_the_notices(tmp_path: Path) -> 
         await wait_for(told, pilot=pilot)
         app.runtime.queue_viewed("pair", view)  # read again: nothing new to tell
         await pilot.pause()
-        assert told() == ["pair: queue stopped: a rank failed: 0/2 done, 1 failed"], told()
+        assert told() == ["pair: queue stopped: a rank failed: 0/2 done, 1 failed, 1 not run"], (
+            told()
+        )
         notice = next(n for n in notices_of(app).items() if n.title.startswith("pair:"))
         assert "rank 1 (b2) failed first in cell 0 (fit)" in notice.text

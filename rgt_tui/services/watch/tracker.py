@@ -58,6 +58,8 @@ from rgt_tui.domain.queue_state import (
     GROUP_STOPPED,
     INTERRUPTED,
     KILLED,
+    PENDING,
+    RETRY,
     SKIPPED,
     SLURM_ENDED,
     STOPPED,
@@ -329,15 +331,22 @@ def _queue_done(
     return replace(memory, done_launch=launch.ts)
 
 
-def _tally(view: QueueView) -> str:
-    """``3/4 done, 1 failed``: the whole queue's cells, as the body's summary counts them
-    (the done record counts only its own launch's: a resumed queue's "1 ok" read as all)."""
+def _tally(view: QueueView, *, cut_named: bool = False) -> str:
+    """``3/5 done, 1 failed, 1 not run``: the whole queue's cells, as the body's summary
+    counts them (the done record counts only its own launch's: a resumed queue's "1 ok"
+    read as all). Killed, interrupted and not-run cells are counted too: "stopped by you:
+    2/5 done" left three cells to the body (h471 #9). ``cut_named``: the title named the
+    killed or interrupted cells already."""
     parts = [f"{view.count(DONE)}/{view.total} done"]
     failed = view.count(FAILED) + sum(view.count(s) for s in SLURM_ENDED)
-    if failed:
-        parts.append(f"{failed} failed")
-    if view.count(SKIPPED):
-        parts.append(f"{view.count(SKIPPED)} moved/skipped")
+    counts = [(failed, "failed")]
+    if not cut_named:
+        counts += [(view.count(KILLED), "killed"), (view.count(INTERRUPTED), "interrupted")]
+    counts += [
+        (view.count(PENDING) + view.count(RETRY), "not run"),
+        (view.count(SKIPPED), "moved/skipped"),
+    ]
+    parts += [f"{n} {what}" for n, what in counts if n]
     return ", ".join(parts)
 
 
@@ -403,7 +412,9 @@ def queue_end_words(
             c.status not in (KILLED, INTERRUPTED) and (c.started_at or 0) > began
             for c in view.cells
         )
-        after = f"the queue went on: {_tally(view)}" if went_on else "the queue stopped"
+        after = (
+            f"the queue went on: {_tally(view, cut_named=True)}" if went_on else "the queue stopped"
+        )
         title = f"{host}: {who} {what}; {after}"
     else:
         if not launch.stopped_by_user:
