@@ -74,26 +74,40 @@ def kill_processes_under(base: Path) -> list[int]:
 def free_port() -> int:
     """A loopback TCP port nothing is bound to, released at once for a server to take.
 
-    Picked below the kernel's ephemeral range: there, no client's outgoing port and no
-    server bound to port 0 (the loopback boxes, every other test's listener) can take it
-    between this pick and the server's bind, which the kernel's own pick left open (a CI
-    run failed on such a race). Only another pick here can, one in thousands of ports; a
-    server that finds it taken picks again, as ``OpenSshServer.start`` does.
+    Picked below the kernel's ephemeral range (in 10000-19999): there, no client's
+    outgoing port and no server bound to port 0 (the loopback boxes, every other test's
+    listener) can take it between this pick and the server's bind, which the kernel's own
+    pick left open. Only another pick here can, one in thousands of ports; a server that
+    finds it taken picks again, as ``OpenSshServer.start`` does.
     """
-    low = _ephemeral_low()
-    for _ in range(100):
-        # Not the random module: pytest-randomly seeds it alike in every worker.
-        port = _PICK.randrange(10000, low) if low > 11000 else 0
+    return _port_between(10000, 20000)
+
+
+def rendezvous_port() -> int:
+    """A free loopback port for a server a test names long before it starts (torchrun's
+    rendezvous store, bound when the job runs): below the kernel's ephemeral range, where
+    the suite's outgoing connections cannot hold it by then (a CI run's rendezvous failed
+    with RendezvousConnectionError), and above ``free_port``'s picks and the product's
+    own default for a Slurm job's (slurm_task.sh: 20000 + job id % 20000; the test
+    cluster's job ids are small)."""
+    return _port_between(21000, _ephemeral_low())
+
+
+# Not the random module: pytest-randomly seeds it alike in every worker, which would
+# pick the same ports in each.
+_PICK = random.SystemRandom()
+
+
+def _port_between(low: int, high: int) -> int:
+    for _ in range(200):
+        port = _PICK.randrange(low, max(low + 1, high))
         with socket.socket() as s:
             try:
                 s.bind(("127.0.0.1", port))
             except OSError:
                 continue
-            return s.getsockname()[1]
-    raise RuntimeError("no free loopback port below the ephemeral range")
-
-
-_PICK = random.SystemRandom()
+            return port
+    raise RuntimeError(f"no free loopback port in {low}-{high - 1}")
 
 
 def _ephemeral_low() -> int:
@@ -102,26 +116,6 @@ def _ephemeral_low() -> int:
         return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
     except (OSError, ValueError, IndexError):
         return 32768
-
-
-def rendezvous_port() -> int:
-    """A free loopback port below the kernel's ephemeral range, for a server a test names
-    long before it starts (torchrun's rendezvous store, bound when the job runs): the
-    suite's outgoing connections take their local ports from that range, and ``free_port``
-    picks from it too, so one of them could hold the port by then (a CI run's rendezvous
-    failed with RendezvousConnectionError). The product's own default is below it as well
-    (slurm_task.sh: 20000 + job id % 20000)."""
-    low = 32768
-    with contextlib.suppress(OSError, ValueError):
-        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
-    while True:
-        port = random.randrange(10000, max(10001, min(low, 32768)))
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
 
 
 @contextlib.contextmanager
