@@ -10,14 +10,17 @@ is the user's way out and passes. Pure.
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 from collections.abc import Mapping
 
-# A flag that takes a secret: --api-key, --apikey, --token, --password, --secret, …
+# A flag that takes a secret: --api-key, --apikey, --token, --password, --hub_token, …
+# Not any *_token: a tokenizer's --pad_token "<|endoftext|>" is no secret.
 _FLAG = re.compile(
-    r"--?(?:api[-_]?key|api[-_]?token|access[-_]?key|secret[-_]?key|auth[-_]?token|"
-    r"access[-_]?token|token|password|passwd)"
+    r"--?(?:(?:[a-z0-9]+[-_])*api[-_]?key|api[-_]?token|access[-_]?key|secret[-_]?key|"
+    r"auth[-_]?token|access[-_]?token|(?:hub|hf|github|gh|wandb)[-_]?(?:token|key)|token|"
+    r"password|passwd)"
     r"(?:=(?P<value>.*))?",
     re.IGNORECASE,
 )
@@ -28,10 +31,11 @@ _ASSIGN = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>.*)", re.DOTAL
 _SECRET_NAME = re.compile(
     r"(?:[A-Z0-9]+_)*(?:API_KEY|APIKEY|TOKEN|SECRET|SECRET_KEY|SECRET_ACCESS_KEY|PASSWORD|PASSWD)"
 )
-# An HTTP header that carries one: curl -H "Authorization: Bearer …", -H "X-API-Key: …"
+# A header that carries one, as curl's -H / --header gives it: "Authorization: Bearer …",
+# "X-API-Key: …", GitLab's "PRIVATE-TOKEN: …". Named ones only: X-Cache-Key is none.
 _HEADER = re.compile(
-    r"\s*(?P<name>(?:proxy-)?authorization|x-[a-z0-9-]*(?:key|token)|api-?key)\s*:\s*"
-    r"(?:(?:bearer|basic|token)\s+)?(?P<value>\S+)\s*",
+    r"\s*(?P<name>(?:proxy-)?authorization|x-api-key|x-api-token|api-?key|x-auth-token|"
+    r"x-access-token|private-token)\s*:\s*(?:(?:bearer|basic|token)\s+)?(?P<value>\S+)\s*",
     re.IGNORECASE,
 )
 # A URL's query parameter that carries one: …?api_key=…, &access_token=…
@@ -40,54 +44,129 @@ _QUERY = re.compile(
     r"=(?P<value>[^&#\s]*)",
     re.IGNORECASE,
 )
-# curl's -u KEY: or -u user:password (Lambda Cloud's API takes the key as the user)
-_USER_FLAGS = ("-u", "--user")
+# A URL's password: https://user:ghp_…@github.com/…
+_URL_PASSWORD = re.compile(r"://[^/@:\s]+:(?P<value>[^/@\s]+)@")
+# What shlex splits on: a word holding one of these is a command of its own (sh -c "…").
+_SHELL_SPACE = frozenset(shlex.shlex().whitespace)
+_NESTED = 3  # sh -c "bash -c '…'" read this deep, no deeper
 # Shorter values are no secret (a flag's "1", a placeholder "x"); a key is longer.
 MIN_SECRET = 8
 
 
-def literal_secret(command: str) -> str | None:
+def literal_secret(command: str, _depth: int = 0) -> str | None:
     """``--api-key 9f8e…`` or ``HF_TOKEN=hf_a…``: the first secret written literally in
     ``command``, its value cut to four characters; None when there is none (or the value
-    comes from the environment, ``$NAME``). Also a header (``Authorization: Bearer …``),
-    a URL's ``?api_key=…``, curl's ``-u KEY:`` and any of these inside a quoted command
-    (``sh -c "…"``), which a review found passed (s46 #7). A command shlex cannot split
-    is read as whitespace-separated words."""
+    comes from the environment, ``$NAME``). Also curl's header (``-H "Authorization:
+    Bearer …"``) and ``-u KEY:``, a URL's ``?api_key=…`` or password, ``wandb login KEY``,
+    and any of these in the command a shell's ``-c`` runs, which a review found passed
+    (s46 #7). Only there: a quoted run name or note (``--notes "try --token embeddings"``)
+    is prose, not a command. A command shlex cannot split is read as
+    whitespace-separated words."""
     try:
         words = shlex.split(command)
     except ValueError:
         words = command.split()
+    curl = next((i for i, w in enumerate(words) if posixpath.basename(w) == "curl"), len(words))
     for i, word in enumerate(words):
-        header = _HEADER.fullmatch(word)
-        if header is not None:
-            if _literal(header.group("value")):
-                return f"{header.group('name')}: {_cut(header.group('value'))}"
-            continue
-        if any(c.isspace() for c in word):  # sh -c "…", bash -lc '…': a command in a word
-            inner = literal_secret(word)
-            if inner is not None:
-                return inner
-            continue
-        query = _QUERY.search(word)
-        if query is not None and _literal(query.group("value")):
-            return f"{query.group('name')}={_cut(query.group('value'))}"
-        if word in _USER_FLAGS and i + 1 < len(words) and ":" in words[i + 1]:
-            user, _, password = words[i + 1].partition(":")
-            if _literal(password or user):
-                return f"{word} {_cut(password or user)}"
-            continue
-        flag = _FLAG.fullmatch(word)
-        if flag is not None:
-            given = flag.group("value")
-            value = given if given is not None else (words[i + 1] if i + 1 < len(words) else "")
-            name = word.split("=", 1)[0]
-            if _literal(value):
-                return f"{name} {_cut(value)}"
-            continue
-        assign = _ASSIGN.fullmatch(word)
-        name = assign.group("name") if assign is not None else ""
-        if assign is not None and _SECRET_NAME.fullmatch(name) and _literal(assign.group("value")):
-            return f"{name}={_cut(assign.group('value'))}"
+        before = words[i - 1] if i else ""
+        after = words[i + 1] if i + 1 < len(words) else ""
+        wandb_login = i >= 2 and before == "login" and posixpath.basename(words[i - 2]) == "wandb"
+        found = (
+            _in_shell_command(before, word, _depth)
+            or _in_header(before, word)
+            or _in_url(word)
+            or (_in_curl_user(word, after) if i > curl else None)
+            or _in_flag(word, after, wandb_login=wandb_login)
+            or _in_assignment(word)
+        )
+        if found:
+            return found
+    return None
+
+
+def _in_shell_command(before: str, word: str, depth: int) -> str | None:
+    """``sh -c "…"``, ``bash -lc '…'``: the command in the word, read as one."""
+    if depth >= _NESTED or not re.fullmatch(r"-[a-zA-Z]*c", before):
+        return None
+    if not _SHELL_SPACE.intersection(word):
+        return None
+    return literal_secret(word, depth + 1)
+
+
+def _in_header(before: str, word: str) -> str | None:
+    """curl's ``-H "Authorization: Bearer …"`` (also ``-H"…"`` and ``--header=…``)."""
+    if before in ("-H", "--header"):
+        text = word
+    elif word.startswith("--header="):
+        text = word.removeprefix("--header=")
+    elif word.startswith("-H") and len(word) > 2:
+        text = word[2:]
+    else:
+        return None
+    header = _HEADER.fullmatch(text)
+    if header is None or not _key_like(header.group("value")):
+        return None
+    return f"{header.group('name')}: {_cut(header.group('value'))}"
+
+
+def _in_url(word: str) -> str | None:
+    """A URL's ``?api_key=…`` or ``user:password@``. A bare ``key=`` or ``auth=`` counts
+    only with a digit in its value: ``?key=validation`` names a dataset's split."""
+    if "://" not in word:
+        return None
+    password = _URL_PASSWORD.search(word)
+    if password is not None and _key_like(password.group("value")):
+        return f"a URL's password {_cut(password.group('value'))}"
+    for query in _QUERY.finditer(word):
+        name, value = query.group("name"), query.group("value")
+        plain = name.lower() in ("key", "auth")
+        if _key_like(value) and not (plain and not any(c.isdigit() for c in value)):
+            return f"{name}={_cut(value)}"
+    return None
+
+
+def _in_curl_user(word: str, after: str) -> str | None:
+    """curl's ``-u KEY:`` or ``-u user:password`` (Lambda Cloud's API takes the key as
+    the user); ``-uKEY:`` and ``--user=KEY:`` too. Asked only after a ``curl``: docker's
+    ``-u user:group`` and rsync's ``-u`` (update) are no secret."""
+    if word in ("-u", "--user"):
+        value, name = after, word
+    elif word.startswith("--user="):
+        value, name = word.removeprefix("--user="), "--user"
+    elif word.startswith("-u") and len(word) > 2:
+        value, name = word[2:], "-u"
+    else:
+        return None
+    user, _, password = value.partition(":")
+    secret = password or user
+    return (
+        f"{name} {_cut(secret)}" if _key_like(secret) and (password or _has_digit(user)) else None
+    )
+
+
+def _in_flag(word: str, after: str, *, wandb_login: bool) -> str | None:
+    """``--api-key 9f8e…`` / ``--api-key=9f8e…``; ``wandb login KEY`` (``wandb_login``:
+    the two words before ``word``)."""
+    flag = _FLAG.fullmatch(word)
+    if flag is not None:
+        given = flag.group("value")
+        value = given if given is not None else after
+        return f"{word.split('=', 1)[0]} {_cut(value)}" if _literal(value) else None
+    if wandb_login:
+        return f"wandb login {_cut(word)}" if _literal(word) and _has_digit(word) else None
+    return None
+
+
+def _in_assignment(word: str) -> str | None:
+    """``HF_TOKEN=hf_…`` (also docker's ``--env=HF_TOKEN=…``). A secret key's value may
+    hold a ``/`` (half of AWS's do): it is no path there."""
+    assign = _ASSIGN.fullmatch(word.removeprefix("--env="))
+    if assign is None or not _SECRET_NAME.fullmatch(assign.group("name")):
+        return None
+    name, value = assign.group("name"), assign.group("value")
+    keyed = name.endswith("SECRET_KEY") or name.endswith("SECRET_ACCESS_KEY")
+    if (keyed and _key_like(value)) or _literal(value):
+        return f"{name}={_cut(value)}"
     return None
 
 
@@ -95,13 +174,23 @@ def _literal(value: str) -> bool:
     """A value written out: long enough to be a key, not taken from the environment, not
     a number (``MAX_TOKENS=10000000``), a path (``SSH_KEY=~/.ssh/id``: the file, not the
     secret) or a template's field (``{cfg}``)."""
+    return _key_like(value) and not value.startswith(("-", "/", "~", ".")) and "/" not in value
+
+
+def _key_like(value: str) -> bool:
+    """Long enough to be a key, written out (not ``$NAME``, ``$(cmd)`` or a field), one
+    word (``--run_name "HF_TOKEN=unset baseline"`` is prose)."""
     return (
         len(value) >= MIN_SECRET
-        and not value.startswith(("$", "-", "/", "~", "."))
-        and "/" not in value  # a relative path: keys/id_ed25519
+        and not _SHELL_SPACE.intersection(value)
+        and not value.startswith("$")
         and not value.isdigit()
         and "{" not in value
     )
+
+
+def _has_digit(value: str) -> bool:
+    return any(c.isdigit() for c in value)
 
 
 def _cut(value: str) -> str:

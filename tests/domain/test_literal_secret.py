@@ -33,6 +33,26 @@ from rgt_tui.services.fleet.file import load_fleet
         ('curl "https://api.x.com/v1/destroy?id=3&api_key=abcdef123456"', "api_key=abcd…"),
         ('sh -c "vastai destroy instance 1 --api-key 9f8e7d6c5b4a"', "--api-key 9f8e…"),
         ("bash -lc 'HF_TOKEN=hf_abcdefghijk python t.py {cfg}'", "HF_TOKEN=hf_a…"),
+        # Review h482 #5 #6: the forms the first reading missed.
+        ('curl -H"Authorization: Bearer sk-abcdefghijkl" https://x', "Authorization: sk-a…"),
+        ('curl "--header=Authorization: Bearer sk-abcdefghijkl" x', "Authorization: sk-a…"),
+        ('curl -H "PRIVATE-TOKEN: glpat-abcdefghijklmn" x', "PRIVATE-TOKEN: glpa…"),
+        ('curl -H "Authorization: Bearer sk-abc/def+ghijkl==" x', "Authorization: sk-a…"),
+        ("curl -uKEYabcdefgh12345: https://x", "-u KEYa…"),
+        ("curl --user=KEYabcdefgh12345: https://x", "--user KEYa…"),
+        ("curl -u secret_abcdef12345 https://cloud.lambdalabs.com/api", "-u secr…"),
+        (
+            "git clone https://me:ghp_abcdefghijklmnopqrst@github.com/o/r.git",
+            "a URL's password ghp_…",
+        ),
+        ("docker run --env=HF_TOKEN=hf_abcdefghijk img", "HF_TOKEN=hf_a…"),
+        (
+            "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY aws s3 ls",
+            "AWS_SECRET_ACCESS_KEY=wJal…",
+        ),
+        ("python t.py --hub_token hf_abcdefghijk", "--hub_token hf_a…"),
+        ("python t.py --wandb_api_key abcdef0123456", "--wandb_api_key abcd…"),
+        ("wandb login abcdef0123456789 && python t.py", "wandb login abcd…"),
     ],
 )
 def test_a_secret_written_in_a_command_is_found_and_cut(command: str, found: str) -> None:
@@ -65,6 +85,28 @@ def test_a_secret_written_in_a_command_is_found_and_cut(command: str, found: str
         'curl "https://x/list?page=2&sort=name"',
         'sh -c "python t.py --config {cfg} --out {out}"',
         'python t.py --note "Authorization: none"',
+        # Review h482 #2 #3 #4: -u / --user of other programs, quoted prose, headers and
+        # query keys that name no secret, a tokenizer's special tokens.
+        "docker exec -u postgres:postgres db psql",
+        "docker run --user researcher:researchers img",
+        "rsync -u box1:checkpoints ./",
+        "socat -u TCP-LISTEN:8080,fork OPEN:out.log",
+        'python t.py --desc "use --password carefully please"',
+        'wandb run --notes "rerun with --api-key rotation disabled"',
+        'python t.py --run_name "HF_TOKEN=unsetting baseline"',
+        'curl -H "X-Cache-Key: build-cache-main-123" https://x',
+        'curl -H "X-Idempotency-Key: 2c1f9a9e-3b1b-4cfe" https://x',
+        'python t.py --prompt "Authorization: required"',
+        'python t.py --url "https://x.com/a?key=validation&page=1"',
+        'python t.py --sweep "lr=1e-4&key=abcdefghijk"',
+        'python train.py --pad_token "<|endoftext|>" --eos_token "<|endoftext|>"',
+        'curl -H "Authorization: Bearer $(cat ~/.key)" https://x',
+        "wandb login --relogin",
+        # Whitespace shlex does not split on (a pasted no-break space) once recursed
+        # forever (review h482 #1: RecursionError loading the fleet file).
+        'python t.py --x "a\u00a0b"',
+        "vastai destroy instance 123\u00a0--yes",
+        'sh -c "a\x0bb"',
     ],
 )
 def test_no_secret_in_what_is_not_one(command: str) -> None:
