@@ -191,6 +191,10 @@ async def test_a_check_that_found_the_box_written_since_says_so_under_the_pull(
         assert "step_900.bin" in pull and "press p to pull it" in pull, pull
         await wait_for(lambda: not app.jobs.state("box1").running, pilot=pilot)
 
+        await pilot.press("v")  # a verify pulls nothing: the line stays (review h482 #9)
+        await job_done(app, pilot, "box1", "verify_report")
+        assert "step_900.bin" in bodies(tab)[0], bodies(tab)[0]
+
         await pilot.press("p")  # pulled again: the line goes
         await wait_for(
             lambda: "step_900.bin" not in bodies(tab)[0] and "pull complete" in bodies(tab)[0],

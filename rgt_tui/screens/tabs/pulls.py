@@ -41,9 +41,11 @@ def written_since_line(jobs: HostJobs) -> Content | None:
     """The gate's last check found the box written since the pull shown: its "✓ pull
     complete" stays true of that pull, but no longer of the box (h471 #7: it read as the
     all clear while the Teardown tab said new files were there). None when there is no
-    such check, or a pull came after it (this process's, or one on record)."""
+    such check, or a pull came after it, this process's or another's: the records say
+    (not ``gate_outdated``, which a verify sets too, and the line then went while nothing
+    new was pulled: review h482 #9)."""
     gate, at = jobs.gate, jobs.gate_at
-    if gate is None or gate.state is None or at is None or jobs.gate_outdated:
+    if gate is None or gate.state is None or at is None:
         return None
     why = gate.state.invalidated_by or ""
     if gate.state.manifest is not None or not why.startswith(CHANGED_SINCE):
