@@ -353,3 +353,11 @@ async def test_a_move_warns_of_a_config_the_target_box_lacks(make_queue_fleet, t
     assert "src/new.sh is not on box2" in said and "rgt-tui sync box2" in said, said
     assert "run.sh is not on box2" not in said, said
     assert "moved run, new from box1 to box2" in said
+
+    # One cell that never ran goes the resume move's way: warned the same (h482 #8).
+    qf.write_queue("src/new.sh t 2\n", "box1")
+    qf.write_queue("", "box2")
+    one = await arun("queue", "move", "new", "--to", "box2", "--hosts", qf.loopback.hosts_file)  # fmt: skip
+    assert one.returncode == 0, one.stdout + one.stderr
+    said = " ".join(one.stdout.split())
+    assert "src/new.sh is not on box2" in said and "moved new from box1 to box2" in said, said

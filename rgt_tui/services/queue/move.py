@@ -37,13 +37,13 @@ import asyncio
 import difflib
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.manifest import ManifestError
-from rgt_tui.domain.queue_file import QueueCell, moved_marker, render_command
+from rgt_tui.domain.queue_file import QueueCell, moved_marker, parse_queue_line, render_command
 from rgt_tui.domain.queue_prefix import prefix_problem
 from rgt_tui.domain.queue_records import parse_cell_marks, parse_cell_state
 from rgt_tui.domain.queue_state import (
@@ -535,13 +535,6 @@ async def plan_move(
             )
         raw = lines[cell.line - 1]
         cells.append(MoveCell(cell.name, cell.line, index, raw, cell.line <= held, state))
-    if target_transport is not None and not problems:
-        from rgt_tui.services.queue.launch import configs_not_on_box
-
-        gone, unasked = await configs_not_on_box(
-            target, target_transport, [c for _, c in chosen], code_acked=False
-        )
-        warnings += gone + unasked
     unsent = [c.name for c in cells if not c.sent]
     origins = (
         await asyncio.to_thread(origin_marks, fleet, source.name, dest, unsent) if unsent else ()
@@ -551,10 +544,30 @@ async def plan_move(
         f"says it moved to {source.name}: that line will say {dest}"
         for m in origins
     ]
-    return MovePlan(
+    plan = MovePlan(
         source.name, target.name, tuple(cells), tuple(problems), tuple(warnings),
         source.queue, target.queue, src.text, dst.text, box_text, origins=origins,
     )  # fmt: skip
+    if target_transport is not None and plan.ok:
+        plan = await configs_warned(plan, target, target_transport)
+    return plan
+
+
+async def configs_warned(plan: MovePlan, target: HostConfig, transport: Transport) -> MovePlan:
+    """``plan`` with a warning for each config of its cells that ``target``'s box lacks
+    (``launch.configs_not_on_box``: one look, however many configs), or could not be
+    asked for."""
+    from rgt_tui.services.queue.launch import configs_not_on_box
+
+    parsed = (
+        parse_queue_line(c.raw, file="", line=c.line, default_epochs=target.epochs)
+        for c in plan.cells
+    )
+    cells = [c for c in parsed if isinstance(c, QueueCell)]
+    gone, unasked = await configs_not_on_box(target, transport, cells, code_acked=False)
+    if not gone and not unasked:
+        return plan
+    return replace(plan, warnings=plan.warnings + tuple(gone + unasked))
 
 
 def run_moved_hint(dest: str, count: int) -> str:

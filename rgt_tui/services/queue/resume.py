@@ -71,6 +71,7 @@ from rgt_tui.services.queue.move import (
     MoveResult,
     PartlyMoved,
     apply_move,
+    configs_warned,
     plan_lines,
     plan_move,
     refusals_first,
@@ -540,6 +541,8 @@ async def plan_resume_move(
         problems.append(f"{name} has no verified checkpoint ({why}) — {SCRATCH_CLI}")
     pushed = tuple(good) if ckpt is not None and not from_scratch else ()
     target = fleet.host(move.dest)
+    if not ran and move.ok:  # a plain move of a line: its config is warned of, as a move's
+        move = await configs_warned(move, target, dest_transport)
     facts = _Target()
     if ran and move.ok:
         cfg = cell_config(move, name, target)
