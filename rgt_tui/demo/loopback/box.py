@@ -142,7 +142,8 @@ class LoopbackBox:
         this machine (another test's box, a client's ephemeral port) can take the port
         meanwhile, so start() gets it back. Without this, a restart raced every other
         socket here for it (CI: "address already in use" on a busy machine). SO_REUSEPORT
-        alone, not SO_REUSEADDR: only our own listener may bind beside it.
+        alone, not SO_REUSEADDR: a socket binding beside it must ask for SO_REUSEPORT
+        too, under this user, as our own listener does (asyncio's servers do not).
         """
         if self._port_hold is not None:
             return
