@@ -775,3 +775,50 @@ def test_a_config_in_the_code_tree_names_sync_and_the_ways_on_when_the_spare_is_
         said
     )
     assert f"rgt-tui shell {host.name}" in said
+
+
+async def test_a_killed_cell_waiting_for_its_resume_moves_with_its_checkpoint(make_queue_fleet):
+    """Review h481 #5: a killed cell, pulled and verified, then set to resume (it waits
+    behind the running cell) was refused a move as "it ran and its results are kept —
+    moving it would run it again". A cell waiting to run again is unfinished: it moves
+    with its verified checkpoint."""
+    from support.resume_cell import give_cell
+
+    from rgt_tui.domain.queue_state import KILLED, RETRY
+    from rgt_tui.services.queue.launch import launch, plan_launch
+
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    line = give_cell(qf, "box1")
+    give_cell(qf, "box2")
+    gate = qf.cell_script("gate", GATE)
+    qf.write_queue(f"{line} t 1\n{gate} t 1\n", "box1")
+    qf.write_queue("", "box2")
+    t1 = qf.transport("box1")
+    await launch(await plan_launch(qf.fleet, qf.host("box1"), t1), t1)
+    await t1.close()
+    side = qf.root("box1") / "results" / "ck" / "checkpoint.json"
+
+    def stepped() -> bool:
+        with contextlib.suppress(OSError, ValueError):
+            return json.loads(side.read_text())["step"] >= 2
+        return False
+
+    await wait_for(stepped, 60, "two checkpoints on box1")
+    hosts = qf.loopback.hosts_file
+    killed = await arun("queue", "kill", "box1", "ck", "--grace", "1", "--yes", "--hosts", hosts)
+    assert killed.returncode == 0, killed.stdout + killed.stderr
+    await wait_view(
+        qf, lambda v: v.cells[0].status == KILLED and v.cells[1].status == RUNNING,
+        what="ck killed, the gate cell running",
+    )  # fmt: skip
+    await pull_verify(qf, "box1")  # its checkpoint, pulled and verified here
+    retried = await arun("queue", "retry", "box1", "ck", "--resume", "--yes", "--hosts", hosts)
+    assert retried.returncode == 0, retried.stdout + retried.stderr
+    await wait_view(qf, lambda v: v.cells[0].status == RETRY, what="ck waiting for its resume")
+
+    planned = await plan(qf)
+    said = "\n".join(resume_lines(planned))
+    assert "its results are kept" not in said, said
+    assert planned.ok, said
+    assert planned.checkpoint is not None and planned.checkpoint.rel == "checkpoint.bin"
+    (qf.root("box1") / "go").touch()

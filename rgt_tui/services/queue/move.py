@@ -48,14 +48,11 @@ from rgt_tui.domain.queue_prefix import prefix_problem
 from rgt_tui.domain.queue_records import parse_cell_marks, parse_cell_state
 from rgt_tui.domain.queue_state import (
     DONE,
-    FAILED,
-    INTERRUPTED,
-    KILLED,
     RUNNING,
-    SLURM_ENDED,
 )
 from rgt_tui.domain.roster import reconcile
 from rgt_tui.domain.text import printable
+from rgt_tui.domain.unfinished import UNFINISHED
 from rgt_tui.fsutil import atomic_write
 from rgt_tui.services.box_ctl import QueueError
 from rgt_tui.services.journal import local_minute, recorded_torn_down_at
@@ -75,9 +72,6 @@ from rgt_tui.services.records import (
     pulled_cell_log,
 )
 from rgt_tui.transport import Transport
-
-# A cell that ran and stopped before its end: a resume move may take its verified files.
-UNFINISHED = (INTERRUPTED, KILLED, FAILED, *SLURM_ENDED)
 
 
 class MoveError(Exception):
@@ -502,6 +496,9 @@ async def plan_move(
         running = state == RUNNING or cell.name in facts.alive_cells
         # A running cell's pulled files are mid-run, not results the roster counts: its
         # one refusal is that it runs.
+        # UNFINISHED: a cell that ran and stopped before its end, or one waiting to run
+        # again (h481 #5: a killed cell set to resume was refused as "it ran and its
+        # results are kept"): a resume move may take its verified files.
         if cell.name in verified and not running and not (resume and state in UNFINISHED):
             if state in UNFINISHED:
                 # Its verified files are a checkpoint to resume from: a resume move takes
