@@ -259,14 +259,15 @@ def format_retry(plan: RetryPlan) -> str:
         )
     if plan.running:
         them = "it" if len(plan.cells) + len(plan.waiting) == 1 else "them"
-        lines.append(f"  the running queue runs {them} before its next cell")
+        lines.append(f"  the running queue runs {them} before its next cell{plan.with_others()}")
     elif plan.submits:
         lines.append(f"  submitted to {plan.submits} as a new job array of these cells")
     elif plan.launch is not None:
         from rgt_tui.cli.launch import format_plan, preflight_lines
         from rgt_tui.services.queue.launch_acks import acks_line
 
-        lines.append("  the queue is not running: a launch runs only these cells")
+        also = f" and {plan.others_named()}, set to run again before" if plan.others_waiting else ""
+        lines.append(f"  the queue is not running: a launch runs only these cells{also}")
         if plan.launch_acks:  # what the queue's launch acknowledged (services.queue.launch_acks)
             revoked = " — revoked for this retry (--no-launch-acks)" if plan.revoked else ""
             lines.append(f"  {acks_line(plan.launch_acks)}{revoked}")

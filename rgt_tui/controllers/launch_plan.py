@@ -200,12 +200,18 @@ class LaunchControl:
             return Outcome(error=error_text(exc))
         aside = ", ".join(f"{n} → {a}" for n, a in retried.aside if a not in ("-", RESUMED))
         again = "resume, its {out} kept" if plan.resume else "run again"
+        others = (
+            f", with {plan.others_named()}, also set to run again" if plan.others_waiting else ""
+        )
         if retried.running:
-            message = f"{cell} will {again} (the running queue runs it next)"
+            # Not "next": a cell set to run again earlier may go first (h481 #4).
+            message = (
+                f"{cell} will {again} (the running queue runs it before its next cell{others})"
+            )
         elif retried.job_id:
             message = f"{cell} will {again} (submitted as Slurm array job {retried.job_id})"
         elif retried.launched is not None:
-            message = f"{cell} will {again} (launched for it)"
+            message = f"{cell} will {again} (launched for it{others})"
         else:  # the queue ended between plan and confirm: "launched for it" was untrue
             message = (
                 f"{cell} is set to {again}, but the queue ended before the retry "

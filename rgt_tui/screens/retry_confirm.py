@@ -65,7 +65,12 @@ def retry_notes(plan: RetryPlan) -> Content:
     sets aside, then the plan's warnings (preflight's own are shown by
     ``preflight_notes``; why the retry is refused, first in the body: ``refusal_lines``)."""
     if plan.running:
-        how = "The running queue runs it before its next cell."
+        how = f"The running queue runs it before its next cell{plan.with_others()}."
+    elif plan.launch is not None and plan.others_waiting:
+        how = (
+            f"The queue is not running: it is launched for this cell and {plan.others_named()}, "
+            "set to run again before (preflight first)."
+        )
     elif plan.launch is not None:
         how = "The queue is not running: it is launched for this cell only (preflight first)."
     elif plan.submits:

@@ -779,3 +779,50 @@ async def test_a_retry_after_a_move_still_leaves_unsent_lines_for_append(make_qu
     added = await append_cells(qf.fleet, host, transport)  # the line is still new to append
     await transport.close()
     assert [c.name for c in added.added] == ["later"], added
+
+
+async def test_a_retry_names_the_cells_set_to_run_again_before_which_run_with_it(
+    make_queue_fleet,
+):
+    """h481 #3 #4: with a cell set to run again before the queue stopped, a retry of
+    another said "launched for this cell only", and the launch ran both (minutes more
+    paid for); on a running queue each retry said "runs it next". The plan names the
+    other cell, in the dialog, on the command line and in the toast."""
+    from support.cli import arun
+    from support.queues import GATE
+
+    from rgt_tui.screens.retry_confirm import retry_notes
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    f1 = qf.cell_script("f1", "exit 3")
+    f2 = qf.cell_script("f2", "exit 3")
+    gate = qf.cell_script("gate", GATE)
+    transport, _ = await launched(qf, f"{f1} t\n{f2} t\n{gate} t\n")
+    host = qf.host()
+    await wait_view(
+        qf, lambda v: [c.status for c in v.cells] == [FAILED, FAILED, RUNNING],
+        what="f1 and f2 failed, the gate running",
+    )  # fmt: skip
+    first = await plan_retry(qf.fleet, host, transport, ["f1"])
+    assert first.ok and first.others_waiting == (), first.problems
+    await retry_cells(first, transport)
+    later = await plan_retry(qf.fleet, host, transport, ["f2"])
+    assert later.running and later.others_waiting == ("f1",)
+    assert "runs it before its next cell (with f1, also set to run again)." in str(
+        retry_notes(later)
+    )
+    await stop_queue(host, transport)
+    (qf.root() / "go").touch()
+    view = await wait_view(qf, lambda v: v.state == USER_STOPPED, what="the queue to stop")
+    assert [c.status for c in view.cells] == [RETRY, FAILED, DONE]
+
+    stopped = await plan_retry(qf.fleet, host, transport, ["f2"])
+    await transport.close()
+    assert stopped.launch is not None and stopped.others_waiting == ("f1",)
+    said = str(retry_notes(stopped))
+    assert "launched for this cell and f1, set to run again before" in said, said
+    assert "this cell only" not in said
+    cli = await arun("queue", "retry", "box1", "f2", "--hosts", qf.loopback.hosts_file)
+    assert "a launch runs only these cells and f1, set to run again before" in cli.stdout, (
+        cli.stdout + cli.stderr
+    )

@@ -389,11 +389,29 @@ class RetryPlan:
     # that loads its latest checkpoint goes on from it. Without it, a killed cell with done
     # cells after it could resume only by a relaunch from it, which ran them all again.
     resume: bool = False
+    # Other cells of the queue set to run again earlier (a retry or resume asked before):
+    # the runner that runs these runs them too (h481 #3: "launched for this cell only"
+    # while a cell set to resume before the stop ran after it, two more paid minutes).
+    others_waiting: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
         """True when nothing stops the retry."""
         return not self.problems and (self.launch is None or self.launch.ok)
+
+    def with_others(self) -> str:
+        """`` (with b, also set to run again)``, or "" when no other cell waits."""
+        names = self.others_named()
+        return f" (with {names}, also set to run again)" if names else ""
+
+    def others_named(self) -> str:
+        """``b, c and 2 more``: the other cells set to run again ("" when none)."""
+        others = self.others_waiting
+        names = ", ".join(printable(n, 60) for n in others[:MAX_OTHERS])
+        return names + (f" and {len(others) - MAX_OTHERS} more" if len(others) > MAX_OTHERS else "")
+
+
+MAX_OTHERS = 5  # other waiting cells named in a retry's words
 
 
 @dataclass(frozen=True)
@@ -524,10 +542,11 @@ async def plan_retry(
         launch_plan = await plan_launch(
             fleet, host, transport, acks=(*acks, *applied), retry_only=True
         )
+    others = tuple(c.name for c in view.cells if c.status == RETRY and c.name not in wanted)
     return RetryPlan(
         host.name, tuple(cells), tuple(outs), view.runner_alive, allow_done, launch_plan,
         tuple(problems), tuple(warnings), launch_acks=inherited, revoked=not launch_acks,
-        unknown=tuple(unknown), waiting=tuple(waiting), resume=resume,
+        unknown=tuple(unknown), waiting=tuple(waiting), resume=resume, others_waiting=others,
     )  # fmt: skip
 
 
