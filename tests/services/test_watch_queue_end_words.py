@@ -113,7 +113,8 @@ def test_an_interrupted_cell_says_interrupted_and_advises_running_it_again() -> 
         "done 1700000060 0 1\n",
         {"alpha": "start 1700000001 boot-box1 4300\n"},
     )
-    assert event.title == "box1: cell alpha interrupted; the queue stopped"
+    # Its last cell: the queue finished (the kill's own notice says so too: h481 #1).
+    assert event.title == "box1: cell alpha interrupted; the queue finished: 0/1 done"
     assert "tear" not in event.body and "rgt-tui queue retry box1 alpha" in event.body
     assert "L relaunches from it" in event.body and "launch box1 --start 0" in event.body
 
@@ -346,3 +347,18 @@ def test_the_body_never_contradicts_how_the_title_says_the_queue_ended() -> None
     assert event.title == "box1: cell alpha killed by you; the queue stopped", event.title
     assert event.body.startswith("0/2 done"), event.body
     assert "finished" not in event.body.split(".")[0]
+
+
+def test_a_kill_of_the_last_cell_that_goes_on_says_the_queue_finished() -> None:
+    """h481 #1: X (kill, the queue goes on) on the last cell gave two toasts that
+    disagreed: the kill's "the queue is finished", then "the queue stopped". With no
+    cell after it, the queue finished, and both say so."""
+    event = told(
+        "alpha beta",
+        "done 1700000060 1 1\n",
+        {
+            "alpha": "start 1700000001 boot-box1 4300\nend 1700000010 0\n",
+            "beta": "start 1700000011 boot-box1 4301\nkill 1700000050 user next\nend 1700000055 143\n",
+        },
+    )
+    assert event.title == "box1: cell beta killed by you; the queue finished: 1/2 done", event.title

@@ -412,9 +412,12 @@ def queue_end_words(
             c.status not in (KILLED, INTERRUPTED) and (c.started_at or 0) > began
             for c in view.cells
         )
-        after = (
-            f"the queue went on: {_tally(view, cut_named=True)}" if went_on else "the queue stopped"
-        )
+        if went_on:
+            after = f"the queue went on: {_tally(view, cut_named=True)}"
+        elif launch.stop_by == "kill" or launch.stopped_by_user:
+            after = "the queue stopped"
+        else:  # the launch's last cell: the kill's own notice says "finished" too (h481 #1)
+            after = f"the queue finished: {_tally(view, cut_named=True)}"
         title = f"{host}: {who} {what}; {after}"
     else:
         if not launch.stopped_by_user:
