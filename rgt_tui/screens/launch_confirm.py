@@ -228,6 +228,24 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         self.show_hint()
 
+    def on_key(self, event: events.Key) -> None:
+        """A digit or Backspace typed on a button goes to the start box, which takes the
+        focus: the focus sits on Launch once a plan comes, and "BackSpace 3" there did
+        nothing, unsaid, while Enter would launch from the old start (h481 #7)."""
+        if self.launching or isinstance(self.focused, Input):
+            return
+        if event.key != "backspace" and not (event.character or "").isdigit():
+            return
+        event.stop()
+        event.prevent_default()
+        start = self.query_one("#launch-start", Input)
+        start.focus()
+        start.action_end()
+        if event.key == "backspace":
+            start.action_delete_left()
+        else:
+            start.insert_text_at_cursor(event.character or "")
+
     def show_hint(self) -> None:
         """Say what Enter does where the focus is; Escape leaves the box alone (while the
         launch runs it is too late for that: the line says only "launching…")."""

@@ -235,3 +235,26 @@ async def test_while_another_start_is_planned_the_last_plan_is_not_shown_beside_
         await dialog.settled(pilot)
         assert box().value == "2" and modal.plan is not None and modal.plan.start_index == 2
         assert "will run 1 of 3 cells" in dialog.notes(), dialog.notes()
+
+
+async def test_a_start_typed_on_the_launch_button_goes_to_the_start_box(
+    make_queue_fleet, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """h481 #7: once the plan came the focus was on Launch, and "BackSpace 2" there did
+    nothing, unsaid; the Enter after it launched from the old start. The keys go to the
+    start box, which takes the focus, and the plan shown is the new start's."""
+    qf = await make_queue_fleet(1, workload=True)
+    app = make_app(tmp_path, fleet=qf.fleet)
+    dialog = Dialog(app, qf)
+    modal, box = dialog.modal, dialog.box
+    async with app.run_test(size=(120, 40), message_hook=dialog.hook) as pilot:
+        app.push_screen(modal)
+        await wait_for(lambda: dialog.control.asked, what="the first plan", pilot=pilot)
+        await dialog.settled(pilot)
+        go = modal.query_one("#launch-go", Button)
+        await wait_for(lambda: app.focused is go, what="Launch focused", pilot=pilot)
+        await pilot.press("backspace", "2")
+        await dialog.settled(pilot)
+        assert app.focused is box() and box().value == "2", box().value
+        assert modal.plan is not None and modal.plan.start_index == 2, dialog.notes()
+        assert "will run 1 of 3 cells" in dialog.notes(), dialog.notes()
