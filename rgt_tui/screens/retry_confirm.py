@@ -247,8 +247,11 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
             self.query_one("#retry-hint", KeyHint).show_keys(None, lead="retrying…")
             self.call_after_refresh(self.fit_body)
             return
+        # While planning every button is disabled: Tab reaches none (h481 #8: a Shift+Tab
+        # to Resume, offered here, was dropped, and the Enter after it cancelled).
+        tab = () if self.replanning else (("Tab", "next button"),)
         self.query_one("#retry-hint", KeyHint).show_keys(
-            enter_does(self.focused), ("Tab", "next button"), *self.scroll_keys(),
+            enter_does(self.focused), *tab, *self.scroll_keys(),
             ("Esc", "cancel, nothing retried"), lead=self.hint_lead(),
         )  # fmt: skip
         self.call_after_refresh(self.fit_body)

@@ -93,6 +93,14 @@ async def test_enter_in_a_done_cells_retry_cancels_and_sets_nothing_aside(
         assert app.focused is retry.query_one("#retry-cancel", Button)
         await wait_for(lambda: "▶ Cancel ◀" in screen_text(app), pilot=pilot)
         assert "Enter: cancel" in screen_text(app)
+        hint = retry.query_one("#retry-hint")
+        assert "Tab: next button" in text_of(hint)
+        # While it plans every button is disabled: no Tab is offered (h481 #8: a Shift+Tab
+        # to Resume was dropped there, and the Enter after it cancelled).
+        retry.replan()
+        assert retry.replanning and "Tab" not in text_of(hint), text_of(hint)
+        await wait_for(lambda: not retry.replanning, 60, pilot=pilot)
+        assert "Tab: next button" in text_of(hint)
         await pilot.press("enter")
         await wait_for(lambda: not isinstance(app.screen, RetryConfirmScreen), pilot=pilot)
     assert (results / "fine" / "checkpoint.pt").exists()
