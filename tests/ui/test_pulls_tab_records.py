@@ -181,14 +181,14 @@ async def test_a_check_that_found_the_box_written_since_says_so_under_the_pull(
         app.jobs.request("box1", "gate")  # the box unchanged: nothing to say
         await wait_for(lambda: app.jobs.state("box1").gate_at is not None, pilot=pilot)
         await wait_for(lambda: not app.jobs.state("box1").running, pilot=pilot)
-        assert "pull complete" in bodies(tab)[0] and "wrote since" not in bodies(tab)[0]
+        assert "pull complete" in bodies(tab)[0] and "changed since" not in bodies(tab)[0]
 
         (root / "results" / "step_900.bin").write_bytes(b"w" * 4096)
         app.jobs.request("box1", "gate")
         pull = await wait_for(
-            lambda: "wrote since" in bodies(tab)[0] and bodies(tab)[0], pilot=pilot
+            lambda: "changed since" in bodies(tab)[0] and bodies(tab)[0], pilot=pilot
         )
-        assert "step_900.bin" in pull and "press p to pull it" in pull, pull
+        assert "step_900.bin" in pull and "p pulls it as it is now" in pull, pull
         await wait_for(lambda: not app.jobs.state("box1").running, pilot=pilot)
 
         await pilot.press("v")  # a verify pulls nothing: the line stays (review h482 #9)

@@ -54,8 +54,10 @@ def written_since_line(jobs: HostJobs) -> Content | None:
     if recorded is not None and recorded.pull is not None and recorded.pull.at > at:
         return None
     return Content.styled(
-        shown(f"⚠ the box wrote since this pull (the check at {clock_hhmm(at)}: "
-              f"{why.removeprefix(CHANGED_SINCE)}) — press p to pull it"),
+        # "changed", not "wrote": a file removed there is a change too, and "pull it"
+        # read as bringing a removed file (h481 #9).
+        shown(f"⚠ the box changed since this pull (the check at {clock_hhmm(at)}: "
+              f"{why.removeprefix(CHANGED_SINCE)}) — p pulls it as it is now"),
         "bold $warning",
     )  # fmt: skip
 
