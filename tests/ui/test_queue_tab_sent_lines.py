@@ -13,8 +13,9 @@ from typing import Any
 from support.pilot import SIZE, make_app, open_queue_body, wait_for
 from support.queues import SCRIPT_RUN, wait_view
 
-from rgt_tui.domain.queue_state import RUNNING
+from rgt_tui.domain.queue_state import RUNNING, USER_STOPPED
 from rgt_tui.services.queue.launch import launch, plan_launch
+from rgt_tui.services.runtime import queues as queues_module
 
 NOTE = "differs from the copy on box1 in lines already sent: the box runs its copy"
 
@@ -89,7 +90,7 @@ async def test_a_queue_never_sent_lists_the_files_cells_with_the_key_that_launch
 
 
 async def test_the_queue_tab_says_cells_still_to_run_run_the_box_s_older_code(
-    make_queue_fleet: Any, tmp_path: Path
+    make_queue_fleet: Any, tmp_path: Path, monkeypatch: Any
 ) -> None:
     """s37 dev-loop #2: a config edited here while the queue runs is in none of the cells
     still to run (sync is refused then); the tab listed them pending, unsaid. While the
@@ -142,5 +143,42 @@ async def test_the_queue_tab_says_cells_still_to_run_run_the_box_s_older_code(
                 lambda: stopped in " ".join(body().split()), 60, what="the stop", pilot=pilot
             )
             assert "still to run" not in body(), body()
+
+            # Stopped, synced, launched again: the look of the first launch (the file
+            # differed then) says nothing of this one, whatever its age (h481 #6: it was
+            # shown after a sync that sent the file, until the next look).
+            monkeypatch.setattr(queues_module, "CODE_NOTE_S", 3600.0)  # no timed look
+            first = app.runtime.queues.views["box1"].launch
+            (qf.root() / "go").touch()
+            await wait_view(qf, lambda v: v.state == USER_STOPPED, what="the queue to stop")
+            (qf.root() / "go").unlink()
+            transport = qf.transport()
+            try:
+                await sync_code(fleet.host("box1"), transport, method="sftp")
+
+                plan = await plan_launch(
+                    fleet, fleet.host("box1"), transport, start_index=0, preflight=False
+                )
+                await launch(plan, transport)
+            finally:
+                await transport.close()
+            queues = app.runtime.queues
+
+            def relaunched() -> bool:
+                view = queues.views.get("box1")
+                return (
+                    view is not None and view.launch != first
+                    and view.cells[0].status == RUNNING
+                )  # fmt: skip
+
+            await wait_for(relaunched, 90, what="the relaunch seen", pilot=pilot)
+
+            def looked_now() -> bool:  # a look made under this launch
+                kept = queues.code_notes.get("box1")
+                return kept is not None and kept[-1] == queues.views["box1"].launch
+
+            await wait_for(looked_now, 60, what="a look of this launch", pilot=pilot)
+            assert queues.code_notes["box1"][1] == ""  # the sync sent the fix
+            await wait_for(lambda: "still to run" not in body(), 60, pilot=pilot)
     finally:
         (qf.root() / "go").touch()

@@ -79,9 +79,12 @@ class QueuePoller:
         # read of the box's queue.txt.
         self.sent_notes: dict[str, tuple[object, AgainstBox]] = {}
         # Each host's last look at whether the cells still to run run other code than
-        # the local tree (``_with_code_note``): when it was made (monotonic), and where the
-        # code differs (``code_differs``; "" when it does not).
-        self.code_notes: dict[str, tuple[float, str]] = {}
+        # the local tree (``_with_code_note``): when it was made (monotonic), where the
+        # code differs (``code_differs``; "" when it does not), and the launch it was
+        # made under: the box's code changes only by a sync between launches, so a look
+        # of an earlier launch says nothing of this one (h481 #6: a look from before a
+        # sync named a file the sync had sent, after the retry's launch).
+        self.code_notes: dict[str, tuple[float, str, object]] = {}
         self._code_looks: dict[str, asyncio.Task[None]] = {}  # a look under way, per host
 
     async def poll_once(self, host: HostConfig) -> QueueView | None:
@@ -168,6 +171,8 @@ class QueuePoller:
             return view
         now = time.monotonic()
         kept = self.code_notes.get(host.name)
+        if kept is not None and kept[2] != view.launch:
+            kept = None
         busy = self._code_looks.get(host.name)
         fleet = self.fleet() if self.fleet is not None else None
         if fleet is not None and (kept is None or now - kept[0] >= CODE_NOTE_S) and not busy:
@@ -192,7 +197,7 @@ class QueuePoller:
         except Exception:  # noqa: BLE001 - a look that failed says nothing; the next tries
             differs = ""
         # Where the code differs, not the note: each poll words it for its own view.
-        self.code_notes[host.name] = (time.monotonic(), differs)
+        self.code_notes[host.name] = (time.monotonic(), differs, view.launch)
 
     def _live(self, host: HostConfig) -> bool:
         """``host``'s telemetry is connected; a group (issue 41) is watched while any of
