@@ -143,7 +143,7 @@ async def test_the_kill_dialog_names_what_runs_after_it_and_a_second_stop_asks_n
         assert not isinstance(app.screen, ConfirmScreen)
         # Titled with its host: the notices listed these as "(no title)" (a user's hour).
         (asked,) = [n for n in shown_notifications(app) if "(asked already)" in str(n.message)]
-        assert asked.title == "box1" and not str(asked.message).startswith("box1:"), asked
+        assert asked.title == "box1: stop" and not str(asked.message).startswith("box1:"), asked
     assert (qf.qdir() / "runner.state").read_text().count("stop ") == 1
     assert "kill " not in qf.state("first")
     (qf.root() / "go").touch()

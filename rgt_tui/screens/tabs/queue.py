@@ -321,7 +321,7 @@ class QueueTab(DetailTab):
                 self.app.notify(
                     "no failed, killed or finished cell to retry"
                     + (f"; {busy[0].lower()}{busy[1:]}" if busy else ""),
-                    title=host.name,
+                    title=f"{host.name}: retry",  # the action, as its outcome's title is
                 )
                 return
             self.app.push_screen(
@@ -337,10 +337,10 @@ class QueueTab(DetailTab):
 
     def _ask_stop(self, host: HostConfig, view: QueueView) -> None:
         if not view.runner_alive:
-            self.app.notify(f"{queue_is(view.state)}: nothing to stop", title=host.name)
+            self.app.notify(f"{queue_is(view.state)}: nothing to stop", title=f"{host.name}: stop")
             return
         if view.stop_requested:  # one request per launch: a second asks nothing new
-            self.app.notify(f"{view.stop_text()} (asked already)", title=host.name)
+            self.app.notify(f"{view.stop_text()} (asked already)", title=f"{host.name}: stop")
             return
         cur = view.current
         what = view.running_text()
@@ -368,7 +368,7 @@ class QueueTab(DetailTab):
     def _ask_kill(self, host: HostConfig, view: QueueView) -> None:
         cur = view.current
         if cur is None:
-            self.app.notify("no cell is running: nothing to kill", title=host.name)
+            self.app.notify("no cell is running: nothing to kill", title=f"{host.name}: kill")
             return
         running = [c for c in view.cells if c.status == RUNNING]
         if len(running) > 1:

@@ -23,7 +23,7 @@ from rgt_tui.domain.queue_prefix import (
     unsent_text,
 )
 from rgt_tui.domain.queue_records import tmux_session_name
-from rgt_tui.domain.queue_state import DONE, PENDING, QueueView, relaunch_start
+from rgt_tui.domain.queue_state import DONE, PENDING, RETRY, QueueView, relaunch_start
 from rgt_tui.services.box_ctl import QueueError, refusal, run_ctl
 from rgt_tui.services.code_sync.rules import fleet_files
 from rgt_tui.services.code_sync.status import stale_on_box
@@ -289,7 +289,18 @@ async def append_cells(fleet: Fleet, host: HostConfig, transport: Transport) -> 
     new_text, new_lines = unsent_text(box_text, text), "".join(rendered.lines[deployed:])
     if not new_text:
         alive = view.runner_alive
-        return AppendResult(host.name, (), alive, "nothing new in the queue file")
+        detail = "nothing new in the queue file"
+        # The cells L runs (a launch from its default start): said alone, "nothing new"
+        # sent a user with three cells waiting no further (h481 #11).
+        start = relaunch_start(view.resume_index, view.cells)
+        waiting = sum(1 for c in view.cells if c.index >= start and c.status in (PENDING, RETRY))
+        if not alive and waiting:
+            them = "it" if waiting == 1 else "them"
+            detail += (
+                f"; {waiting} sent {'cell waits' if waiting == 1 else 'cells wait'} for a "
+                f"launch: L (rgt-tui launch {host.name}) runs {them}"
+            )
+        return AppendResult(host.name, (), alive, detail)
     # A new cell whose config the code tree does not hold (or sync does not send) would
     # fail on the box, as the launch plan refuses it (check.missing_configs).
     absent = await asyncio.to_thread(missing_configs, fleet, host, cells[deployed:])
