@@ -29,6 +29,10 @@ from rgt_tui.domain.units import plural
 # How verify's problem for a manifest of no file begins (``verify.run.problem_lines``):
 # the teardown gate leaves it to the roster when every cell is missing.
 EMPTY_RESULTS = "nothing to verify: the manifest lists no files"
+# ``reconcile``'s ``open_work`` state of a cell that never started on a queue that runs no
+# more (stopped, or launched from a later cell): "no output directory … in the pulled
+# copy" read as results lost (h481 #12).
+NOT_RUN = "not run"
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,9 @@ def reconcile(
     present, missing, unfinished = [], [], []
     paths = list(statuses)
     for name in dict.fromkeys(cells):
+        if open_work and open_work.get(name) == NOT_RUN:
+            missing.append((name, "never ran: no queue runs it now — L (a launch) runs it"))
+            continue
         if open_work and name in open_work:
             state = open_work[name]
             unfinished.append((name, state))

@@ -131,3 +131,36 @@ async def test_a_pull_taken_while_a_cell_runs_says_so_beside_its_tick(
     assert recorded.running.startswith("cell held ran on the box at the pull"), recorded
     shown = "\n".join(line.plain for line in recorded_pull_lines(recorded, time.time()))
     assert PULLED_WHILE_RUNNING in shown and "✓ pull complete" not in shown, shown
+
+
+async def test_verify_says_a_cell_of_a_stopped_queue_never_ran_not_that_its_output_is_missing(
+    make_queue_fleet,
+):
+    """h481 #12: after a stop, verify said "missing cell b: no output directory (…) in the
+    pulled copy" of a cell that never started, read as results lost; while the queue ran
+    it said "(pending)". It says the cell never ran and what runs it."""
+    from support.queues import GATE
+    from support.resume_cell import pull_verify
+
+    from rgt_tui.domain.queue_state import RUNNING, USER_STOPPED
+    from rgt_tui.services.queue.control import stop_queue
+    from rgt_tui.services.queue.launch import launch, plan_launch
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    gate = qf.cell_script("gate", 'mkdir -p "$2"; echo 1 > "$2/metrics.json"; ' + GATE)
+    b = qf.cell_script("b", "echo ran")
+    qf.write_queue(f"{gate} t 1\n{b} t 1\n")
+    transport = qf.transport()
+    try:
+        await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)
+        await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="the gate cell to run")
+        await stop_queue(qf.host(), transport)
+        (qf.root() / "go").touch()
+        await wait_view(qf, lambda v: v.state == USER_STOPPED, what="the queue to stop")
+    finally:
+        await transport.close()
+    report = await pull_verify(qf, "box1")
+    assert report.roster is not None
+    missing = dict(report.roster.missing)
+    assert missing == {"b": "never ran: no queue runs it now — L (a launch) runs it"}, missing
+    assert "gate" in report.roster.present

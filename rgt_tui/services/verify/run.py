@@ -60,6 +60,7 @@ from rgt_tui.domain.manifest_refusals import refusal_fix
 from rgt_tui.domain.queue_state import PENDING, RUNNING
 from rgt_tui.domain.roster import (
     EMPTY_RESULTS,
+    NOT_RUN,
     RosterCheck,
     in_outputs,
     output_prefixes,
@@ -572,7 +573,12 @@ async def _open_work(
         except (TransportError, QueueError, OSError, ValueError):
             view = None  # the pull's record below
         if view is not None:
-            return {
+            never = {
+                c.name: NOT_RUN
+                for c in view.cells
+                if c.status == PENDING and not c.attempts and not view.runner_alive
+            }
+            return never | {
                 c.name: c.label for c in view.cells if c.status == RUNNING or is_unfinished(c, view)
             }
     if code is None:
