@@ -164,8 +164,16 @@ async def test_kill_then_stop_kills_a_cell_ignoring_term_and_stops_the_queue(mak
     # Whatever the check read (before or after the runner's stop record), it never says
     # "the queue is running" of a queue told to stop (a user's hour read that toast).
     assert "the queue is running" not in result.summary(), result.summary()
+    # And the cell the stop leaves is counted (h481 #2: the only toast of a kill-and-stop
+    # said nothing of the cells that never start).
     assert result.summary().endswith(
-        ("the queue stops, as asked: no further cell starts", "the queue is stopped by the user")
+        tuple(
+            f"{how}; 1 cell not run (L goes on from the first)"
+            for how in (
+                "the queue stops, as asked: no further cell starts",
+                "the queue is stopped by the user",
+            )
+        )
     ), result.summary()
     view = await wait_view(qf, lambda v: v.state == USER_STOPPED, what="the queue to stop")
     await transport.close()

@@ -258,6 +258,9 @@ class KillResult:
             nxt = queue_is(self.view.state)
         else:
             nxt = f"the queue went on to cell {after.index} ({after.name})"
+        left = sum(1 for c in self.view.cells if c.status in (PENDING, RETRY))
+        if self.then == "stop" and left:  # h481 #2: the cells the stop leaves, said
+            nxt += f"; {plural(left, 'cell')} not run (L goes on from the first)"
         return f"{self.host}: cell {self.name} {self.cell.label}{dropped}; {nxt}"
 
 
