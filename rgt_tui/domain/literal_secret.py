@@ -35,7 +35,8 @@ _SECRET_NAME = re.compile(
 # "X-API-Key: …", GitLab's "PRIVATE-TOKEN: …". Named ones only: X-Cache-Key is none.
 _HEADER = re.compile(
     r"\s*(?P<name>(?:proxy-)?authorization|x-api-key|x-api-token|api-?key|x-auth-token|"
-    r"x-access-token|private-token)\s*:\s*(?:(?:bearer|basic|token)\s+)?(?P<value>\S+)\s*",
+    r"x-access-token|private-token|x-goog-api-key|x-vault-token)\s*:\s*"
+    r"(?:(?:bearer|basic|token)\s+)?(?P<value>\S+)\s*",
     re.IGNORECASE,
 )
 # A URL's query parameter that carries one: …?api_key=…, &access_token=…
@@ -44,13 +45,21 @@ _QUERY = re.compile(
     r"=(?P<value>[^&#\s]*)",
     re.IGNORECASE,
 )
-# A URL's password: https://user:ghp_…@github.com/…
-_URL_PASSWORD = re.compile(r"://[^/@:\s]+:(?P<value>[^/@\s]+)@")
+# A URL's password: https://user:ghp_…@github.com/… (not a port and a query's "@":
+# http://localhost:8080?email=a@b.com)
+_URL_PASSWORD = re.compile(r"://[^/@:\s?#]+:(?P<value>[^/@\s?#]+)@")
+# Where one shell command ends and the next begins: curl's -u is asked of curl's own.
+_SEPARATORS = frozenset({";", "&&", "||", "|", "&"})
+# Programs whose quoted word is a command they run (a teardown through ssh: h483 #4).
+_RUN_A_WORD = frozenset({"ssh", "eval", "tmux", "screen", "su", "runuser", "nohup", "timeout"})
+_HTTPIE = frozenset({"http", "https", "xh"})
+_WRAPPERS = frozenset({"sudo", "env", "nohup", "timeout", "time", "exec", "command", "xargs"})
 # What shlex splits on: a word holding one of these is a command of its own (sh -c "…").
 _SHELL_SPACE = frozenset(shlex.shlex().whitespace)
 _NESTED = 3  # sh -c "bash -c '…'" read this deep, no deeper
 # Shorter values are no secret (a flag's "1", a placeholder "x"); a key is longer.
 MIN_SECRET = 8
+PLAIN_KEY_CHARS = 20  # a URL's bare key= value this long is a key, not a split's name
 
 
 def literal_secret(command: str, _depth: int = 0) -> str | None:
@@ -66,36 +75,50 @@ def literal_secret(command: str, _depth: int = 0) -> str | None:
         words = shlex.split(command)
     except ValueError:
         words = command.split()
-    curl = next((i for i, w in enumerate(words) if posixpath.basename(w) == "curl"), len(words))
+    # The programs of the simple command the word is in (up to ; && | …): its first word,
+    # and the one a wrapper runs (sudo, env, timeout 30, NAME=value …).
+    programs: set[str] = set()
+    runs_next, wrapped = True, False
     for i, word in enumerate(words):
         before = words[i - 1] if i else ""
         after = words[i + 1] if i + 1 < len(words) else ""
+        if before in _SEPARATORS or before.endswith((";", "|", "&")):
+            programs, runs_next, wrapped = set(), True, False
         wandb_login = i >= 2 and before == "login" and posixpath.basename(words[i - 2]) == "wandb"
         found = (
-            _in_shell_command(before, word, _depth)
-            or _in_header(before, word)
+            _in_command_word(before, word, programs, _depth)
+            or _in_header(before, word, programs)
             or _in_url(word)
-            or (_in_curl_user(word, after) if i > curl else None)
+            or (_in_curl_user(word, after) if "curl" in programs else None)
             or _in_flag(word, after, wandb_login=wandb_login)
             or _in_assignment(word)
         )
         if found:
             return found
+        if runs_next and not (wrapped and word.startswith("-")):  # sudo -E curl: curl's
+            program = posixpath.basename(word)
+            programs.add(program)
+            wrapped = program in _WRAPPERS
+            runs_next = wrapped or bool(_ASSIGN.fullmatch(word)) or word.isdigit()
     return None
 
 
-def _in_shell_command(before: str, word: str, depth: int) -> str | None:
-    """``sh -c "…"``, ``bash -lc '…'``: the command in the word, read as one."""
-    if depth >= _NESTED or not re.fullmatch(r"-[a-zA-Z]*c", before):
+def _in_command_word(before: str, word: str, programs: set[str], depth: int) -> str | None:
+    """``sh -c "…"``, ``bash -lc '…'``, ``ssh host "…"``, ``tmux new "…"``, ``eval "…"``:
+    the command in the word, read as one (review h483 #4: a teardown run through ssh)."""
+    if depth >= _NESTED:
+        return None
+    if not re.fullmatch(r"-[a-zA-Z]*c", before) and not programs & _RUN_A_WORD:
         return None
     if not _SHELL_SPACE.intersection(word):
         return None
     return literal_secret(word, depth + 1)
 
 
-def _in_header(before: str, word: str) -> str | None:
-    """curl's ``-H "Authorization: Bearer …"`` (also ``-H"…"`` and ``--header=…``)."""
-    if before in ("-H", "--header"):
+def _in_header(before: str, word: str, programs: set[str]) -> str | None:
+    """curl's ``-H "Authorization: Bearer …"`` (also ``-H"…"`` and ``--header=…``), and
+    httpie's ``Authorization:"Bearer …"`` word."""
+    if before in ("-H", "--header") or programs & _HTTPIE:
         text = word
     elif word.startswith("--header="):
         text = word.removeprefix("--header=")
@@ -111,7 +134,8 @@ def _in_header(before: str, word: str) -> str | None:
 
 def _in_url(word: str) -> str | None:
     """A URL's ``?api_key=…`` or ``user:password@``. A bare ``key=`` or ``auth=`` counts
-    only with a digit in its value: ``?key=validation`` names a dataset's split."""
+    only for a key-long value (20 characters or more: Google's are 39):
+    ``?key=validation``, ``?key=train2017`` name a dataset's split."""
     if "://" not in word:
         return None
     password = _URL_PASSWORD.search(word)
@@ -120,7 +144,7 @@ def _in_url(word: str) -> str | None:
     for query in _QUERY.finditer(word):
         name, value = query.group("name"), query.group("value")
         plain = name.lower() in ("key", "auth")
-        if _key_like(value) and not (plain and not any(c.isdigit() for c in value)):
+        if _key_like(value) and not (plain and len(value) < PLAIN_KEY_CHARS):
             return f"{name}={_cut(value)}"
     return None
 
@@ -165,7 +189,8 @@ def _in_assignment(word: str) -> str | None:
         return None
     name, value = assign.group("name"), assign.group("value")
     keyed = name.endswith("SECRET_KEY") or name.endswith("SECRET_ACCESS_KEY")
-    if (keyed and _key_like(value)) or _literal(value):
+    path = value.startswith(("/", "~", "."))  # SECRET_KEY=./secret.key: the file
+    if (keyed and _key_like(value) and not path) or _literal(value):
         return f"{name}={_cut(value)}"
     return None
 

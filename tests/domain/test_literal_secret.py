@@ -53,6 +53,15 @@ from rgt_tui.services.fleet.file import load_fleet
         ("python t.py --hub_token hf_abcdefghijk", "--hub_token hf_a…"),
         ("python t.py --wandb_api_key abcdef0123456", "--wandb_api_key abcd…"),
         ("wandb login abcdef0123456789 && python t.py", "wandb login abcd…"),
+        # Review h483 #4: a command that ssh, tmux or eval runs; Google's and Vault's
+        # headers; httpie's header word; curl behind sudo.
+        ('ssh bastion "vastai destroy instance 123 --api-key 9f8e7d6c5b4a"', "--api-key 9f8e…"),
+        ('timeout 30 ssh b "vastai destroy 1 --api-key 9f8e7d6c5b4a"', "--api-key 9f8e…"),
+        ('tmux new -d "python train.py --api-key abcdef123456"', "--api-key abcd…"),
+        ('eval "export HF_TOKEN=hf_abcdefghijk"', "HF_TOKEN=hf_a…"),
+        ('curl -H "x-goog-api-key: AIzaSyabcdefgh123456" x', "x-goog-api-key: AIza…"),
+        ('http POST api.x.com Authorization:"Bearer sk-abcdefgh1234"', "Authorization: sk-a…"),
+        ("sudo -E curl -u secret_abcdef12345: https://x", "-u secr…"),
     ],
 )
 def test_a_secret_written_in_a_command_is_found_and_cut(command: str, found: str) -> None:
@@ -107,6 +116,17 @@ def test_a_secret_written_in_a_command_is_found_and_cut(command: str, found: str
         'python t.py --x "a\u00a0b"',
         "vastai destroy instance 123\u00a0--yes",
         'sh -c "a\x0bb"',
+        # Review h483 #3 #5: curl's -u is asked of curl's own command only; a secret
+        # key's path; a port and a query's "@"; a dataset split under ?key=.
+        "curl -fsS https://hc-ping.com/$ID/start; python -u finetune_llama3.py --config {cfg}",
+        'bash -c "curl -fsS $NOTIFY; python -u run_gpt2.py {cfg}"',
+        "curl -s $URL | sort -u results_2024.txt",
+        "curl -fsS $U && docker run -u trainer:research img",
+        "SECRET_KEY=./secret.key python t.py",
+        "GCP_SECRET_KEY=~/keys/gcp.json python t.py",
+        "python t.py --url http://localhost:8080?email=a@b.com",
+        'python t.py --url "https://x/ds?key=train2017"',
+        'python t.py --backend ssh "some prose here --token abcdefghijk"',
     ],
 )
 def test_no_secret_in_what_is_not_one(command: str) -> None:
