@@ -55,7 +55,7 @@ def test_a_killed_only_cell_says_killed_by_you_and_the_queue_stopped() -> None:
             "alpha": "start 1700000001 boot-box1 4300\nkill 1700000050 user stop\nend 1700000055 143\n"
         },
     )
-    assert event.title == "box1: cell alpha killed by you; the queue stopped"
+    assert event.title == "box1: cell alpha killed by you; the queue stopped: 0/1 done"
     assert "tear" not in event.body
     # Every way on: R starts it over or resumes it alone, L relaunches from it (ux-h #13).
     assert "R on the Queue tab starts it over (rgt-tui queue retry box1 alpha)" in event.body
@@ -89,7 +89,7 @@ def test_a_rank_the_group_stopped_says_so_not_killed_by_you() -> None:
             "alpha": "start 1700000001 boot-box1 4300\nkill 1700000050 group stop\nend 1700000055 143\n"
         },
     )
-    assert event.title == "box1: cell alpha stopped with its group; the queue stopped"
+    assert event.title == "box1: cell alpha stopped with its group; the queue stopped: 0/1 done"
     assert "killed by you" not in event.body, event.body
 
 
@@ -344,7 +344,9 @@ def test_the_body_never_contradicts_how_the_title_says_the_queue_ended() -> None
             "alpha": "start 1700000001 boot-box1 4300\nkill 1700000050 user stop\nend 1700000051 143\n"
         },
     )
-    assert event.title == "box1: cell alpha killed by you; the queue stopped", event.title
+    assert event.title == (
+        "box1: cell alpha killed by you; the queue stopped: 0/2 done, 1 not run"
+    ), event.title
     assert event.body.startswith("0/2 done"), event.body
     assert "finished" not in event.body.split(".")[0]
 
@@ -362,3 +364,35 @@ def test_a_kill_of_the_last_cell_that_goes_on_says_the_queue_finished() -> None:
         },
     )
     assert event.title == "box1: cell beta killed by you; the queue finished: 1/2 done", event.title
+
+
+def test_a_kill_counts_the_cells_an_earlier_launch_killed() -> None:
+    """Review h483 #9: the title counted no killed cell once it named the one cut now,
+    so a cell killed in the launch before appeared nowhere."""
+    event = told(
+        "alpha beta",
+        "launch 1700000070 boot-box1 tmux 1 /root/.rgt/bin/run_queue.0123456789ab.sh 4343\n"
+        "done 1700000090 0 1\n",
+        {
+            "alpha": "start 1700000001 boot-box1 4300\nkill 1700000050 user stop\nend 1700000055 143\n",
+            "beta": "start 1700000071 boot-box1 4344\nkill 1700000080 user next\nend 1700000085 143\n",
+        },
+    )
+    assert event.title == (
+        "box1: cell beta killed by you; the queue finished: 0/2 done, 1 killed"
+    ), event.title
+
+
+def test_a_cell_its_group_stopped_says_the_queue_stopped_without_the_stop_record() -> None:
+    """Review h483 #2: a group's view has no stop records (group_run._without_stop), and
+    a rank's cell the group stopped read "the queue finished"."""
+    event = told(
+        "alpha beta",
+        "done 1700000060 0 1\n",
+        {
+            "alpha": "start 1700000001 boot-box1 4300\nkill 1700000050 group stop\nend 1700000055 143\n"
+        },
+    )
+    assert event.title == (
+        "box1: cell alpha stopped with its group; the queue stopped: 0/2 done, 1 not run"
+    ), event.title

@@ -331,17 +331,19 @@ def _queue_done(
     return replace(memory, done_launch=launch.ts)
 
 
-def _tally(view: QueueView, *, cut_named: bool = False) -> str:
+def _tally(view: QueueView, named: frozenset[str] = frozenset()) -> str:
     """``3/5 done, 1 failed, 1 not run``: the whole queue's cells, as the body's summary
     counts them (the done record counts only its own launch's: a resumed queue's "1 ok"
     read as all). Killed, interrupted and not-run cells are counted too: "stopped by you:
-    2/5 done" left three cells to the body (h471 #9). ``cut_named``: the title named the
-    killed or interrupted cells already."""
+    2/5 done" left three cells to the body (h471 #9); but not the ``named`` ones, which
+    the title names already."""
     parts = [f"{view.count(DONE)}/{view.total} done"]
     failed = view.count(FAILED) + sum(view.count(s) for s in SLURM_ENDED)
-    counts = [(failed, "failed")]
-    if not cut_named:
-        counts += [(view.count(KILLED), "killed"), (view.count(INTERRUPTED), "interrupted")]
+
+    def others(status: str) -> int:
+        return sum(1 for c in view.cells if c.status == status and c.name not in named)
+
+    counts = [(failed, "failed"), (others(KILLED), "killed"), (others(INTERRUPTED), "interrupted")]
     counts += [
         (view.count(PENDING) + view.count(RETRY), "not run"),
         (view.count(SKIPPED), "moved/skipped"),
@@ -412,12 +414,16 @@ def queue_end_words(
             c.status not in (KILLED, INTERRUPTED) and (c.started_at or 0) > began
             for c in view.cells
         )
+        tally = _tally(view, frozenset(c.name for c in cut))
         if went_on:
-            after = f"the queue went on: {_tally(view, cut_named=True)}"
-        elif launch.stop_by == "kill" or launch.stopped_by_user:
-            after = "the queue stopped"
+            after = f"the queue went on: {tally}"
+        elif (
+            launch.stop_by or launch.stopped_by_user or view.state == GROUP_STOPPED
+            or first.killed_by == BY_GROUP  # a group's stop: its view has no stop records
+        ):  # fmt: skip
+            after = f"the queue stopped: {tally}"
         else:  # the launch's last cell: the kill's own notice says "finished" too (h481 #1)
-            after = f"the queue finished: {_tally(view, cut_named=True)}"
+            after = f"the queue finished: {tally}"
         title = f"{host}: {who} {what}; {after}"
     else:
         if not launch.stopped_by_user:
