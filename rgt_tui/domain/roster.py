@@ -31,8 +31,10 @@ from rgt_tui.domain.units import plural
 EMPTY_RESULTS = "nothing to verify: the manifest lists no files"
 # ``reconcile``'s ``open_work`` state of a cell that never started on a queue that runs no
 # more (stopped, or launched from a later cell): "no output directory … in the pulled
-# copy" read as results lost (h481 #12).
-NOT_RUN = "not run"
+# copy" read as results lost (h481 #12). Its verified files still count (a cell run by
+# hand, or before a --fresh launch: review h483 #6).
+NEVER_RAN = "never ran"
+NEVER_RAN_WHY = "never ran: no queue runs it now — a launch from it runs it"
 
 
 @dataclass(frozen=True)
@@ -94,10 +96,8 @@ def reconcile(
     present, missing, unfinished = [], [], []
     paths = list(statuses)
     for name in dict.fromkeys(cells):
-        if open_work and open_work.get(name) == NOT_RUN:
-            missing.append((name, "never ran: no queue runs it now — L (a launch) runs it"))
-            continue
-        if open_work and name in open_work:
+        never = open_work is not None and open_work.get(name) == NEVER_RAN
+        if open_work and name in open_work and not never:
             state = open_work[name]
             unfinished.append((name, state))
             if state == RUNNING:
@@ -118,7 +118,12 @@ def reconcile(
         if verified:
             present.append(name)
         elif not inside:
-            missing.append((name, f"no output directory ({where}) in the pulled copy"))
+            missing.append(
+                (
+                    name,
+                    NEVER_RAN_WHY if never else f"no output directory ({where}) in the pulled copy",
+                )
+            )
         else:
             missing.append(
                 (

@@ -229,9 +229,11 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
         self.show_hint()
 
     def on_key(self, event: events.Key) -> None:
-        """A digit or Backspace typed on a button goes to the start box, which takes the
-        focus: the focus sits on Launch once a plan comes, and "BackSpace 3" there did
-        nothing, unsaid, while Enter would launch from the old start (h481 #7)."""
+        """A digit or Backspace typed on a button starts a new start index in the start
+        box, which takes the focus: the focus sits on Launch once a plan comes, and
+        "BackSpace 3" there did nothing, unsaid, while Enter would launch from the old
+        start (h481 #7). The digit replaces the index there, as a start typed afresh: added
+        to it, "5" on a box holding 2 read 25 (review h483 #10)."""
         if self.launching or isinstance(self.focused, Input):
             return
         if event.key != "backspace" and not (event.character or "").isdigit():
@@ -240,11 +242,8 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
         event.prevent_default()
         start = self.query_one("#launch-start", Input)
         start.focus()
-        start.action_end()
-        if event.key == "backspace":
-            start.action_delete_left()
-        else:
-            start.insert_text_at_cursor(event.character or "")
+        start.value = "" if event.key == "backspace" else event.character or ""
+        start.cursor_position = len(start.value)
 
     def show_hint(self) -> None:
         """Say what Enter does where the focus is; Escape leaves the box alone (while the

@@ -168,7 +168,7 @@ async def test_kill_then_stop_kills_a_cell_ignoring_term_and_stops_the_queue(mak
     # said nothing of the cells that never start).
     assert result.summary().endswith(
         tuple(
-            f"{how}; 1 cell not run (L goes on from the first)"
+            f"{how}; 1 cell not run"
             for how in (
                 "the queue stops, as asked: no further cell starts",
                 "the queue is stopped by the user",

@@ -816,6 +816,17 @@ async def test_a_killed_cell_waiting_for_its_resume_moves_with_its_checkpoint(ma
     assert retried.returncode == 0, retried.stdout + retried.stderr
     await wait_view(qf, lambda v: v.cells[0].status == RETRY, what="ck waiting for its resume")
 
+    # A plain move (of several cells, say) sends it to the resume move, in words true of
+    # a cell set to run again, which may have finished before (review h483 #7).
+    t1 = qf.transport("box1")
+    try:
+        plain = await plan_move(qf.fleet, qf.host("box1"), ["ck"], "box2", t1)
+    finally:
+        await t1.close()
+    assert any(
+        "it is set to run again and has verified files — move it alone" in p for p in plain.problems
+    ), plain.problems
+
     planned = await plan(qf)
     said = "\n".join(resume_lines(planned))
     assert "its results are kept" not in said, said

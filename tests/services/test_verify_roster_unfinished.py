@@ -162,5 +162,5 @@ async def test_verify_says_a_cell_of_a_stopped_queue_never_ran_not_that_its_outp
     report = await pull_verify(qf, "box1")
     assert report.roster is not None
     missing = dict(report.roster.missing)
-    assert missing == {"b": "never ran: no queue runs it now — L (a launch) runs it"}, missing
+    assert missing == {"b": "never ran: no queue runs it now — a launch from it runs it"}, missing
     assert "gate" in report.roster.present

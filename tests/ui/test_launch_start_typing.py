@@ -258,3 +258,11 @@ async def test_a_start_typed_on_the_launch_button_goes_to_the_start_box(
         assert app.focused is box() and box().value == "2", box().value
         assert modal.plan is not None and modal.plan.start_index == 2, dialog.notes()
         assert "will run 1 of 3 cells" in dialog.notes(), dialog.notes()
+        # A digit alone replaces the index there (review h483 #10: "1" on a box holding
+        # 2 read 21).
+        await pilot.press("enter")
+        await wait_for(lambda: app.focused is go, what="Launch focused again", pilot=pilot)
+        await pilot.press("1")
+        await dialog.settled(pilot)
+        assert app.focused is box() and box().value == "1", box().value
+        assert modal.plan is not None and modal.plan.start_index == 1, dialog.notes()

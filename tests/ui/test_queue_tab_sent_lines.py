@@ -175,7 +175,8 @@ async def test_the_queue_tab_says_cells_still_to_run_run_the_box_s_older_code(
 
             def looked_now() -> bool:  # a look made under this launch
                 kept = queues.code_notes.get("box1")
-                return kept is not None and kept[-1] == queues.views["box1"].launch
+                launch = queues.views["box1"].launch
+                return kept is not None and kept[-1] == (launch.ts, launch.boot_id)
 
             await wait_for(looked_now, 60, what="a look of this launch", pilot=pilot)
             assert queues.code_notes["box1"][1] == ""  # the sync sent the fix

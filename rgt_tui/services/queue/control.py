@@ -258,9 +258,12 @@ class KillResult:
             nxt = queue_is(self.view.state)
         else:
             nxt = f"the queue went on to cell {after.index} ({after.name})"
+        # h481 #2: the cells the stop leaves, counted as the queue's end notice counts
+        # them; no way on here (a Slurm stop holds them: a launch is refused until they
+        # are released, review h483 #1), the end notice and the Queue tab say it.
         left = sum(1 for c in self.view.cells if c.status in (PENDING, RETRY))
-        if self.then == "stop" and left:  # h481 #2: the cells the stop leaves, said
-            nxt += f"; {plural(left, 'cell')} not run (L goes on from the first)"
+        if self.then == "stop" and left:
+            nxt += f"; {plural(left, 'cell')} not run"
         return f"{self.host}: cell {self.name} {self.cell.label}{dropped}; {nxt}"
 
 

@@ -46,10 +46,7 @@ from rgt_tui.domain.manifest import ManifestError
 from rgt_tui.domain.queue_file import QueueCell, moved_marker, parse_queue_line, render_command
 from rgt_tui.domain.queue_prefix import prefix_problem
 from rgt_tui.domain.queue_records import parse_cell_marks, parse_cell_state
-from rgt_tui.domain.queue_state import (
-    DONE,
-    RUNNING,
-)
+from rgt_tui.domain.queue_state import DONE, RETRY, RUNNING
 from rgt_tui.domain.roster import reconcile
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.unfinished import UNFINISHED
@@ -504,10 +501,12 @@ async def plan_move(
                 # Its verified files are a checkpoint to resume from: a resume move takes
                 # one cell at a time (s35 resume hour #7 was told to rename its config,
                 # which starts it over).
+                # A cell set to run again may have finished before (a retry --done):
+                # "stopped before its end" is not known of it (review h483 #7).
+                how = "is set to run again" if state == RETRY else "stopped before its end"
                 problems.append(
-                    f"{verified[cell.name]}: it stopped before its end and has verified "
-                    f"files — move it alone to resume from them (rgt-tui queue move "
-                    f"{cell.name} --to {dest})"
+                    f"{verified[cell.name]}: it {how} and has verified files — move it "
+                    f"alone to resume from them (rgt-tui queue move {cell.name} --to {dest})"
                 )
             else:
                 problems.append(

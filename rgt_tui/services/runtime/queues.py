@@ -171,7 +171,7 @@ class QueuePoller:
             return view
         now = time.monotonic()
         kept = self.code_notes.get(host.name)
-        if kept is not None and kept[2] != view.launch:
+        if kept is not None and kept[2] != _launch_key(view):
             kept = None
         busy = self._code_looks.get(host.name)
         fleet = self.fleet() if self.fleet is not None else None
@@ -197,7 +197,7 @@ class QueuePoller:
         except Exception:  # noqa: BLE001 - a look that failed says nothing; the next tries
             differs = ""
         # Where the code differs, not the note: each poll words it for its own view.
-        self.code_notes[host.name] = (time.monotonic(), differs, view.launch)
+        self.code_notes[host.name] = (time.monotonic(), differs, _launch_key(view))
 
     def _live(self, host: HostConfig) -> bool:
         """``host``'s telemetry is connected; a group (issue 41) is watched while any of
@@ -235,3 +235,10 @@ class QueuePoller:
             ):
                 await asyncio.sleep(TICK_S)
                 waited += TICK_S
+
+
+def _launch_key(view: QueueView) -> tuple[int, str] | None:
+    """Which launch ``view`` is of (its time and boot): a stop asked or the done record
+    changes the launch's record, not the code it runs (review h483 #11)."""
+    launch = view.launch
+    return (launch.ts, launch.boot_id) if launch is not None else None

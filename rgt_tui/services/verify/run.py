@@ -60,7 +60,7 @@ from rgt_tui.domain.manifest_refusals import refusal_fix
 from rgt_tui.domain.queue_state import PENDING, RUNNING
 from rgt_tui.domain.roster import (
     EMPTY_RESULTS,
-    NOT_RUN,
+    NEVER_RAN,
     RosterCheck,
     in_outputs,
     output_prefixes,
@@ -574,7 +574,7 @@ async def _open_work(
             view = None  # the pull's record below
         if view is not None:
             never = {
-                c.name: NOT_RUN
+                c.name: NEVER_RAN
                 for c in view.cells
                 if c.status == PENDING and not c.attempts and not view.runner_alive
             }
