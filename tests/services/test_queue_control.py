@@ -457,7 +457,9 @@ def test_a_kill_with_stop_read_before_the_runners_stop_record_says_it_stops() ->
     assert view.state == "running"
     cell = view.cells[0]
     said = KillResult("box1", "a", 4300, "stop", False, True, cell, view).summary()
-    assert said.endswith("; the queue stops, as asked: no further cell starts"), said
+    assert said.endswith("; the queue stops, as asked: no further cell starts; 1 cell not run"), (
+        said
+    )
 
 
 async def test_another_entry_for_the_same_account_cannot_stop_or_kill_its_queue(
