@@ -55,7 +55,7 @@ def add_retry_arguments(parser: argparse.ArgumentParser) -> None:
         "--resume",
         action="store_true",
         help="keep each cell's {out} as it is (nothing set aside): a run that loads its "
-        "latest checkpoint goes on from it, and no other cell runs again",
+        "latest checkpoint goes on from it, and no done cell runs again",
     )
     parser.add_argument(
         "--done", action="store_true", help="also retry cells that finished with exit 0"
@@ -266,7 +266,9 @@ def format_retry(plan: RetryPlan) -> str:
         from rgt_tui.cli.launch import format_plan, preflight_lines
         from rgt_tui.services.queue.launch_acks import acks_line
 
-        also = f" and {plan.others_named()}, set to run again before" if plan.others_waiting else ""
+        also = (
+            f" and {plan.others_named()}, set to run again earlier" if plan.others_waiting else ""
+        )
         lines.append(f"  the queue is not running: a launch runs only these cells{also}")
         if plan.launch_acks:  # what the queue's launch acknowledged (services.queue.launch_acks)
             revoked = " — revoked for this retry (--no-launch-acks)" if plan.revoked else ""

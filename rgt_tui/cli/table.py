@@ -188,7 +188,8 @@ COMMANDS: tuple[Command, ...] = (
         description="Each CELL's {out} folder is renamed to <out>.before-retry-<time> (never "
         "deleted) and the cell runs again under its name; with --resume its {out} is kept, "
         "so a run that loads its latest checkpoint goes on from it. A running queue runs it "
-        "before its next cell; a stopped one is launched for the retried cells only. Refused "
+        "before its next cell; a stopped one is launched for the retried cells only (and any "
+        "set to run again earlier, which the plan names). Refused "
         "for a running cell, one that never ran, and a done cell unless --done (a done cell "
         "has nothing to resume).",
     ),

@@ -186,7 +186,7 @@ def _teardown(t: Table) -> str | None:
             f"holds what looks like a secret ({secret}): it would be on the command's "
             "command line while it runs (ps) and shown in the teardown checklist — keep the "
             "key where the provider's CLI reads it (vastai set api-key …, runpodctl config "
-            '--apiKey …) and drop the flag (a "$VAR" in its place keeps it out of the '
+            '--apiKey …) and take it out of the command (a "$VAR" in its place keeps it out of the '
             "fleet file and the checklist, but not out of ps)",
         )
     return command

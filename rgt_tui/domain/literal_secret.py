@@ -162,10 +162,10 @@ def _in_curl_user(word: str, after: str) -> str | None:
     else:
         return None
     user, _, password = value.partition(":")
-    secret = password or user
-    return (
-        f"{name} {_cut(secret)}" if _key_like(secret) and (password or _has_digit(user)) else None
-    )
+    if _key_like(password):
+        return f"{name} {_cut(password)}"
+    # KEY: or KEY:x (an API key as the user, a stand-in password: h484 #7)
+    return f"{name} {_cut(user)}" if _key_like(user) and _has_digit(user) else None
 
 
 def _in_flag(word: str, after: str, *, wandb_login: bool) -> str | None:

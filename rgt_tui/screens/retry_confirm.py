@@ -69,7 +69,7 @@ def retry_notes(plan: RetryPlan) -> Content:
     elif plan.launch is not None and plan.others_waiting:
         how = (
             f"The queue is not running: it is launched for this cell and {plan.others_named()}, "
-            "set to run again before (preflight first)."
+            "set to run again earlier (preflight first)."
         )
     elif plan.launch is not None:
         how = "The queue is not running: it is launched for this cell only (preflight first)."
@@ -171,7 +171,7 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
                 Content.assemble(
                     ("Resume goes on from where it stopped: ", "bold"),
                     "its {out} is kept as it is, so a run that loads its latest checkpoint "
-                    "goes on from it; no other cell runs again.",
+                    "goes on from it; no done cell runs again.",
                 )
             )
         # A done cell: the plan's own warning says its outputs are set aside and made

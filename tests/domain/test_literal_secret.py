@@ -62,6 +62,7 @@ from rgt_tui.services.fleet.file import load_fleet
         ('curl -H "x-goog-api-key: AIzaSyabcdefgh123456" x', "x-goog-api-key: AIza…"),
         ('http POST api.x.com Authorization:"Bearer sk-abcdefgh1234"', "Authorization: sk-a…"),
         ("sudo -E curl -u secret_abcdef12345: https://x", "-u secr…"),
+        ("curl -fsS -u abc123def456ghi:x https://x; python -u t2.py {cfg} {out}", "-u abc1…"),
     ],
 )
 def test_a_secret_written_in_a_command_is_found_and_cut(command: str, found: str) -> None:

@@ -141,7 +141,7 @@ async def test_retry_says_the_cell_starts_over_and_names_the_checkpoint_it_sets_
     ), out
     assert (
         "To resume from it instead: answer no, then rgt-tui queue retry box1 broke --resume — "
-        "its {out} is kept as it is, and no other cell runs again." in out
+        "its {out} is kept as it is, and no done cell runs again." in out
     ), out
     assert "\x1b[2J" not in out  # the box's escape is shown, never sent to the terminal
     assert (qf.root() / "results" / "broke" / "ck\x1b[2J.pt").exists()
@@ -298,8 +298,8 @@ async def test_queue_stop_says_a_waiting_retry_stays_waiting(make_queue_fleet):
     assert stop.returncode == 0, stop.stderr
     assert "box1: the queue stops after cell 1 (a)" in stop.stdout
     assert (
-        "box1: hold waits for a retry: rgt-tui queue retry box1 hold (R on its row in the Queue "
-        "tab) runs it alone" in stop.stdout
+        "box1: hold waits to run again (a retry or resume asked earlier, as asked then): rgt-tui "
+        "queue retry box1 hold (R on its row in the Queue tab) runs it alone" in stop.stdout
     )
     (qf.root() / "go_a").touch()
     (qf.root() / "go_hold").touch()

@@ -171,7 +171,7 @@ async def test_kill_then_stop_kills_a_cell_ignoring_term_and_stops_the_queue(mak
             f"{how}; 1 cell not run"
             for how in (
                 "the queue stops, as asked: no further cell starts",
-                "the queue is stopped by the user",
+                "the queue stopped, as asked",
             )
         )
     ), result.summary()
@@ -506,7 +506,7 @@ async def test_a_retry_left_waiting_by_a_stop_runs_alone_and_the_stop_says_so(ma
     ).running
     stopped = await stop_queue(host, transport)
     assert (
-        "a waits for a retry: rgt-tui queue retry box1 a (R on its row in the Queue tab) runs it alone"
+        "a waits to run again (a retry or resume asked earlier, as asked then): rgt-tui queue retry box1 a (R on its row in the Queue tab) runs it alone"
         in stopped.summary()
     )
     (qf.root() / "go_b").touch()
@@ -517,7 +517,7 @@ async def test_a_retry_left_waiting_by_a_stop_runs_alone_and_the_stop_says_so(ma
     # counts it (it said "cell 0 … not run by this launch": hour s20c #6).
     relaunch = await plan_launch(qf.fleet, host, transport, start_index=2)
     assert [c.name for c in relaunch.runs] == ["a", "c"]
-    assert "cell 0 waits for a retry: the runner runs it first, then from start index 2" in (
+    assert "cell 0 waits to run again: the runner runs it first, then from start index 2" in (
         relaunch.warnings
     )
     assert not any("not run by this launch" in w for w in relaunch.warnings), relaunch.warnings
@@ -794,7 +794,7 @@ async def test_a_retry_after_a_move_still_leaves_unsent_lines_for_append(make_qu
 async def test_a_retry_names_the_cells_set_to_run_again_before_which_run_with_it(
     make_queue_fleet,
 ):
-    """h481 #3 #4: with a cell set to run again before the queue stopped, a retry of
+    """h481 #3 #4: with a cell set to run again earlier the queue stopped, a retry of
     another said "launched for this cell only", and the launch ran both (minutes more
     paid for); on a running queue each retry said "runs it next". The plan names the
     other cell, in the dialog, on the command line and in the toast."""
@@ -830,9 +830,9 @@ async def test_a_retry_names_the_cells_set_to_run_again_before_which_run_with_it
     await transport.close()
     assert stopped.launch is not None and stopped.others_waiting == ("f1",)
     said = str(retry_notes(stopped))
-    assert "launched for this cell and f1, set to run again before" in said, said
+    assert "launched for this cell and f1, set to run again earlier" in said, said
     assert "this cell only" not in said
     cli = await arun("queue", "retry", "box1", "f2", "--hosts", qf.loopback.hosts_file)
-    assert "a launch runs only these cells and f1, set to run again before" in cli.stdout, (
+    assert "a launch runs only these cells and f1, set to run again earlier" in cli.stdout, (
         cli.stdout + cli.stderr
     )

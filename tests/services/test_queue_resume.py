@@ -398,7 +398,7 @@ async def test_a_resume_onto_a_stopped_spare_says_its_waiting_retry_runs_first(m
 
     planned = await plan(qf)
     assert planned.ok, planned.problems
-    first = "its cell 0 (own), waiting for a retry, runs first"
+    first = "its cell 0 (own), waiting to run again, runs first"
     assert any(first in line for line in resume_lines(planned)), resume_lines(planned)
     result = await move(qf, planned)
     assert result.queued.endswith(f"; {first}"), result.queued

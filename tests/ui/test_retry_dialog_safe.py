@@ -131,7 +131,7 @@ async def test_the_retry_dialog_says_retry_starts_over_and_resume_goes_on(
         assert "⚠ Its {out} holds a checkpoint (checkpoint.pt): a retry sets it aside" in said
         assert (
             "To resume from it instead: press Resume — its {out} is kept as it is, and no "
-            "other cell runs again." in said
+            "done cell runs again." in said
         ), said
         assert "relaunch" not in said
         assert "No checkpoint in its {out}" not in said  # there is one

@@ -141,7 +141,7 @@ def checkpoint_notes(
         if cell.status != DONE:
             advice = (
                 f"To resume from it instead: {resume(name)} — its {{out}} is kept as it "
-                "is, and no other cell runs again."
+                "is, and no done cell runs again."
             )
         notes.append((name, warning, advice))
     return notes

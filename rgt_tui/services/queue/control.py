@@ -146,10 +146,10 @@ class StopResult:
             return ""
         one = len(self.waiting) == 1
         return (
-            f"{', '.join(self.waiting)} {'waits' if one else 'wait'} for a retry: rgt-tui "
-            f"queue retry {self.host} {' '.join(self.waiting)} (R on "
-            f"{'its row' if one else 'each row'} in the Queue tab) runs {'it' if one else 'them'} "
-            "alone"
+            f"{', '.join(self.waiting)} {'waits' if one else 'wait'} to run again (a retry or "
+            f"resume asked earlier, as asked then): rgt-tui queue retry {self.host} "
+            f"{' '.join(self.waiting)} (R on {'its row' if one else 'each row'} in the Queue "
+            f"tab) runs {'it' if one else 'them'} alone"
         )
 
     def moved_on(self, asked: str | None) -> str:
@@ -254,7 +254,11 @@ class KillResult:
             # Read before the runner wrote its stop: "the queue is running" beside "queue
             # stopped by the user" on the screen (a user's hour).
             nxt = "the queue stops, as asked: no further cell starts"
-        elif self.then == "stop" or after is None:
+        elif self.then == "stop":
+            # As asked, whatever the state's name: a retry's launch that ends reads
+            # "finished", and the end notice said "stopped" (h484 #1).
+            nxt = "the queue stopped, as asked"
+        elif after is None:
             nxt = queue_is(self.view.state)
         else:
             nxt = f"the queue went on to cell {after.index} ({after.name})"

@@ -468,7 +468,7 @@ async def plan_launch(
     retried = [c.index for c in before if c.status == RETRY]
     if retried and not retry_only:
         warnings.append(
-            f"{cell_span(retried, 'waits', 'wait')} for a retry: the runner runs "
+            f"{cell_span(retried, 'waits', 'wait')} to run again: the runner runs "
             f"{'it' if len(retried) == 1 else 'them'} first, then from start index {start_index}"
         )
     # A config the code tree does not hold (or sync does not send) fails its cell on the

@@ -63,7 +63,7 @@ def _retries_words(retries: Sequence[_Slot]) -> str:
     one = len(retries) == 1
     named = ", ".join(f"{c.index} ({c.name})" for c in retries)
     return (
-        f"; its {'cell' if one else 'cells'} {named}, waiting for a retry, "
+        f"; its {'cell' if one else 'cells'} {named}, waiting to run again, "
         f"{'runs' if one else 'run'} first"
     )
 
