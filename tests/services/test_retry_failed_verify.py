@@ -82,7 +82,7 @@ async def test_a_checkpoint_never_verified_keeps_the_resume_advice(make_queue_fl
     ((_, warning, advice),) = checkpoint_notes(plan, lambda cell: f"resume {cell}")
     assert "failed the last verify" not in warning
     assert advice == (
-        "To resume from it instead: resume ck — its {out} is kept as it is, and no other "
+        "To resume from it instead: resume ck — its {out} is kept as it is, and no done "
         "cell runs again."
     ), advice
     resume = dataclasses.replace(plan, resume=True)
@@ -185,6 +185,6 @@ async def test_the_resume_advice_while_the_queue_runs_runs_nothing_again(make_qu
     assert plan.running and plan.checkpoints == (("broke", "checkpoint.pt"),)
     ((_, _, advice),) = checkpoint_notes(plan, lambda cell: f"resume {cell}")
     assert advice == (
-        "To resume from it instead: resume broke — its {out} is kept as it is, and no other "
+        "To resume from it instead: resume broke — its {out} is kept as it is, and no done "
         "cell runs again."
     ), advice
