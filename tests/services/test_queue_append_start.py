@@ -88,22 +88,13 @@ async def test_nothing_new_to_append_on_a_stopped_queue_names_the_launch_that_ru
     """h481 #11: `a` said "nothing new in the queue file" alone while three sent cells
     waited on a stopped queue; the user looked no further for L. It names the launch,
     counting only the cells a launch from its default start runs."""
-    from support.queues import GATE
-
-    from rgt_tui.domain.queue_state import USER_STOPPED
-    from rgt_tui.services.queue.control import stop_queue
+    from support.queues import stopped_after_hold
 
     qf = await make_queue_fleet(1, run=SCRIPT_RUN)
-    gate = qf.cell_script("gate", GATE)
     cells = [qf.cell_script(n, "echo ran") for n in ("b", "c")]
-    qf.write_queue(f"{gate} t 1\n" + "".join(f"{c} t 1\n" for c in cells))
+    await stopped_after_hold(qf, "".join(f"{c} t 1\n" for c in cells))
     transport = qf.transport()
     try:
-        await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)
-        await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="the gate cell to run")
-        await stop_queue(qf.host(), transport)
-        (qf.root() / "go").touch()
-        await wait_view(qf, lambda v: v.state == USER_STOPPED, what="the queue to stop")
         nothing = await append_cells(qf.fleet, qf.host(), transport)
         assert nothing.detail == (
             "nothing new in the queue file; 2 sent cells wait for a launch: L (rgt-tui "

@@ -139,28 +139,15 @@ async def test_verify_says_a_cell_of_a_stopped_queue_never_ran_not_that_its_outp
     """h481 #12: after a stop, verify said "missing cell b: no output directory (…) in the
     pulled copy" of a cell that never started, read as results lost; while the queue ran
     it said "(pending)". It says the cell never ran and what runs it."""
-    from support.queues import GATE
+    from support.queues import HOLD, stopped_after_hold
     from support.resume_cell import pull_verify
 
-    from rgt_tui.domain.queue_state import RUNNING, USER_STOPPED
-    from rgt_tui.services.queue.control import stop_queue
-    from rgt_tui.services.queue.launch import launch, plan_launch
-
     qf = await make_queue_fleet(1, run=SCRIPT_RUN)
-    gate = qf.cell_script("gate", 'mkdir -p "$2"; echo 1 > "$2/metrics.json"; ' + GATE)
     b = qf.cell_script("b", "echo ran")
-    qf.write_queue(f"{gate} t 1\n{b} t 1\n")
-    transport = qf.transport()
-    try:
-        await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)
-        await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="the gate cell to run")
-        await stop_queue(qf.host(), transport)
-        (qf.root() / "go").touch()
-        await wait_view(qf, lambda v: v.state == USER_STOPPED, what="the queue to stop")
-    finally:
-        await transport.close()
+    # The held cell writes its results first: it is present, b never ran.
+    await stopped_after_hold(qf, f"{b} t 1\n", hold='mkdir -p "$2"; echo 1 > "$2/m.json"; ' + HOLD)
     report = await pull_verify(qf, "box1")
     assert report.roster is not None
     missing = dict(report.roster.missing)
     assert missing == {"b": "never ran: no queue runs it now — a launch from it runs it"}, missing
-    assert "gate" in report.roster.present
+    assert "hold" in report.roster.present

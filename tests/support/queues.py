@@ -169,19 +169,39 @@ async def wait_view(
 HOLD = 'while [ ! -e "$HOME/go" ]; do sleep 0.1; done'
 
 
-async def launched_holding(qf: QueueFleet, cells: str = "", name: str = "box1") -> QueueView:
-    """Launch ``name``'s queue: cell ``hold`` (held until ``$HOME/go``), then ``cells``
-    (queue lines); the view once it runs."""
+async def launched_holding(
+    qf: QueueFleet, cells: str = "", name: str = "box1", hold: str = HOLD
+) -> QueueView:
+    """Launch ``name``'s queue: cell ``hold`` (its script ``hold``, held until
+    ``$HOME/go``), then ``cells`` (queue lines); the view once it runs."""
     from rgt_tui.domain.queue_state import Q_RUNNING
     from rgt_tui.services.queue.launch import launch, plan_launch
 
-    qf.write_queue(f"{qf.cell_script('hold', HOLD, name)} t\n{cells}", name)
+    qf.write_queue(f"{qf.cell_script('hold', hold, name)} t\n{cells}", name)
     transport = qf.transport(name)
     try:
         await launch(await plan_launch(qf.fleet, qf.host(name), transport), transport)
     finally:
         await transport.close()
     return await wait_view(qf, lambda v: v.state == Q_RUNNING, name=name, what="the queue to run")
+
+
+async def stopped_after_hold(
+    qf: QueueFleet, cells: str = "", name: str = "box1", hold: str = HOLD
+) -> QueueView:
+    """``launched_holding``, then a stop while ``hold`` runs and ``hold`` let go: the view
+    of the queue stopped by the user, ``cells`` never started."""
+    from rgt_tui.domain.queue_state import USER_STOPPED
+    from rgt_tui.services.queue.control import stop_queue
+
+    await launched_holding(qf, cells, name, hold)
+    transport = qf.transport(name)
+    try:
+        await stop_queue(qf.host(name), transport)
+    finally:
+        await transport.close()
+    (qf.root(name) / "go").touch()
+    return await wait_view(qf, lambda v: v.state == USER_STOPPED, name=name, what="the stop")
 
 
 class QueueSshServer(OpenSshServer):
