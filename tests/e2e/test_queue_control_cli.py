@@ -298,7 +298,7 @@ async def test_queue_stop_says_a_waiting_retry_stays_waiting(make_queue_fleet):
     assert stop.returncode == 0, stop.stderr
     assert "box1: the queue stops after cell 1 (a)" in stop.stdout
     assert (
-        "box1: hold waits to run again (a retry or resume asked earlier, as asked then): rgt-tui "
+        "box1: hold waits to run again (a retry or resume asked earlier): rgt-tui "
         "queue retry box1 hold (R on its row in the Queue tab) runs it alone" in stop.stdout
     )
     (qf.root() / "go_a").touch()

@@ -506,7 +506,7 @@ async def test_a_retry_left_waiting_by_a_stop_runs_alone_and_the_stop_says_so(ma
     ).running
     stopped = await stop_queue(host, transport)
     assert (
-        "a waits to run again (a retry or resume asked earlier, as asked then): rgt-tui queue retry box1 a (R on its row in the Queue tab) runs it alone"
+        "a waits to run again (a retry or resume asked earlier): rgt-tui queue retry box1 a (R on its row in the Queue tab) runs it alone"
         in stopped.summary()
     )
     (qf.root() / "go_b").touch()

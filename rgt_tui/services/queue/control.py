@@ -138,8 +138,8 @@ class StopResult:
     waiting: tuple[str, ...] = ()
 
     def waiting_words(self) -> str:
-        """``a waits for a retry: rgt-tui queue retry box1 a (R on its row in the Queue
-        tab) runs it alone`` ("" when no retry waits): the stop leaves it waiting; the
+        """``a waits to run again (a retry or resume asked earlier): rgt-tui queue retry
+        box1 a (R on its row in the Queue tab) runs it alone`` ("" when no retry waits): the stop leaves it waiting; the
         app's notice says the same words, so both ways are named (the command alone sent
         a TUI user to a shell: hour s33 TUI #4)."""
         if not self.waiting:
@@ -147,7 +147,7 @@ class StopResult:
         one = len(self.waiting) == 1
         return (
             f"{', '.join(self.waiting)} {'waits' if one else 'wait'} to run again (a retry or "
-            f"resume asked earlier, as asked then): rgt-tui queue retry {self.host} "
+            f"resume asked earlier): rgt-tui queue retry {self.host} "
             f"{' '.join(self.waiting)} (R on {'its row' if one else 'each row'} in the Queue "
             f"tab) runs {'it' if one else 'them'} alone"
         )
@@ -265,8 +265,8 @@ class KillResult:
         # h481 #2: the cells the stop leaves, counted as the queue's end notice counts
         # them; no way on here (a Slurm stop holds them: a launch is refused until they
         # are released, review h483 #1), the end notice and the Queue tab say it.
-        left = sum(1 for c in self.view.cells if c.status in (PENDING, RETRY))
-        if self.then == "stop" and left:
+        left = self.view.count(PENDING) + self.view.count(RETRY) if self.then == "stop" else 0
+        if left:
             nxt += f"; {plural(left, 'cell')} not run"
         return f"{self.host}: cell {self.name} {self.cell.label}{dropped}; {nxt}"
 
