@@ -100,10 +100,22 @@ async def test_box_stopped_mid_file_then_rerun_resumes_from_the_part(make_loopba
     assert "ckpt/last.pt" not in json.loads(pulled_path(dest).read_text())["files"]
 
     await box.start()
-    result, sent = await pull(host, tmp_path, options=fast(), counted=True)
+    events = []
+    result, sent = await pull(
+        host,
+        tmp_path,
+        options=fast(progress_interval_s=0),
+        counted=True,
+        on_progress=events.append,
+    )
     assert result.ok
     (done,) = result.pulled
     assert done.resumed_from == kept and done.received == size - kept
+    # The kept part is shown while it is hashed, before its first byte comes: a resumed
+    # pull of large checkpoints read "0/1 files" with nothing in flight meanwhile.
+    first = next(e.active[0] for e in events if e.active)
+    assert (first.path, first.state, first.done) == ("ckpt/last.pt", "checking", kept)
+    assert "kept from the last pull" in first.note
     assert sent == size - kept < size  # nothing was sent again from zero
     assert sha(dest / "ckpt" / "last.pt") == digest and not part.exists()
 

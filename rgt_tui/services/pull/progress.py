@@ -35,7 +35,7 @@ class FileProgress:
     done: int  # bytes on the local disk, resumed bytes included
     rate: float  # bytes/s over the last few seconds
     eta_s: float | None
-    state: str  # pulling | resuming | retrying | hashing
+    state: str  # pulling | resuming | retrying | checking (a kept part's hash)
     attempt: int = 1
     note: str = ""  # why it is retrying, for instance
 
@@ -169,14 +169,17 @@ class ProgressTracker:
         self.files_done += files_done
         self.bytes_done += bytes_done
 
-    def start_file(self, path: str, size: int, done: int, attempt: int = 1) -> None:
-        """A file starts (or restarts) with ``done`` bytes already on disk."""
+    def start_file(
+        self, path: str, size: int, done: int, attempt: int = 1, *, state: str = "", note: str = ""
+    ) -> None:
+        """A file starts (or restarts) with ``done`` bytes already on disk (``state``: what
+        it does first, when not simply pulling or resuming)."""
         prev = self._active.get(path)
         if prev is not None:
             self.bytes_done -= prev.done
         self.bytes_done += done
-        state = "resuming" if done else "pulling"
-        self._active[path] = _Active(size, done, state, attempt, "", _Rate())
+        state = state or ("resuming" if done else "pulling")
+        self._active[path] = _Active(size, done, state, attempt, note, _Rate())
         self.emit()
 
     def advance(self, path: str, nbytes: int) -> None:
