@@ -202,6 +202,33 @@ def test_without_a_terminal_the_flags_or_the_profiles_defaults(tmp_path, home):
     assert hosts.read_text().startswith(HAND_WRITTEN) and f.queue.is_file()
 
 
+def test_a_file_that_does_not_read_as_a_queue_is_refused_with_its_line(tmp_path, home):
+    """A training script or a checkpoint named as the queue (a slip of the completion)
+    was written into the fleet file, to be refused only at the first launch."""
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(HAND_WRITTEN)
+    at = ("--hosts", str(hosts), "--same-account")
+    (tmp_path / "train.py").write_text("import torch\n\nmodel = torch.nn.Linear(3, 4)\n")
+    (tmp_path / "last.pt").write_bytes(bytes(range(256)) * 8)
+
+    script = rgt("add", "local", "--name", "s", "--queue", "train.py", *at, cwd=tmp_path)
+    assert script.returncode == 2
+    assert "queue: train.py does not read as a queue file: line 3: too many fields" in (
+        script.stderr
+    )
+    assert "rgt-tui queue check train.py names every line" in script.stderr
+    ckpt = rgt("add", "local", "--name", "s", "--queue", "last.pt", *at, cwd=tmp_path)
+    assert ckpt.returncode == 2 and "last.pt does not read as a queue file" in ckpt.stderr
+    assert "last.pt does not read as a queue file: line 1: " in ckpt.stderr
+    assert hosts.read_text() == HAND_WRITTEN
+
+    # A queue as written, or commented only, is taken.
+    (tmp_path / "q.txt").write_text("# mine\nconfigs/a.yaml detection 3\n")
+    good = rgt("add", "local", "--name", "s", "--queue", "q.txt", *at, cwd=tmp_path)
+    assert good.returncode == 0, good.stderr
+    assert load_fleet(hosts).host("s").queue == tmp_path / "q.txt"
+
+
 # -- the TUI's add screen ---------------------------------------------------------------------
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from rgt_tui.domain.config_hosts import is_home
 from rgt_tui.domain.config_parse import parse_fleet
 from rgt_tui.profiles import KNOWN_PROFILES, profile
 from rgt_tui.services.fleet.append import AddRefused, LaunchKeys
+from rgt_tui.services.queue.check import display_path, read_queue_file
 
 __all__ = [
     "DEFAULT_RUN", "LAUNCH_KEYS", "LaunchKeys", "create_missing_queue", "create_queue_file",
@@ -180,11 +182,51 @@ def read_queue(text: str, default: str | None, fleet_path: Path) -> str | None:
     if value is None or value.lower() in NONE:
         return None
     _parser_says("queue", value, fleet_path)
-    if _local(value, fleet_path).is_dir():
+    where = _local(value, fleet_path)
+    if where.is_dir():
         raise AddRefused(
             f"queue: {value} is a folder", "name a file, e.g. queues/a100.txt", field="queue"
         )
+    _refuse_no_queue(value, where)
     return value
+
+
+# A queue file is a few lines of text; anything longer is another file named by mistake.
+MAX_QUEUE_BYTES = 1 << 20
+
+
+def _refuse_no_queue(value: str, where: Path) -> None:
+    """Refuse an existing file that does not read as a queue: a training script, a
+    config or a checkpoint named by a slip of the completion (a script's ``import
+    torch`` reads as a cell, so no count of cells tells them apart), or a queue with a
+    mistake a launch would refuse anyway: said now, with its line, while the file is
+    being named. An empty or commented one is a queue yet to be written."""
+    try:
+        size = where.stat().st_size if where.is_file() else None
+    except OSError:
+        return  # unreadable here: launch and ``queue check`` say so, naming the file
+    if size is None:
+        return  # missing: ``create_queue_file`` offers one
+    fix = (
+        f"fix it (rgt-tui queue check {shlex.quote(display_path(where))} names every line) or name your queue file "
+        "(one cell per line: <config> <task> [epochs]); `none`: no queue yet"
+    )
+    if size > MAX_QUEUE_BYTES:
+        raise AddRefused(
+            f"queue: {value} is {size:,} bytes, not a queue file (a few lines of text)",
+            fix,
+            field="queue",
+        )
+    parsed = read_queue_file(where, host=None, default_epochs=1).parsed
+    if parsed.problems:
+        first = parsed.problems[0]
+        more = len(parsed.problems) - 1
+        raise AddRefused(
+            f"queue: {value} does not read as a queue file: line {first.line or 1}: "
+            f"{first.message}" + (f" (and {more} more)" if more else ""),
+            fix,
+            field="queue",
+        )
 
 
 def read_run(text: str, default: str | None, fleet_path: Path) -> str | None:
