@@ -19,7 +19,6 @@ from rgt_tui.domain.queue_state import (
     INTERRUPTED,
     KILLED,
     PENDING,
-    RETRY,
     SKIPPED,
     SLURM_ENDED,
     STOPPED,
@@ -168,13 +167,10 @@ def queue_pane_line(view: QueueView) -> Content | None:
     ]
     # Every cell that needs the user, on any backend: a killed cell and one queued for
     # a retry (a Slurm retry may wait in the scheduler) are neither done nor failed.
-    for status, word, style in (
-        (FAILED, "failed", "bold $error"),
-        (KILLED, "killed", "bold $error"),
-        (RETRY, "to retry", "bold $accent"),
-    ):
-        if view.count(status):
-            parts.append((f" · {view.count(status)} {word}", style))
+    if view.count(FAILED):
+        parts.append((f" · {view.count(FAILED)} failed", "bold $error"))
+    for count, word in view.waiting_counts():
+        parts.append((f" · {count} {word}", "bold $error" if word == "killed" else "bold $accent"))
     # Moved or skipped cells run elsewhere or never: counted as ``queue show`` counts them.
     moved = sum(1 for c in view.cells if c.status == SKIPPED and c.label == "moved")
     for count, word in ((moved, "moved"), (view.count(SKIPPED) - moved, "skipped")):

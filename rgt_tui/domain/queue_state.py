@@ -134,6 +134,9 @@ class CellView:
     retries: int = 0
     set_aside: str = ""
     resumes: int = 0
+    # A cell waiting for its attempt (RETRY) asked as a resume ({out} kept): "queued to
+    # resume", not "to retry" (a cell set to resume read "retry queued": h484).
+    resume_pending: bool = False
     # A Slurm host: the cell's array task as Slurm last reported it (None elsewhere).
     slurm: SlurmCell | None = None
     # A kill asked for its last attempt: who asked, as the record says (``user``, or
@@ -160,7 +163,7 @@ class CellView:
                 else f"killed (exit {self.exit_code})"
             )
         if self.status == RETRY:
-            return "retry queued"
+            return "queued to resume" if self.resume_pending else "queued to retry"
         if self.status == SKIPPED and self.note.lower().startswith("moved"):
             return "moved"
         return self.status
@@ -243,6 +246,17 @@ class QueueView:
     def count(self, status: str) -> int:
         """How many cells have ``status``."""
         return sum(1 for c in self.cells if c.status == status)
+
+    def waiting_counts(self) -> list[tuple[int, str]]:
+        """The killed cells and those queued to run again, a retry's and a resume's apart
+        (``[(1, "killed"), (1, "to resume")]``): the summary and the pane alike."""
+        resumes = sum(1 for c in self.cells if c.status == RETRY and c.resume_pending)
+        counts = (
+            (self.count(KILLED), "killed"),
+            (self.count(RETRY) - resumes, "to retry"),
+            (resumes, "to resume"),
+        )
+        return [(n, word) for n, word in counts if n]
 
     @property
     def retry_pickable(self) -> tuple[CellView, ...]:
@@ -423,8 +437,9 @@ class QueueView:
             parts.append(f"{self.count(FAILED)} failed")
         if self.count(INTERRUPTED):
             parts.append(f"{self.count(INTERRUPTED)} interrupted")
-        words = ((KILLED, "killed"), (RETRY, "to retry"), (SKIPPED, "moved/skipped"))
-        for status, word in (*words, *((s, s) for s in SLURM_ENDED)):
+        parts += [f"{n} {word}" for n, word in self.waiting_counts()]
+        words = ((SKIPPED, "moved/skipped"), *((s, s) for s in SLURM_ENDED))
+        for status, word in words:
             if self.count(status):
                 parts.append(f"{self.count(status)} {word}")
         if self.stop_requested:
@@ -505,7 +520,7 @@ def _cell_view(
         last = attempts[-1] if attempts else None
         return CellView(
             cell.index, cell.name, RETRY, attempts=len(attempts), note=note,
-            code=last.code if last else None, **control,
+            code=last.code if last else None, resume_pending=aside == RESUMED, **control,
         )  # fmt: skip
     if not attempts:
         if marks.unreadable:  # not "never ran": its stale {out} must not pass as results

@@ -3,6 +3,7 @@ makes of them; records written before them parse as they did."""
 
 from __future__ import annotations
 
+from rgt_tui.content.queue_text import queue_pane_line
 from rgt_tui.domain.queue_records import (
     DeployedCell,
     parse_cell_marks,
@@ -92,7 +93,7 @@ def test_cell_statuses_for_killed_retry_and_skipped_cells():
     )  # fmt: skip
     a, b, c = view.cells
     assert (a.status, a.label, a.exit_code) == (KILLED, "killed (exit 143)", 143)
-    assert (b.status, b.label, b.retries) == (RETRY, "retry queued", 1)
+    assert (b.status, b.label, b.retries) == (RETRY, "queued to retry", 1)
     # Where they went is said once, by retry_text, not again in the note (hour s17a #13).
     assert b.note == "" and b.retry_text() == "retried 1×, earlier outputs in /out/b.before-retry-x"
     assert (c.status, c.label, c.note) == (SKIPPED, "moved", "moved to box2")
@@ -108,6 +109,12 @@ def test_cell_statuses_for_killed_retry_and_skipped_cells():
     b = view.cells[1]
     assert (b.status, b.retries, b.resumes, b.note) == (RETRY, 2, 1, "its {out} kept as it is")
     assert b.retry_text() == "retried 1×, resumed 1×, earlier outputs in /out/b.before-retry-x"
+    # Queued as a resume, it is said so in its row, the summary and the pane (it read
+    # "retry queued" and "1 to retry": h484).
+    assert b.label == "queued to resume"
+    assert "1 killed · 1 to resume" in view.summary() and "to retry" not in view.summary()
+    pane = queue_pane_line(view)
+    assert pane is not None and "1 killed · 1 to resume" in pane.plain
     assert view.last_failed is None and FAILED not in [x.status for x in view.cells]
     assert PENDING not in [x.status for x in view.cells] and RUNNING not in [
         x.status for x in view.cells

@@ -363,7 +363,7 @@ async def test_retry_while_running_runs_before_the_next_cell_and_a_running_cell_
     assert result.running and result.launched is None and result.aside == (("bad", "-"),)
     shown = await read_queue_view(host, transport)
     await transport.close()
-    assert shown.cells[0].status == RETRY and shown.cells[0].label == "retry queued"
+    assert shown.cells[0].status == RETRY and shown.cells[0].label == "queued to retry"
 
     (qf.root() / "go_a").touch()
     view = await wait_view(qf, lambda v: v.state == FINISHED, what="the queue to finish")

@@ -287,7 +287,7 @@ async def test_a_cell_waiting_for_its_retry_is_launched_as_it_was_marked(
         retry = await open_retry(pilot, app, 0)
         assert retry.cell.name == "broke" and retry.plan is not None and retry.plan.ok
         about = " ".join(text_of(retry.query_one("#retry-about", Static)).split())
-        assert about.startswith("It is retry queued; it runs again as broke."), about
+        assert about.startswith("It is queued to retry; it runs again as broke."), about
         assert (
             "Marked for a retry before the queue stopped: a launch runs it as it was marked — "
             f"its {{out}} was set aside then (to {aside}), so it starts over." in about
