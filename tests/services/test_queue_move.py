@@ -248,6 +248,8 @@ async def test_the_cli_asks_before_the_box_must_skip_and_moves_with_yes(make_que
     done = await arun("queue", "move", "b", "--to", "box2", "--yes", "--hosts", hosts)
     assert done.returncode == 0, done.stderr
     assert "moved b from box1 to box2" in done.stdout and "box1's box skips b" in done.stdout
+    # Where it lands: after box2's one cell (a plan that did not say left it to count).
+    assert "box1's box skips cell 1; it becomes box2's cell 1" in done.stdout
     # box2 was never launched: `queue append` would refuse it there, so launch is named.
     assert "run it: rgt-tui queue append box2 if a queue runs there, else rgt-tui launch box2" in (
         done.stdout

@@ -313,8 +313,8 @@ async def test_a_cell_that_wrote_nothing_is_not_sent_to_pull_first(make_queue_fl
     assert resume_lines(refused)[0].startswith("REFUSED: ck has no verified checkpoint")
     # Its line does not move: the plan says what a move would do, as a condition.
     assert (
-        "ck [interrupted]: if moved, line 1 becomes '#moved-to box2: …'; box1's box skips cell 0"
-        in (resume_lines(refused))
+        "ck [interrupted]: if moved, line 1 becomes '#moved-to box2: …'; box1's box skips cell 0; "
+        "it becomes box2's cell 0" in (resume_lines(refused))
     )
     (out / "ckpt.pt").parent.mkdir(parents=True)
     (out / "ckpt.pt").write_bytes(b"x")  # now the box has one: pull and verify it first

@@ -43,7 +43,13 @@ from pathlib import Path
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.manifest import ManifestError
-from rgt_tui.domain.queue_file import QueueCell, moved_marker, parse_queue_line, render_command
+from rgt_tui.domain.queue_file import (
+    QueueCell,
+    moved_marker,
+    parse_queue_line,
+    parse_queue_text,
+    render_command,
+)
 from rgt_tui.domain.queue_prefix import prefix_problem
 from rgt_tui.domain.queue_records import parse_cell_marks, parse_cell_state
 from rgt_tui.domain.queue_state import DONE, RETRY, RUNNING
@@ -182,8 +188,12 @@ def plan_lines(plan: MovePlan, refused: bool | None = None) -> list[str]:
     ``refused`` (default: the move's own refusals; a resume has its own too): each cell's
     line reads "if moved, …", since it does not happen."""
     if_moved = "if moved, " if (not plan.ok if refused is None else refused) else ""
+    # The moved lines go to the end of the destination's file, in this order: each is the
+    # cell after its last slot there (a plan that did not say where its cells landed
+    # left the user to count: h484).
+    first = len(parse_queue_text(plan.dest_text, file="", default_epochs=1).slots)
     lines = []
-    for c in plan.cells:
+    for n, c in enumerate(plan.cells):
         if c.sent:
             what = (
                 f"line {c.line} becomes '#moved-to {plan.dest}: …'; "
@@ -191,7 +201,8 @@ def plan_lines(plan: MovePlan, refused: bool | None = None) -> list[str]:
             )
         else:
             what = f"line {c.line} moves (not sent to {plan.source}'s box yet)"
-        lines.append(f"{c.name}{f' [{c.status}]' if c.status else ''}: {if_moved}{what}")
+        lands = f"; it becomes {plan.dest}'s cell {first + n}"
+        lines.append(f"{c.name}{f' [{c.status}]' if c.status else ''}: {if_moved}{what}{lands}")
     lines += [f"warning: {w}" for w in plan.warnings]
     return refusals_first([f"REFUSED: {p}" for p in plan.problems] + lines)
 
