@@ -35,6 +35,15 @@ EMPTY_RESULTS = "nothing to verify: the manifest lists no files"
 # hand, or before a --fresh launch: review h483 #6).
 NEVER_RAN = "never ran"
 NEVER_RAN_WHY = "never ran: no queue runs it now — a launch from it runs it"
+# The same read offline (``verify --offline``, a box gone): the pull's record of the
+# queue (``code.json``) lists no attempt of it, and only the box knows whether a queue
+# runs it now.
+NOT_RUN_AT_PULL = "not run at the pull"
+NOT_RUN_AT_PULL_WHY = (
+    "had not run when the last pull read the box's queue — verify with the box "
+    "reachable to know whether a queue runs it"
+)
+_NOT_RUN = {NEVER_RAN: NEVER_RAN_WHY, NOT_RUN_AT_PULL: NOT_RUN_AT_PULL_WHY}
 
 
 @dataclass(frozen=True)
@@ -96,7 +105,7 @@ def reconcile(
     present, missing, unfinished = [], [], []
     paths = list(statuses)
     for name in dict.fromkeys(cells):
-        never = open_work is not None and open_work.get(name) == NEVER_RAN
+        never = _NOT_RUN.get(open_work.get(name, "")) if open_work is not None else None
         if open_work and name in open_work and not never:
             state = open_work[name]
             unfinished.append((name, state))
@@ -121,7 +130,7 @@ def reconcile(
             missing.append(
                 (
                     name,
-                    NEVER_RAN_WHY if never else f"no output directory ({where}) in the pulled copy",
+                    never or f"no output directory ({where}) in the pulled copy",
                 )
             )
         else:

@@ -151,3 +151,13 @@ async def test_verify_says_a_cell_of_a_stopped_queue_never_ran_not_that_its_outp
     missing = dict(report.roster.missing)
     assert missing == {"b": "never ran: no queue runs it now — a launch from it runs it"}, missing
     assert "hold" in report.roster.present
+    # Offline (the box gone), the pull's record of the queue lists no attempt of b: said
+    # so, not "no output directory … in the pulled copy" (s48 note).
+    from rgt_tui.services.verify.run import verify_host
+
+    offline = await verify_host(qf.host("box1"), qf.fleet.results_dir, write_record=False)
+    assert offline.roster is not None and "hold" in offline.roster.present
+    assert dict(offline.roster.missing) == {
+        "b": "had not run when the last pull read the box's queue — verify with the box "
+        "reachable to know whether a queue runs it"
+    }, offline.roster.missing

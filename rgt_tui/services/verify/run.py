@@ -61,6 +61,7 @@ from rgt_tui.domain.queue_state import PENDING, RUNNING
 from rgt_tui.domain.roster import (
     EMPTY_RESULTS,
     NEVER_RAN,
+    NOT_RUN_AT_PULL,
     RosterCheck,
     in_outputs,
     output_prefixes,
@@ -162,7 +163,7 @@ async def verify_host(
         cells = [c.name for c in code.cells]
     rost = None
     if cells is not None:
-        work = await _open_work(host, transport if remote_checked else None, code)
+        work = await _open_work(host, transport if remote_checked else None, code, cells)
         rost = reconcile(cells, manifest, host.durable_dir, statuses, work)
     # A reclaimed file whose only copy is gone here: its cell is missing (the roster line,
     # which its acknowledgement settles), not "present" beside a problem line that no
@@ -558,12 +559,14 @@ async def _rescan(
 
 
 async def _open_work(
-    host: HostConfig, transport: Transport | None, code: ResultCode | None
+    host: HostConfig, transport: Transport | None, code: ResultCode | None, cells: Sequence[str]
 ) -> dict[str, str]:
     """The cells whose run is unfinished or running, name → state, by the teardown gate's
     rule (``domain.unfinished.is_unfinished``, or running): from the box's queue records
     now, as the gate reads them; without the box, from the pull's record of them
-    (``code.json``). Neither counts for the roster, whatever of it verified."""
+    (``code.json``). Neither counts for the roster, whatever of it verified. Also the
+    ``cells`` that never started (``NEVER_RAN``; offline, ``NOT_RUN_AT_PULL``), which
+    the roster says so of, not "no output directory"."""
     if transport is not None:
         from rgt_tui.services.box_ctl import QueueError
         from rgt_tui.services.queue.view import read_queue_view
@@ -583,7 +586,11 @@ async def _open_work(
             }
     if code is None:
         return {}
-    return {c.name: c.status for c in code.cells if c.status in (*UNFINISHED, RUNNING)}
+    # A cell with an attempt then (``read_result_code``); with none at all, no queue ran
+    # there (outputs made by hand), and "no output directory" says what is known.
+    ran = {c.name for c in code.cells}
+    never = {n: NOT_RUN_AT_PULL for n in cells if n not in ran} if ran and not code.problem else {}
+    return never | {c.name: c.status for c in code.cells if c.status in (*UNFINISHED, RUNNING)}
 
 
 def _roster(host: HostConfig, roster: Sequence[str] | None) -> tuple[list[str] | None, str | None]:
