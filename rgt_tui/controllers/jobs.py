@@ -156,8 +156,12 @@ class JobRunner:
         clock: Callable[[], float] = time.time,
         watching: Callable[[str, str], bool] = lambda host, tab: False,
         answering: Callable[[str], bool] = lambda host: False,
+        fleet_mistake: Callable[[], str] = lambda: "",
     ) -> None:
         self.app = app
+        # The fleet file's mistake while it is not applied: a teardown then would run the
+        # last good file's command, not the one the user saved (h491 #1).
+        self.fleet_mistake = fleet_mistake
         # Whether this process's telemetry of ``host`` is connected now: a box that
         # answers is not destroyed, whatever is typed (hour s45a #2).
         self.answering = answering
@@ -232,6 +236,17 @@ class JobRunner:
             self._set(
                 host.name,
                 refusal=f"'{arg}' is not '{host.name}': nothing was torn down",
+            )
+            return
+        if job_name == "teardown" and (mistake := self.fleet_mistake()):
+            # The command the file now says (a new instance id, say) is not the one that
+            # would run: the last good file's would destroy the box it named. As the
+            # command line's `teardown` refuses a file with a mistake.
+            self._set(
+                host.name,
+                refusal=f"the fleet file is not applied ({mistake}): a teardown runs the "
+                "file's command, and the one in force is the last good file's — nothing was "
+                "torn down; fix the file, then type the name again",
             )
             return
         if job_name == "manual-teardown":

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from support.fleet_files import set_host_key
 from support.pilot import SIZE, screen_text, wait_for
+from support.teardown_ui import checklist, pull_and_verify, teardown_app, type_name
 
 from rgt_tui.app import RgtApp
 from rgt_tui.demo.loopback import LoopbackFleet
@@ -51,3 +53,38 @@ async def test_the_detail_screen_says_the_fleet_file_is_not_applied_until_it_is_
             hosts.write_text(good + "cost_per_hour = 0.5\n")
             await wait_for(lambda: SAID not in screen_text(app), pilot=pilot)
     assert not boxes.errors
+
+
+async def test_a_teardown_is_refused_while_the_fleet_file_is_not_applied(
+    tmp_path: Path, state_dir: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    """h491 #1: with the teardown command edited (a new instance id) and a mistake saved
+    beside it, the open TUI ran the last good file's command: the old box destroyed, the
+    new one recorded as torn down while it bills. Refused as the CLI refuses it, until
+    the file is fixed; then the file's new command runs."""
+    old, new = tmp_path / "old-box-destroyed", tmp_path / "new-box-destroyed"
+    app = teardown_app(loopback_fleet, tmp_path, f"touch {old}")
+    app.FLEET_FILE_EVERY_S = 0.05
+    hosts = loopback_fleet.hosts_file
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pull_and_verify(app, pilot)
+        assert "ready: type 'box1'" in await checklist(app, pilot)
+
+        set_host_key(hosts, "teardown", f"touch {new}")
+        broken = hosts.read_text() + "cost_per_hr = 0.5\n"
+        hosts.write_text(broken)
+        await wait_for(lambda: f"{SAID}{hosts.name}:" in screen_text(app), pilot=pilot)
+        await type_name(app, pilot, "box1")
+        refusal = app.jobs.state("box1").refusal or ""
+        assert refusal.startswith("the fleet file is not applied (") and "cost_per_hr" in refusal
+        assert "nothing was torn down; fix the file, then type the name again" in refusal
+        assert not old.exists() and not new.exists()
+        assert app.jobs.state("box1").torn_down_at is None
+
+        hosts.write_text(broken.replace("cost_per_hr", "cost_per_hour"))
+        await wait_for(lambda: SAID not in screen_text(app), pilot=pilot)
+        await checklist(app, pilot)
+        await type_name(app, pilot, "box1")
+        await wait_for(lambda: app.jobs.state("box1").torn_down_at is not None, pilot=pilot)
+        assert new.exists() and not old.exists()
