@@ -89,7 +89,7 @@ class Box:
     def runs(self) -> int:
         return len(self.ran.read_text().splitlines()) if self.ran.exists() else 0
 
-    def autostop(self) -> AutoStop:
+    def autostop(self, fleet_mistake=lambda: "") -> AutoStop:  # type: ignore[no-untyped-def]
         """A fresh AutoStop on the same journal: what a restart of watch makes."""
         return AutoStop(
             self.fleet,
@@ -98,6 +98,7 @@ class Box:
             locks=self.locks,
             clock=self.clock,
             journal=self.journal,
+            fleet_mistake=fleet_mistake,
         )
 
     async def view(self) -> QueueView:
@@ -213,6 +214,27 @@ async def test_the_stop_runs_once_when_every_condition_holds_across_restarts(
     await box.sample(box.autostop(), 40)  # a restart: the same key, which the sent log holds
     assert box.runs() == 1
     assert {e.key for e in box.events[1:]} == {told.key}
+    await box.connections.close_all()
+
+
+async def test_no_stop_while_the_fleet_file_is_not_applied(make_queue_fleet, tmp_path):
+    """h491 #1's stop: a `stop` edited to a new instance id beside a typo would run the
+    last good file's command, maybe stopping another box of the user's now at work."""
+    box = await _box(make_queue_fleet, tmp_path)
+    await box.pull_and_verify()
+    mistake = ["hosts.toml:9: cost_per_hr: unknown key"]
+    auto = box.autostop(fleet_mistake=lambda: mistake[0])
+    await auto.on_host(box.host, await box.state())
+    await box.sample(auto, 40)
+    assert box.runs() == 0 and box.events == []
+    assert auto.reasons["box1"] == (
+        "the fleet file is not applied (hosts.toml:9: cost_per_hr: unknown key): the stop "
+        "runs the file's command, and the one in force is the last good file's — it waits "
+        "until the file is fixed"
+    )
+    mistake[0] = ""  # fixed and applied
+    await box.sample(auto, STEP_MIN)
+    assert box.runs() == 1 and [e.kind for e in box.events] == ["stopped"]
     await box.connections.close_all()
 
 

@@ -215,9 +215,13 @@ class AutoStop:
         recheck_s: float = GATE_RECHECK_S,
         timeout_s: float = STOP_TIMEOUT_S,
         report: Callable[[str], None] = lambda line: None,
+        fleet_mistake: Callable[[], str] = lambda: "",
     ) -> None:
         self.fleet = fleet
         self.connections = connections
+        # The fleet file's mistake while it is not applied ("" when none): the stop
+        # command in force is then the last good file's, not the one saved (h491 #1).
+        self.fleet_mistake = fleet_mistake
         self.journal = journal or journal_for(fleet)
         self.locks = locks  # the runtime's one: shared with the pulls and the TUI's jobs
         self._emit = emit
@@ -373,6 +377,17 @@ class AutoStop:
                 f"the teardown gate's conditions do not hold now: {gate}"
                 + (f" — fix: {said}" if said else "")
                 + f"; {again}",
+            )
+            return
+        if mistake := self.fleet_mistake():
+            # A stop edited to a new instance id beside a typo would stop the id the
+            # last good file named, maybe another box of the user's now at work.
+            self.say(
+                host.name,
+                "fleet file",
+                f"the fleet file is not applied ({mistake}): the stop runs the file's "
+                "command, and the one in force is the last good file's — it waits until "
+                "the file is fixed",
             )
             return
         claim = await asyncio.to_thread(self._claim, host.name, launch, report, idle_for)
