@@ -142,17 +142,24 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
         # Accepting a cell running settles this line alone: while it writes, no manifest
         # holds, so the lines on it wait for its end or a kill (hour s19a #8 read the ack
         # as the way on, and the gate stayed shut).
-        alone = "; that settles this line only: the pull waits for its end, or a kill"
+        # The caveat before the way: "to tear down with them running" read as the way on
+        # and sent a user round the manifest line's "wait or kill" (h491 #3).
+        alone = (
+            "that settles this line only: while a cell writes files no pull matches the "
+            "box, so the manifest line waits for its end, or a kill"
+        )
         if tui:
             return (
                 f"wait for {_cells(condition)} to finish, or kill it (Esc, Enter, 7 for "
-                "the Queue tab, then X); to tear down with it running, type each name under 'Acknowledge "
-                f"a cell by name' and press Running: accept{alone}"
+                "the Queue tab, then X); one that writes nothing more can be accepted "
+                "running (type each name under 'Acknowledge a cell by name' and press "
+                f"Running: accept): {alone}"
             )
         acks = " ".join(f"--ack-running {printable(c, 200)}" for c in condition.settle)
         return (
-            f"wait for the cells to finish, or kill them (`rgt-tui queue kill {host}`); to "
-            f"tear down with them running, run `rgt-tui teardown {host} {acks}`{alone}"
+            f"wait for the cells to finish, or kill them (`rgt-tui queue kill {host}`); one "
+            f"that writes nothing more can be accepted running (`rgt-tui teardown {host} "
+            f"{acks}`): {alone}"
         )
     if key == "unfinished" and condition.settle:
         return _unfinished_fix(condition, host, tui=tui)

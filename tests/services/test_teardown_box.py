@@ -726,11 +726,18 @@ async def test_a_cell_still_to_run_is_not_accepted_as_missing(ready: Setup) -> N
     ready.journal.update("box1", saw_the_queue_run)
     cells = queue_cells(ready.host)
     pending, running = "is pending on box1, in a queue that runs", "is running on box1"
+    fits = {"cellB": "--ack-unfinished cellB", "cellA": "--ack-running cellA"}
     for cell, words in (("cellB", pending), ("cellA", running)):
         with pytest.raises(StillToRun) as refused:
             acknowledge(ready.journal, "box1", missing=(cell,), cells=cells, box=gate.box)
         assert f"{cell} {words}, as its last gate check read it" in str(refused.value)
-        assert "nothing was acknowledged" in str(refused.value)
+        assert "not acknowledged as missing" in str(refused.value)
+        # The acknowledgement that fits it is named (h491 #2: the pending cell's
+        # --ack-unfinished, which the checklist offers, read as contradicting this).
+        assert (
+            f"To tear down without them, accept it as {'unfinished work' if cell == 'cellB' else 'running'} ({fits[cell]};"
+            in str(refused.value)
+        )
     events = [e for _, e in ready.journal.load("box1").events]
     assert not any(isinstance(e, MissingCellAcknowledged) for e in events)
     # The command line checks the box first (review s25 #7): it runs no queue, so the

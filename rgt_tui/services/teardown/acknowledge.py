@@ -51,10 +51,19 @@ class StillToRun(ValueError):
     def __init__(self, name: str, host: str, running: bool) -> None:
         self.name = name
         now = f"is running on {host}" if running else f"is pending on {host}, in a queue that runs"
+        # The acknowledgement that does fit it is named: "refused" here beside the
+        # checklist's own offer of the other read as a contradiction (h491 #2).
+        fits = (
+            f"accept it as running (--ack-running {name}; Running: accept in the TUI)"
+            if running
+            else f"accept it as unfinished work (--ack-unfinished {name}; Unfinished: accept "
+            "in the TUI)"
+        )
         super().__init__(
-            f"{name} {now}, as its last gate check read it: nothing was "
-            f"acknowledged — its results may still come. Accept it as missing once its "
-            f"queue has ended or been stopped (rgt-tui queue stop {host}), then check again"
+            f"{name} {now}, as its last gate check read it: not acknowledged as missing — its "
+            f"results may still come. To tear down without them, {fits}; or accept it as "
+            f"missing once its queue has ended or been stopped (rgt-tui queue stop {host}), "
+            "then check again"
         )
 
 
