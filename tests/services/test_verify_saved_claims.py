@@ -106,3 +106,48 @@ def test_the_claimed_path_is_the_one_the_word_names() -> None:
         assert claim is not None and claim.path == path, (line, claim)
     for line in ("epoch 2/2 saved", "saved to ./rel/ckpt.pt", "saved 12.3 it/s"):
         assert last_claim(line) is None, line
+
+
+async def test_a_save_after_the_listing_or_of_a_cell_running_then_is_no_failed_save(
+    make_loopback_fleet, tmp_path
+):
+    """h491 #4: a periodic pull while a cell ran said "the save failed — retry the cell"
+    of a cell that saved (and ended with exit 0) between the pull's listing and its
+    fetch of the logs. A file the box holds now is a pull away; a cell that ran at the
+    pull is judged by its state, not by a log newer than the listing."""
+    import time
+
+    from rgt_tui.services.result_code import CellCode, ResultCode, save_result_code
+
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    logs = fleet.box("box1").root / ".rgt" / "queue" / "cells"
+    logs.mkdir(parents=True)
+    (logs / "late.log").write_text(_cell(res, "late", ["ck0.pt", "ck1.pt"], ["ck0.pt"]))
+    (logs / "ran.log").write_text(_cell(res, "ran", ["a.pt", "b.pt"], ["a.pt"]))
+    queue = tmp_path / "queue.txt"
+    queue.write_text("configs/late.yaml train\nconfigs/ran.yaml train\n")
+    host = host_of(fleet, queue=queue)
+    transport = transport_for(host)
+    try:
+        pulled = await pull_host(host, tmp_path, transport, options=fast())
+        assert not pulled.failed, pulled.failed
+        # ran was running when the pull read the box's queue (its record, as a pull keeps it).
+        save_result_code(
+            tmp_path / "box1",
+            ResultCode(
+                time.time(), (CellCode("late", "done", None), CellCode("ran", "running", None))
+            ),
+        )
+        torch.save({"w": torch.ones(2)}, res / "late" / "ck1.pt")  # saved after the listing
+        report = await verify_host(host, tmp_path, transport=transport)
+    finally:
+        await transport.close()
+    assert report.roster is not None
+    missing = dict(report.roster.missing)
+    assert missing["late"] == (
+        f"line 4 of its log (.rgt/box-logs/cells/late.log) says it saved {res}/late/ck1.pt, "
+        "which the box holds now but did not when the pull listed it — pull again"
+    ), missing
+    # ran's claim (b.pt) is not judged against a listing older than its log.
+    assert "ran" in report.roster.present and "ran" not in missing, missing

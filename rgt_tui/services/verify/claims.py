@@ -16,14 +16,28 @@ from rgt_tui.services.records import pulled_cell_log
 
 
 def claims_kept(
-    folder: Path, manifest: Manifest, rost: RosterCheck, pulled: set[str]
+    folder: Path,
+    manifest: Manifest,
+    rost: RosterCheck,
+    pulled: set[str],
+    *,
+    ran_at_pull: set[str] = frozenset(),  # type: ignore[assignment]
+    added: set[str] = frozenset(),  # type: ignore[assignment]
 ) -> RosterCheck:
     """``rost`` with each present cell whose log's last "saved …" names a file the box
     did not hold made missing, saying so (``domain.saved_claims``); a cell missing for
     another reason gets the claim added to its reason (s38 disk hour #5: "holds 1 file
-    but none loaded" hid that its log claimed a save that never happened). Blocking."""
+    but none loaded" hid that its log claimed a save that never happened). Blocking.
+
+    Not of a cell that ran at the pull (``ran_at_pull``) or runs or is unfinished now
+    (``rost.unfinished``): its log was pulled after the listing and may name a save the
+    listing predates, and its line says its state (h491 #4). A claimed file the re-scan
+    found new on the box since the listing (``added``: local paths) was saved after it:
+    the way on is a pull, not a retry."""
     missing = []
-    said = _claims(folder, manifest, pulled, [*rost.present, *(n for n, _ in rost.missing)])
+    skip = ran_at_pull | {n for n, _ in rost.unfinished}
+    names = [n for n in (*rost.present, *(n for n, _ in rost.missing)) if n not in skip]
+    said = _claims(folder, manifest, pulled, names, added)
     for name in rost.present:
         if name in said:
             missing.append((name, said[name]))
@@ -38,7 +52,9 @@ def claims_kept(
     )
 
 
-def _claims(folder: Path, manifest: Manifest, pulled: set[str], names: list[str]) -> dict[str, str]:
+def _claims(
+    folder: Path, manifest: Manifest, pulled: set[str], names: list[str], added: set[str]
+) -> dict[str, str]:
     """Each of ``names`` whose log's last "saved …" names a file the box did not hold,
     with the words that say so."""
     found = {}
@@ -56,10 +72,13 @@ def _claims(folder: Path, manifest: Manifest, pulled: set[str], names: list[str]
         if claim is None or local is None or holds(pulled, local):
             continue
         where = f"line {claim.line} of" if size <= TAIL_BYTES else "the end of"
+        said = (
+            f"{where} its log ({pulled_cell_log(name)}) says it saved {printable(claim.path, 300)}"
+        )
         found[name] = (
-            f"{where} its log ({pulled_cell_log(name)}) says it saved "
-            f"{printable(claim.path, 300)}, and the box held no such file: the save "
-            "failed (a full disk, an error swallowed) — retry the cell, or accept it "
-            "as missing"
+            f"{said}, which the box holds now but did not when the pull listed it — pull again"
+            if local in added
+            else f"{said}, and the box held no such file: the save failed (a full disk, an "
+            "error swallowed) — retry the cell, or accept it as missing"
         )
     return found

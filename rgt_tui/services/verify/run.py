@@ -146,8 +146,11 @@ async def verify_host(
         await asyncio.to_thread(loader.close)
     flags = await asyncio.to_thread(_flags, folder, manifest, results)  # walks the folder
     remote_checked = False
+    added: set[str] = set()  # local paths of files new on the box since the manifest
     if transport is not None:
-        remote_flags, remote_checked = await _rescan(host, transport, manifest, stall_timeout_s)
+        remote_flags, remote_checked, added = await _rescan(
+            host, transport, manifest, stall_timeout_s
+        )
         flags += remote_flags
     cells, roster_problem = await asyncio.to_thread(_roster, host, roster)  # reads queue files
     statuses = {c.path: c.status for c in results}
@@ -176,7 +179,13 @@ async def verify_host(
         else:
             others.append(line)
     if rost is not None and rost.present:
-        rost = await asyncio.to_thread(claims_kept, folder, manifest, rost, set(statuses))
+        # A cell that ran at the pull: its log, pulled after the listing, may name a save
+        # the listing predates (h491 #4: "the save failed — retry the cell" of a cell
+        # that saved, and ended with exit 0, during the pull).
+        ran = {c.name for c in code.cells if c.status == RUNNING} if code is not None else set()
+        rost = await asyncio.to_thread(
+            claims_kept, folder, manifest, rost, set(statuses), ran_at_pull=ran, added=added
+        )
     problems = problem_lines(manifest, results, flags, rost, reclaimed=len(here.intact))
     problems += others
     if roster_problem:
@@ -508,12 +517,17 @@ async def rescan_box(
 
 async def _rescan(
     host: HostConfig, transport: Transport, manifest: Manifest, stall_timeout_s: float
-) -> tuple[list[Flag], bool]:
-    """Flags for what changed on the box since the manifest (sizes and mtimes)."""
+) -> tuple[list[Flag], bool, set[str]]:
+    """Flags for what changed on the box since the manifest (sizes and mtimes), whether
+    the box was re-scanned, and the local paths of the files new there since."""
     try:
         diff = await rescan_box(host, transport, manifest, stall_timeout_s)
     except (TransportError, ManifestError) as exc:
-        return [Flag("not-rechecked", host.name, f"could not re-scan the box: {exc}")], False
+        return (
+            [Flag("not-rechecked", host.name, f"could not re-scan the box: {exc}")],
+            False,
+            set(),
+        )
     flags = [
         Flag(
             "remote-changed",
@@ -555,7 +569,7 @@ async def _rescan(
         )
         for r in diff.newly_refused
     ]
-    return flags, True
+    return flags, True, {manifest.local_relpath(e.root, e.path) for e in diff.added}
 
 
 async def _open_work(
