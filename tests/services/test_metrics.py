@@ -325,3 +325,23 @@ def test_each_help_text_says_what_docs_metrics_md_says_it_counts(fleet) -> None:
         for f in text_string_to_metric_families(generate_latest(metrics.registry).decode())
     }
     assert "since started_at, else since first seen" in helps["rgt_cost_so_far"]
+
+
+def test_a_torn_down_box_gone_bills_nothing_in_the_cost_series(fleet) -> None:  # type: ignore[no-untyped-def]
+    """h491 #6: a box torn down while watch ran kept rgt_cost_per_hour at its rate, so
+    sum(rgt_cost_per_hour) counted it; gone, it reads 0 and its cost stops growing."""
+    from rgt_tui.services.runtime.monitors import as_torn_down
+    from rgt_tui.services.watch.state import host_state
+
+    metrics = FleetMetrics(fleet)
+    box = replace(host(fleet, "spot-4090"), cost_per_hour=0.34)
+    gone = as_torn_down(lost_update())
+    metrics.on_host(box, host_state(box, gone, None, FROZEN))
+    first = scrape(metrics)
+    h = {"host": "spot-4090"}
+    assert value(first, "rgt_connection_state", **h, state="ended") == 1
+    assert value(first, "rgt_cost_per_hour", **h) == 0
+    metrics.on_host(box, host_state(box, gone, None, FROZEN + 3600))
+    so_far = value(first, "rgt_cost_so_far", **h)
+    assert so_far is not None and so_far > 0
+    assert value(scrape(metrics), "rgt_cost_so_far", **h) == so_far

@@ -248,7 +248,8 @@ async def test_a_box_torn_down_while_watch_runs_is_no_longer_the_forgotten_box(b
     await launch(await plan_launch(fleet, fleet.host("box1"), transport), transport)
     await transport.close()
     await wait_view(qf, lambda v: v.state == FINISHED)
-    async with watching(fleet, queue_poll_s=0.2) as (watcher, rec):
+    said: list[str] = []
+    async with watching(fleet, queue_poll_s=0.2, report=said.append) as (watcher, rec):
 
         def forgotten_now() -> bool:
             return any(a.id == FORGOTTEN_ALERT for a in rec.states[-1][1].alerts)
@@ -263,6 +264,9 @@ async def test_a_box_torn_down_while_watch_runs_is_no_longer_the_forgotten_box(b
         seen = len(rec.states)
         await wait_for(lambda: len(rec.states) > seen + 3, 60, "samples after the teardown")
         assert not forgotten_now(), rec.states[-1][1].alerts
+        # Said on the console, once (h491 #6: only the metrics' figures told it).
+        torn = [line for line in said if "recorded as torn down" in line]
+        assert torn == ["box1: recorded as torn down: its cost stops once the box is gone"], said
 
 
 async def test_queue_done_and_the_forgotten_box_each_told_once_across_restart(billed_queue_fleet):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.cost import billing_start, cost_so_far
 from rgt_tui.domain.queue_state import QueueView
+from rgt_tui.services.runtime.monitors import ENDED
 from rgt_tui.services.runtime.stopped import STOPPED
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.services.watch.events import HostState
@@ -19,7 +20,8 @@ def host_state(
     connection, the latest queue view, and what it costs (from ``started_at``, else from
     when rgt-tui first saw the box, as the pane counts). A box watch's autostop stopped
     (``services.runtime.stopped``) bills no compute since: its rate reads 0 and its cost
-    stays what it was at the stop (the disk a stopped box keeps is not in the figure)."""
+    stays what it was at the stop (the disk a stopped box keeps is not in the figure); so
+    does a box torn down that no longer answers, from when it stopped answering."""
     started = host.started_at.timestamp() if host.started_at is not None else None
     first_seen = update.first_seen if update is not None else None
     if update is None:
@@ -31,7 +33,9 @@ def host_state(
     conn = update.connection
     refused = conn.key_error if conn.status in NOT_CONNECTED else None
     rate, until = host.cost_per_hour, now
-    if conn.status == STOPPED:
+    if conn.status in (STOPPED, ENDED):
+        # A torn-down box gone (``ENDED``) bills no more either: its series kept the rate,
+        # so sum(rgt_cost_per_hour) counted it after its teardown (h491 #6).
         rate, until = (None if rate is None else 0.0), min(now, conn.since)
     return HostState(
         snapshot=update.snapshot,

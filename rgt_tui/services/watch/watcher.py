@@ -126,6 +126,7 @@ class Watcher:
         self.clock = clock
         self.report = report
         self._key_said: dict[str, str | None] = {}  # each host's refused key, as last said
+        self._torn_said: set[str] = set()  # hosts said to be torn down since watch started
         self.fleet_file_every_s = fleet_file_every_s
         self.connections = FleetConnections(
             self.hosts, factory=factory, backoff=backoff or Backoff()
@@ -438,6 +439,7 @@ class Watcher:
         """Hand the host's state to the sinks and the autostop; a refused host key is
         said on the console at once, with its fix."""
         self._say_key_refusal(host.name)
+        self._say_torn_down(host.name)
         for sink in self.sinks:
             await self._call(sink, "on_host", lambda: sink.on_host(host, state))  # noqa: B023
         autostop = self.autostop
@@ -447,6 +449,15 @@ class Watcher:
             # Its gate check may take minutes (a re-scan, a re-hash): not awaited here,
             # and a call while one is going returns at once (AutoStop's own guard).
             self._background(self._call(autostop, "on_host", lambda: autostop.on_host(host, state)))
+
+    def _say_torn_down(self, host: str) -> None:
+        """A host recorded as torn down while watch runs (the TUI's teardown, `rgt-tui
+        teardown`) is said once on the console: it left only the metrics' figures to
+        tell (h491 #6). One torn down before watch started is said at its start."""
+        if host in self._torn_said or not self.runtime.is_torn_down(host):
+            return
+        self._torn_said.add(host)
+        self.report(f"{host}: recorded as torn down: its cost stops once the box is gone")
 
     def _say_key_refusal(self, host: str) -> None:
         """A refused host key needs the user, not a retry: said once when it comes (and
