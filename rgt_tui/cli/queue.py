@@ -218,14 +218,11 @@ def not_sent_lines(view: QueueView, not_sent: NotSent) -> list[str]:
     if not_sent.problems:  # append and launch refuse a file with a line at fault
         how = f"once the lines at fault below are put right, {how}"
     head = f"not sent: {plural(len(cells), 'cell')} of {where}{span}, not on {host} yet: {how}"
-    faults = (
-        f"{plural(not_sent.problems, 'line')} added to {where} cannot run as written: "
-        f"rgt-tui queue check {where} says why"
-    )
+    faults = not_sent.faults_said(where)
     if not cells:  # only lines `queue check` finds at fault were added
         return [f"not sent: {faults}"]
     lines = [head]
-    lines += [_file_row(i, c, NOT_SENT, f" {'':>7}  line {c.line}") for i, c in cells]
+    lines += [_file_row(i, c, not_sent.label(c), f" {'':>7}  line {c.line}") for i, c in cells]
     return lines + ([f"  and {faults}"] if not_sent.problems else [])
 
 

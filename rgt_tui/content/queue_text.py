@@ -324,10 +324,7 @@ def not_sent_lines(view: QueueView) -> list[Content]:
         how = f"the queue stops after its current cell, then L (Launch) sends and runs {them}"
     else:
         how = f"L (Launch) sends and runs {them} (the queue is not running; a only sends {them})"
-    faults = (
-        f"{plural(not_sent.problems, 'line')} added to {where} cannot run as written: "
-        f"rgt-tui queue check {where} says why"
-    )
+    faults = not_sent.faults_said(where)
     if not not_sent.cells:  # only lines `queue check` finds at fault were added
         return [Content.styled(f"not sent: {faults}", "$warning")]
     if not_sent.problems:  # append and launch refuse a file with a line at fault
@@ -340,7 +337,7 @@ def not_sent_lines(view: QueueView) -> list[Content]:
             "  ",
             (f"{index:>3}  ", "$foreground-muted"),
             (f"{shown(cell.name):<28} ", "bold"),
-            (f"{'not sent':<18}  ", "$warning"),
+            (f"{not_sent.label(cell):<18}  ", "$warning"),
             (f"line {cell.line}", "$foreground-muted"),
         )
         for index, cell in not_sent.cells

@@ -63,7 +63,11 @@ async def test_the_queue_tab_says_a_sent_line_was_edited_here(
                 lambda: "1 line added to " in body(), 90, what="the name at fault", pilot=pilot
             )
             assert "once the lines at fault are put right, a (Append) sends it" in body()
-            assert "cannot run as written: rgt-tui queue check " in body()
+            # Its row is that line: marked at fault, not counted again (h491 #7: "2 cells
+            # … and 3 lines at fault" read as 5).
+            assert "cannot run as written (listed above, at fault): rgt-tui queue check " in body()
+            row = next(line for line in body().splitlines() if line.endswith("line 3"))
+            assert row.split() == ["2", "hold", "at", "fault", "line", "3"], row
             qf.write_queue(sent)
             await wait_for(lambda: added not in body(), 90, what="the row to go", pilot=pilot)
     finally:

@@ -150,10 +150,11 @@ async def against_box(
     if fleet is not None and cells:
         problems = await asyncio.to_thread(missing_configs, fleet, host, [c for _, c in cells])
         absent = {p.line for p in problems if p.line is not None}
-    faults += sum(1 for _, c in cells if c.where in twice or c.line in absent)
+    faulty = frozenset(c.line for _, c in cells if c.where in twice or c.line in absent)
+    faults += len(faulty)
     if not cells and not faults:
         return AgainstBox()
-    return AgainstBox(not_sent=NotSent(source.parsed.file, cells, faults))
+    return AgainstBox(not_sent=NotSent(source.parsed.file, cells, faults, faulty))
 
 
 async def stale_configs(
