@@ -67,6 +67,15 @@ def recorded_pull_lines(pull: RecordedPull, now: float, *, verified: bool = Fals
 OLDER_PULL = "it speaks about an older pull: press v to verify this one"
 
 
+def as_older(lines: list[Content]) -> list[Content]:
+    """A verify of an older pull, under ``OLDER_PULL``: its lines muted, so its green
+    "✓ VERIFIED" does not stand under this pull's "NOT COMPLETE" as its verdict (h491 #8)."""
+    return [
+        Content.styled(OLDER_PULL, "$warning"),
+        *(Content.styled(c.plain, MUTED) for c in lines),
+    ]
+
+
 def recorded_verify_lines(verify: RecordedVerify, now: float) -> list[Content]:
     """The last recorded verification: when, the counts, its verdict and problems."""
     summary = ", ".join(f"{n} {k}" for k, n in verify.counts) or "no files"
@@ -81,8 +90,6 @@ def recorded_verify_lines(verify: RecordedVerify, now: float) -> list[Content]:
         for name in verify.missing
         if not any(p.startswith(f"cell {name} missing") for p in said)
     ]
-    if not verify.current:
-        lines.append(Content.styled(OLDER_PULL, "$warning"))
     if verify.ok:
         lines.append(
             Content.styled("✓ VERIFIED: every file checked, roster complete", "bold $success")
@@ -92,4 +99,4 @@ def recorded_verify_lines(verify: RecordedVerify, now: float) -> list[Content]:
             Content.styled(f"✖ NOT VERIFIED: {plural(verify.n_problems, 'problem')}", "bold $error")
         )
         lines += [Content.styled(shown(f"  {p}"), "$error") for p in verify.problems]
-    return lines
+    return lines if verify.current else as_older(lines)

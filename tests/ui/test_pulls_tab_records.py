@@ -5,6 +5,7 @@ loopback box, `rgt-tui` in a subprocess as a person runs it."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from support.cli import arun
@@ -141,6 +142,22 @@ async def test_this_tuis_verify_of_an_older_pull_says_so_after_a_new_pull(
             pilot=pilot,
         )
         assert verify.index("older pull") < verify.index("VERIFIED"), verify
+
+
+def test_a_verification_of_an_older_pull_is_not_shown_as_this_pulls_verdict() -> None:
+    """h491 #8: a green "✓ VERIFIED" stood under this pull's "NOT COMPLETE", below a line
+    saying it was an older pull's. Under that line, it is muted."""
+    from rgt_tui.content.recorded_view import OLDER_PULL, recorded_verify_lines
+    from rgt_tui.services.recorded_results import RecordedVerify
+
+    verify = RecordedVerify(100.0, True, (("verified", 2),), (), 0, (), current=False)
+    lines = recorded_verify_lines(verify, 160.0)
+    assert lines[0].plain == OLDER_PULL
+    verdict = next(line for line in lines if "VERIFIED" in line.plain)
+    assert "$success" not in str(verdict.spans) and "bold" not in str(verdict.spans), verdict.spans
+    current = recorded_verify_lines(replace(verify, current=True), 160.0)
+    assert OLDER_PULL not in [c.plain for c in current]
+    assert "$success" in str(next(c for c in current if "VERIFIED" in c.plain).spans)
 
 
 def test_a_recorded_verification_names_each_missing_cell_once() -> None:

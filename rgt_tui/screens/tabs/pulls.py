@@ -23,7 +23,7 @@ from rgt_tui.content.pull_view import (
     verify_lines,
 )
 from rgt_tui.content.recorded_view import (
-    OLDER_PULL,
+    as_older,
     recorded_pull_lines,
     recorded_verify_lines,
 )
@@ -132,7 +132,7 @@ class PullsTab(DetailTab):
             if recorded is not None and recorded.verify is not None and not recorded.verify.current:
                 # This process's verify, of the pull before the one just made: said as the
                 # recorded one is (a user's hour read its verdict as the new pull's).
-                verify.insert(0, Content.styled(OLDER_PULL, "$warning"))
+                verify = as_older(verify)
         if not verify and recorded is not None and recorded.verify is not None:
             verify = recorded_verify_lines(recorded.verify, self.now)
         self.query_one(".verify-body", Static).update(
