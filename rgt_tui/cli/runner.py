@@ -211,8 +211,18 @@ def run_command(command: Command, args: argparse.Namespace) -> int:
         return cast(PlainRunner, command.run)(call)
     except ConfigError as exc:
         if exc.partial is not None and command.name not in DESPITE_MISTAKES:
+            named = getattr(args, "host", None) if command.host != "none" else None
+            sound = isinstance(named, str) and named in {h.name for h in exc.partial.fleet.hosts}
+            # The host asked for is sound, the mistake another entry's: said first, or a
+            # refusal of box2 read as box1's error alone (h491 #12).
+            why = (
+                f"{named}: refused — its own entry is sound, but {command.name} acts on what "
+                f"the whole fleet file says, which has a mistake: "
+                if sound
+                else ""
+            )
             return call.fail(
-                str(exc),
+                why + str(exc),
                 fix="correct the file; meanwhile "
                 + ", ".join(sorted(DESPITE_MISTAKES))
                 + " still run on a host whose own entry is sound",

@@ -49,9 +49,15 @@ async def test_a_mistake_in_another_entry_does_not_block_a_kill(make_queue_fleet
     assert launched.returncode == 2, launched.stdout + launched.stderr
     assert "nproc_per_nod" in launched.stderr and "queue kill" in launched.stderr
     assert "cell" not in launched.stdout
+    # box1's own entry is sound: said first, or the refusal read as another entry's
+    # error alone (h491 #12).
+    assert launched.stderr.startswith(
+        "rgt-tui launch: box1: refused — its own entry is sound, but launch acts on what the "
+        "whole fleet file says, which has a mistake: "
+    ), launched.stderr
     own = await arun("status", "box7", "--hosts", str(hosts))
     assert own.returncode == 2 and "going on" not in own.stderr, own.stderr
-    assert "cost_per_hour" in own.stderr
+    assert "cost_per_hour" in own.stderr and "its own entry is sound" not in own.stderr
 
     # A mistake of the whole file ([fleet]) is every host's: nothing goes on.
     hosts.write_text(sound.replace("[[hosts]]", "[fleet]\npoll_second = 2\n\n[[hosts]]", 1))
