@@ -90,7 +90,7 @@ class PullProgressView(LiveView):
                 self._live.update(render_progress(p, self.MAX_FILES), refresh=True)
         elif phase_changed or now - self._last >= self.LINE_EVERY_S:
             self._last = now
-            self.console.print(f"{p.host}: {p.phase:<10} {_totals(p)}")
+            self.console.print(f"{p.host}: {p.phase:<10} {_totals(p)}".rstrip())
 
 
 def render_progress(p: PullProgress, max_files: int = PullProgressView.MAX_FILES) -> Group:
@@ -131,6 +131,10 @@ class _Line:
 def _totals(p: PullProgress) -> str:
     if p.phase in ("connecting", "manifest", "planning"):
         return p.message  # no totals before the manifest is in
+    if p.phase == "failed":
+        # Why is the command's own last line, with its fix: here it was said twice (h491
+        # #11), and "0/0 files 0B/0B" of a box never reached said nothing.
+        return p.figures() if p.files_total else ""
     text = p.figures()
     if p.files_failed:
         text += f"  {p.files_failed} FAILED"

@@ -59,6 +59,22 @@ def test_pull_all_says_a_failed_host_once_in_a_log(
     assert "gone: FAILED: cannot reach gone" in out, out
 
 
+def test_pull_of_one_host_says_why_it_failed_once(
+    tmp_path: Path, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """h491 #11: the failed phase's line carried the reason, then the command's own line
+    said it again with its fix."""
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(
+        f'[fleet]\nresults_dir = "{tmp_path / "res"}"\n'
+        '[[hosts]]\nname = "gone"\nssh = "root@127.0.0.1:1"\npull = ["/x"]\n'
+    )
+    assert main(["pull", "gone", "--hosts", str(hosts)]) == exit_codes.EXIT_PROBLEMS
+    err = capsys.readouterr().err
+    assert err.count("cannot reach gone") == 1, err
+    assert "gone: failed\n" in err and "rgt-tui pull: gone: cannot reach gone" in err, err
+
+
 def test_teardown_help_says_check_records_the_acks_given(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
