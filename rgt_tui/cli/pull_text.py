@@ -40,10 +40,13 @@ def format_pull_result(result: PullResult, verify_as: str | None = None) -> str:
     lines += [f"  {label:<9} {text}" for label, text in result.notices]
     lines += [f"  FAILED    {path}: {why}" for path, why in result.failed]
     lines += [f"  CONFLICT  {path}: {why}" for path, why in result.conflicts]
-    lines += [  # skipped by rule (a secret, rgt-tui's records): on purpose, not a shortfall
-        f"  {'SKIPPED' if skipped_by_rule(r.reason) else 'REFUSED':<9} "
-        f"{m.display(r.root, r.path)}: {r.reason}"
+    # Skipped by rule (a secret, rgt-tui's records): on purpose, not a shortfall. Any other
+    # refusal is a MISSING line below, with its fix: listed here too, it was said twice
+    # (h491 #11).
+    lines += [
+        f"  SKIPPED   {m.display(r.root, r.path)}: {r.reason}"
         for r in m.refused
+        if skipped_by_rule(r.reason)
     ]
     logs = result.box_logs
     if logs is not None:  # the box's queue and cell logs, kept beside the results (U20)

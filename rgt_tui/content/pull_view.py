@@ -90,12 +90,13 @@ def pull_result_lines(result: PullResult, *, verified: bool = False) -> list[Con
         for p, why in result.conflicts
     ]
     m = result.manifest
-    lines += [  # skipped by rule (a secret, rgt-tui's records): on purpose, not a shortfall
-        Content.assemble(
-            ("SKIPPED   ", MUTED) if skipped_by_rule(r.reason) else ("REFUSED   ", "bold $warning"),
-            shown(f"{m.display(r.root, r.path)}: {r.reason}"),
-        )
+    # Skipped by rule (a secret, rgt-tui's records): on purpose, not a shortfall. Any other
+    # refusal is a MISSING line below, with its fix: listed here too, it was said twice
+    # (h491 #11).
+    lines += [
+        Content.assemble(("SKIPPED   ", MUTED), shown(f"{m.display(r.root, r.path)}: {r.reason}"))
         for r in m.refused
+        if skipped_by_rule(r.reason)
     ]
     if result.code is not None:  # the code that made the results (U42)
         lines += [Content.styled(shown(line), MUTED) for line in result_code_lines(result.code)]

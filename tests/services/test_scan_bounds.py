@@ -230,8 +230,8 @@ async def test_cli_pull_refuses_a_crafted_size_by_name_without_a_traceback(
     # and the pull is not complete: a file under the root did not come.
     assert done.returncode == 1, done.stdout + done.stderr
     assert "Traceback" not in done.stderr and "Traceback" not in done.stdout
-    refused, missing = [ln for ln in done.stdout.splitlines() if "crafted.bin" in ln]
-    assert refused.startswith(f"  REFUSED   {res}/crafted.bin: ") and why in refused
+    # Said once, with its fix (h491 #11: a REFUSED line said it first, without one).
+    [missing] = [ln for ln in done.stdout.splitlines() if "crafted.bin" in ln]
     assert missing.startswith(f"  MISSING   {res}/crafted.bin: refused (") and why in missing
     assert (tmp_path / "res" / "box1" / "good.bin").exists()  # the honest file still landed
 
@@ -251,8 +251,8 @@ async def test_cli_pull_exits_1_when_a_pull_root_is_not_on_the_box(make_loopback
     done = await arun("pull", "box1", "--hosts", hosts, timeout=60)
     assert done.returncode == 1, done.stdout + done.stderr
     # The root itself, not "{gone}/." (hour s34 CLI #5).
-    assert f"REFUSED   {gone}: pull root {gone}: no such folder" in done.stdout
     assert f"MISSING   pull root {gone}: no such folder" in done.stdout
+    assert "REFUSED" not in done.stdout  # said once, as MISSING with its fix (h491 #11)
     assert "NOT COMPLETE" in done.stdout and "every file of the manifest" not in done.stdout
     assert (tmp_path / "res" / "box1" / "results" / "a.bin").exists()  # the rest landed
 
@@ -279,7 +279,7 @@ async def test_cli_pull_exits_1_for_a_refused_result_never_for_a_secret(
     out = done.stdout
     assert done.returncode == 1, out + done.stderr
     shown = f"{res}/hostile/[red]weird \\x1b[31m\\x07.txt"  # escaped, never raw
-    assert "\x1b" not in out and f"REFUSED   {shown}: unsafe path" in out
+    assert "\x1b" not in out and "REFUSED" not in out  # said once, as MISSING (h491 #11)
     assert f"MISSING   {shown}: refused (unsafe path from the box: control character" in out
     assert "rename it on the box to a plain name, then pull again" in out
     assert f"SKIPPED   {res}/.netrc: skipped by rule: secret (.netrc)" in out
