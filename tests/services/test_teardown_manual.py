@@ -381,6 +381,20 @@ async def test_destroyed_waits_for_a_pull_that_is_running(ready: Setup) -> None:
     assert jh.torn_down_at is not None  # the pull over: nothing changed, it is recorded
 
 
+async def test_a_check_while_a_pull_runs_says_so_not_pull_again(ready: Setup) -> None:
+    """h491 #5: while the TUI pulled, `teardown --check` said nothing of it and sent the
+    user to `rgt-tui pull box1`, which answered "another pull of box1 is running"."""
+    folder = Path(ready.fleet.results_dir) / "box1"
+    (next(folder.rglob("metrics.json"))).unlink()  # as a pull part-way leaves it
+    with file_lock(pull_lock_path(folder), 0):  # what a pull in another window holds
+        report = await ready.check()
+    assert not report.unlocked
+    assert report.problems[0].startswith(f"a pull of box1 into {folder} is running on this machine")
+    assert not any("pull again" in p for p in report.problems), report.problems
+    after = await ready.check()  # the pull over: the copy's own words again
+    assert any("lacks files the manifest lists" in p for p in after.problems), after.problems
+
+
 async def test_a_local_check_since_the_confirmation_that_found_a_file_gone_voids_it(
     ready: Setup,
 ) -> None:

@@ -41,7 +41,13 @@ from rgt_tui.services.local_copy import check_local_copy
 from rgt_tui.services.queue.backends import backend_for
 from rgt_tui.services.queue.scheduler import JobGated
 from rgt_tui.services.reclaimed import reclaimed_here
-from rgt_tui.services.records import host_results_dir, load_manifest, read_json, verification_path
+from rgt_tui.services.records import (
+    host_results_dir,
+    load_manifest,
+    pull_running,
+    read_json,
+    verification_path,
+)
 from rgt_tui.services.teardown.acknowledge import queue_cells
 from rgt_tui.services.teardown.events import manifest_event, rescan_event, verification_events
 from rgt_tui.services.teardown.gate_conditions import (
@@ -188,8 +194,10 @@ def _facts(
     at: float,
     attempt: str,
     local_check: g.LocalCopyChecked | None = None,
+    pulling: bool = False,
 ) -> tuple[list[g.GateEvent], list[str]]:
-    """The gate events of this check, for the journal's current box, and the problems."""
+    """The gate events of this check, for the journal's current box, and the problems
+    (``pulling``: a pull into ``folder`` runs now, which the caller says)."""
     manifest, record, unusable = local
     events: list[g.GateEvent] = []
     problems: list[str] = []
@@ -237,7 +245,9 @@ def _facts(
             # Before the re-scan: the re-scan taken for a confirmation is the event after
             # which the gate must hold (``confirmed_at``), this check included.
             events.append(local_check)
-            if not local_check.ok:
+            # A pull running now explains a copy part-way: "pull again" would be refused
+            # ("another pull of box2 is running": h491 #5).
+            if not local_check.ok and not pulling:
                 # A file a reclaim deleted on the box cannot be pulled again (s20c #9).
                 gone = (
                     "; a file a reclaim deleted on the box cannot be pulled: put it back, "
@@ -303,6 +313,7 @@ async def gather(
     else:
         now = await scan_now(fleet, host, transport)
     folder = host_results_dir(fleet.results_dir, host)
+    pulling = await asyncio.to_thread(pull_running, folder)
     local = await asyncio.to_thread(local_records, folder)
     now = await asyncio.to_thread(cells_seen, fleet, host, now, local[0])
     local_check = None
@@ -327,7 +338,14 @@ async def gather(
             earlier = len(jh.history)
             changed = jh.observe(now.identity, at)
             moved.extend(jh.history[earlier:])
-        events, found = _facts(host, folder, jh, now, local, at, attempt, local_check)
+        events, found = _facts(host, folder, jh, now, local, at, attempt, local_check, pulling)
+        if pulling:
+            found.insert(
+                0,
+                f"a pull of {host.name} into {folder} is running on this machine (the TUI, "
+                "watch's periodic pull or another rgt-tui pull): what it brings is checked "
+                "once it ends — verify then, and check again",
+            )
         problems.extend(found)
         if jh.box is None:
             # No box has ever answered: facts about none cannot be kept (they would
