@@ -56,3 +56,15 @@ async def test_a_failed_cell_is_a_line_and_unfinished_accept_settles_it(
         await _acknowledge(app, pilot, "broken")
         await wait_for(lambda: "✓ unfinished" in screen_text(app), 60, pilot=pilot)
         assert "acknowledged" in screen_text(app) and not app.jobs.state("box1").ack_refusal
+
+        # Typed again and Enter: said to be done, not "not a cell the checklist asks to
+        # acknowledge … Tab to Missing: accept or Running: accept" (h491 #10).
+        box = app.screen.query_one("#ack-cell", Input)
+        box.focus()
+        await pilot.pause()
+        await pilot.press(*"broken", "enter")
+        await wait_for(
+            lambda: "'broken' is acknowledged already (unfinished): nothing more to do for it"
+            in screen_text(app),
+            pilot=pilot,
+        )

@@ -428,6 +428,24 @@ class TeardownTab(DetailTab):
                     asked.setdefault(cell, []).append(kind)
         return asked
 
+    def _acknowledged(self, cell: str) -> str:
+        """How ``cell`` is acknowledged for this box already (``missing``, ``running``,
+        ``unfinished``), "" when it is not."""
+        report = self.jobs.gate if self.jobs is not None else None
+        state = report.state if report is not None else None
+        if state is None:
+            return ""
+        kinds = [
+            kind
+            for kind, acked in (
+                ("missing", cell in state.acked_missing),
+                ("running", cell in state.acked_running),
+                ("unfinished", any(name == cell for name, _ in state.acked_unfinished)),
+            )
+            if acked
+        ]
+        return ", ".join(kinds)
+
     def _not_in_queue(self, cell: str) -> bool:
         """``cell`` is not a cell of the host's queue file, as the last check read it
         (unknown: False): no acknowledgement of it can be recorded, so none is offered."""
@@ -451,6 +469,9 @@ class TeardownTab(DetailTab):
             return f"'{cell}' is {' and '.join(kinds)}: press {buttons} below (Tab)"
         if self._not_in_queue(cell):  # the job would refuse it: offer nothing
             return f"'{cell}' is not a cell of {self.host_name}'s queue ({wanted})"
+        done = self._acknowledged(cell)
+        if done:  # "not a cell the checklist asks to acknowledge" read as refused (h491 #10)
+            return f"'{cell}' is acknowledged already ({done}): nothing more to do for it"
         return (
             f"'{cell}' is not a cell the checklist asks to acknowledge ({wanted}); to accept "
             "it anyway, Tab to Missing: accept or Running: accept"
