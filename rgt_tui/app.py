@@ -185,7 +185,7 @@ class RgtApp(ThemedApp):
         self.jobs = JobRunner(
             self, fleet, self.connections, locks=self.runtime.locks, on_change=changed,
             clock=clock, watching=self._watching, answering=self.box_answers,
-            fleet_mistake=self.fleet_mistake,
+            fleet_mistake=self.runtime.fleet_mistake,
         )  # fmt: skip
         self.box_watch = BoxWatch(
             self,
@@ -425,11 +425,6 @@ class RgtApp(ThemedApp):
             exclusive=True,
             exit_on_error=False,
         )
-
-    def fleet_mistake(self) -> str:
-        """The fleet file's mistake that keeps it from being applied ("" when none)."""
-        watch = self.runtime.fleet_file
-        return str(watch.rejected) if watch is not None and watch.rejected is not None else ""
 
     def box_answers(self, host: str) -> bool:
         """Whether ``host``'s telemetry is connected now."""

@@ -46,6 +46,10 @@ async def test_watch_takes_an_added_host_and_refuses_a_mistake(tmp_path: Path) -
             assert "not applied; watching on the last good settings" in lines[-1]
             assert set(watcher.runtime.hosts) == {"box1", "box2"}
             assert watcher.runtime.running("box1") and watcher.runtime.running("box2")
+            # What the autostop (and the TUI's teardown) wait on while it stands (h491 #1).
+            assert f"{hosts}:{line}" in watcher.runtime.fleet_mistake()
+            hosts.write_text(head + block["box1"] + block["box2"])
+            await wait_for(lambda: watcher.runtime.fleet_mistake() == "", 10)
         finally:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)

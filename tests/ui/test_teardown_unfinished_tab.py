@@ -64,7 +64,9 @@ async def test_a_failed_cell_is_a_line_and_unfinished_accept_settles_it(
         await pilot.pause()
         await pilot.press(*"broken", "enter")
         await wait_for(
-            lambda: "'broken' is acknowledged already (unfinished): nothing more to do for it"
-            in screen_text(app),
+            lambda: (
+                "'broken' is acknowledged already (unfinished): nothing more to do for it"
+                in screen_text(app)
+            ),
             pilot=pilot,
         )

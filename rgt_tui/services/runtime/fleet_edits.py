@@ -77,6 +77,13 @@ class FleetFileHosts:
         def add_host(self, host: HostConfig, *, start: bool = True) -> None: ...
         def start_monitor(self, host: str, *, seed: bool = True) -> asyncio.Task[None]: ...
 
+    def fleet_mistake(self) -> str:
+        """The fleet file's mistake that keeps it from being applied ("" when none): the
+        commands in force meanwhile (teardown, stop) are the last good file's, not the
+        ones saved beside the mistake, so a teardown or an autostop waits (h491 #1)."""
+        watch = self.fleet_file
+        return str(watch.rejected) if watch is not None and watch.rejected is not None else ""
+
     def watch_fleet_file(self, every_s: float = FLEET_FILE_EVERY_S) -> FleetFileWatch:
         """Read the fleet file again whenever it changes (``look_at_fleet_file`` every
         ``every_s`` seconds) and run what it says from then on."""

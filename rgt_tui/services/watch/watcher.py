@@ -202,7 +202,7 @@ class Watcher:
         )
         self.autostop = AutoStop(
             self.fleet, self.connections, emit=self.emit, clock=self.clock, locks=locks,
-            report=self.report, fleet_mistake=self._fleet_mistake,
+            report=self.report, fleet_mistake=self.runtime.fleet_mistake,
         )  # fmt: skip
         # issue 40: a preemption told, and on_preempt's action
         self.on_preempt = OnPreempt(
@@ -391,11 +391,6 @@ class Watcher:
         elif isinstance(event, FleetFileRejected):
             self.report(f"{event.error} — not applied; watching on the last good settings")
         return None
-
-    def _fleet_mistake(self) -> str:
-        """The fleet file's mistake that keeps it from being applied ("" when none)."""
-        watch = self.runtime.fleet_file
-        return str(watch.rejected) if watch is not None and watch.rejected is not None else ""
 
     def _fleet_reloaded(self, event: FleetReloaded) -> None:
         """The fleet file changed: the runtime runs it; the drivers take it too."""
