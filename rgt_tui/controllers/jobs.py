@@ -246,7 +246,7 @@ class JobRunner:
                 host.name,
                 refusal=f"the fleet file is not applied ({mistake}): a teardown runs the "
                 "file's command, and the one in force is the last good file's — nothing was "
-                "torn down; fix the file, then type the name again",
+                "torn down; type the name again once the file is applied (a mistake: fix it)",
             )
             return
         if job_name == "manual-teardown":

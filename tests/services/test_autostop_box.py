@@ -230,7 +230,7 @@ async def test_no_stop_while_the_fleet_file_is_not_applied(make_queue_fleet, tmp
     assert auto.reasons["box1"] == (
         "the fleet file is not applied (hosts.toml:9: cost_per_hr: unknown key): the stop "
         "runs the file's command, and the one in force is the last good file's — it waits "
-        "until the file is fixed"
+        "until the file is applied"
     )
     mistake[0] = ""  # fixed and applied
     await box.sample(auto, STEP_MIN)

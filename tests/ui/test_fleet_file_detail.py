@@ -78,7 +78,7 @@ async def test_a_teardown_is_refused_while_the_fleet_file_is_not_applied(
         await type_name(app, pilot, "box1")
         refusal = app.jobs.state("box1").refusal or ""
         assert refusal.startswith("the fleet file is not applied (") and "cost_per_hr" in refusal
-        assert "nothing was torn down; fix the file, then type the name again" in refusal
+        assert "nothing was torn down; type the name again once the file is applied" in refusal
         assert not old.exists() and not new.exists()
         assert app.jobs.state("box1").torn_down_at is None
 
@@ -88,3 +88,23 @@ async def test_a_teardown_is_refused_while_the_fleet_file_is_not_applied(
         await type_name(app, pilot, "box1")
         await wait_for(lambda: app.jobs.state("box1").torn_down_at is not None, pilot=pilot)
         assert new.exists() and not old.exists()
+
+
+async def test_a_teardown_right_after_a_save_waits_for_the_file_to_be_read(
+    tmp_path: Path, state_dir: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    """Review h492 #2: the file is read every 2 s, so a name typed right after a save
+    ran the command of the file read before it. Not read yet: refused, said so."""
+    old, new = tmp_path / "old-box-destroyed", tmp_path / "new-box-destroyed"
+    app = teardown_app(loopback_fleet, tmp_path, f"touch {old}")
+    app.FLEET_FILE_EVERY_S = 3600  # never read again within the test
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pull_and_verify(app, pilot)
+        await checklist(app, pilot)
+        set_host_key(loopback_fleet.hosts_file, "teardown", f"touch {new}")  # saved, unread
+        await type_name(app, pilot, "box1")
+        refusal = app.jobs.state("box1").refusal or ""
+        assert "was saved a moment ago and is read every 3600 s: not read yet" in refusal
+        assert not old.exists() and not new.exists()
+        assert app.jobs.state("box1").torn_down_at is None

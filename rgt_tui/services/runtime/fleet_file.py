@@ -191,6 +191,12 @@ class FleetFileWatch:
         now = None if self._watched is None else file_stamp(self._watched)
         self._seen = read if read is not None and now is not None else now
 
+    def changed_unread(self) -> bool:
+        """The file changed since the last look (saved in the seconds before the next):
+        what it says now is not known yet. One stat."""
+        path = self.path()
+        return path is not None and path == self._watched and file_stamp(path) != self._seen
+
     async def look(self) -> Fleet | ConfigError | None:
         """The fleet read again when the file changed since the last look; the mistake
         that refused it (once per change); None when it did not change."""

@@ -387,7 +387,7 @@ class AutoStop:
                 "fleet file",
                 f"the fleet file is not applied ({mistake}): the stop runs the file's "
                 "command, and the one in force is the last good file's — it waits until "
-                "the file is fixed",
+                "the file is applied",
             )
             return
         claim = await asyncio.to_thread(self._claim, host.name, launch, report, idle_for)
