@@ -40,8 +40,9 @@ NEVER_RAN_WHY = "never ran: no queue runs it now — a launch from it runs it"
 # runs it now.
 NOT_RUN_AT_PULL = "not run at the pull"
 NOT_RUN_AT_PULL_WHY = (
-    "had not run when the last pull read the box's queue — verify with the box "
-    "reachable to know whether a queue runs it"
+    "the box's queue records, as a pull read them, list no attempt of it (it had not "
+    "started, or its state could not be read then) — verify with the box reachable to "
+    "know whether a queue runs it"
 )
 _NOT_RUN = {NEVER_RAN: NEVER_RAN_WHY, NOT_RUN_AT_PULL: NOT_RUN_AT_PULL_WHY}
 

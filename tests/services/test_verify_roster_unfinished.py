@@ -158,6 +158,7 @@ async def test_verify_says_a_cell_of_a_stopped_queue_never_ran_not_that_its_outp
     offline = await verify_host(qf.host("box1"), qf.fleet.results_dir, write_record=False)
     assert offline.roster is not None and "hold" in offline.roster.present
     assert dict(offline.roster.missing) == {
-        "b": "had not run when the last pull read the box's queue — verify with the box "
-        "reachable to know whether a queue runs it"
+        "b": "the box's queue records, as a pull read them, list no attempt of it (it had not "
+        "started, or its state could not be read then) — verify with the box reachable to "
+        "know whether a queue runs it"
     }, offline.roster.missing

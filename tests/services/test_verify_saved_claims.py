@@ -108,13 +108,14 @@ def test_the_claimed_path_is_the_one_the_word_names() -> None:
         assert last_claim(line) is None, line
 
 
-async def test_a_save_after_the_listing_or_of_a_cell_running_then_is_no_failed_save(
+async def test_a_save_after_the_listing_is_a_pull_away_and_a_failed_one_never_passes(
     make_loopback_fleet, tmp_path
 ):
     """h491 #4: a periodic pull while a cell ran said "the save failed — retry the cell"
-    of a cell that saved (and ended with exit 0) between the pull's listing and its
-    fetch of the logs. A file the box holds now is a pull away; a cell that ran at the
-    pull is judged by its state, not by a log newer than the listing."""
+    of a cell that saved (and ended with exit 0) between the pull's listing and its fetch
+    of the logs. A file the re-scan finds on the box now is a pull away. A cell that ran
+    at the pull and whose claimed file the box does not hold stays missing (review h492
+    #1: skipped, a save that never happened passed)."""
     import time
 
     from rgt_tui.services.result_code import CellCode, ResultCode, save_result_code
@@ -133,21 +134,22 @@ async def test_a_save_after_the_listing_or_of_a_cell_running_then_is_no_failed_s
         pulled = await pull_host(host, tmp_path, transport, options=fast())
         assert not pulled.failed, pulled.failed
         # ran was running when the pull read the box's queue (its record, as a pull keeps it).
-        save_result_code(
-            tmp_path / "box1",
-            ResultCode(
-                time.time(), (CellCode("late", "done", None), CellCode("ran", "running", None))
-            ),
-        )
+        cells = (CellCode("late", "done", None), CellCode("ran", "running", None))
+        save_result_code(tmp_path / "box1", ResultCode(time.time(), cells))
         torch.save({"w": torch.ones(2)}, res / "late" / "ck1.pt")  # saved after the listing
         report = await verify_host(host, tmp_path, transport=transport)
     finally:
         await transport.close()
-    assert report.roster is not None
+    assert report.roster is not None and report.roster.present == ()
     missing = dict(report.roster.missing)
     assert missing["late"] == (
         f"line 4 of its log (.rgt/box-logs/cells/late.log) says it saved {res}/late/ck1.pt, "
         "which the box holds now but did not when the pull listed it — pull again"
     ), missing
-    # ran's claim (b.pt) is not judged against a listing older than its log.
-    assert "ran" in report.roster.present and "ran" not in missing, missing
+    # b.pt is not on the box, re-scanned: a failed save, whatever ran at the pull.
+    assert "and the box held no such file: the save failed" in missing["ran"], missing
+
+    # Offline, by the pull's record: running then, so missing by its state.
+    offline = await verify_host(host, tmp_path, transport=None)
+    assert offline.roster is not None and "ran" not in offline.roster.present
+    assert dict(offline.roster.missing)["ran"] == "running: counted once it is done"

@@ -21,21 +21,23 @@ def claims_kept(
     rost: RosterCheck,
     pulled: set[str],
     *,
-    ran_at_pull: set[str] = frozenset(),  # type: ignore[assignment]
-    added: set[str] = frozenset(),  # type: ignore[assignment]
+    added: set[str] | None = None,
 ) -> RosterCheck:
     """``rost`` with each present cell whose log's last "saved …" names a file the box
     did not hold made missing, saying so (``domain.saved_claims``); a cell missing for
     another reason gets the claim added to its reason (s38 disk hour #5: "holds 1 file
     but none loaded" hid that its log claimed a save that never happened). Blocking.
 
-    Not of a cell that ran at the pull (``ran_at_pull``) or runs or is unfinished now
-    (``rost.unfinished``): its log was pulled after the listing and may name a save the
-    listing predates, and its line says its state (h491 #4). A claimed file the re-scan
-    found new on the box since the listing (``added``: local paths) was saved after it:
-    the way on is a pull, not a retry."""
+    The logs come after the listing, so a claim may name a save the listing predates
+    (h491 #4: "the save failed — retry the cell" of a cell that saved during the pull).
+    ``added``: the local paths of the files the re-scan found new on the box since the
+    listing (None: no re-scan); a claimed one was saved after it, and the way on is a
+    pull. Any other claimed file the box did not hold keeps the cell missing (a failed
+    save must never pass, whatever ran at the pull: review h492 #1). A cell unfinished or
+    running now (offline: at the pull) is missing by its state already: its claim is not
+    added to that."""
     missing = []
-    skip = ran_at_pull | {n for n, _ in rost.unfinished}
+    skip = {n for n, _ in rost.unfinished}
     names = [n for n in (*rost.present, *(n for n, _ in rost.missing)) if n not in skip]
     said = _claims(folder, manifest, pulled, names, added)
     for name in rost.present:
@@ -53,7 +55,11 @@ def claims_kept(
 
 
 def _claims(
-    folder: Path, manifest: Manifest, pulled: set[str], names: list[str], added: set[str]
+    folder: Path,
+    manifest: Manifest,
+    pulled: set[str],
+    names: list[str],
+    added: set[str] | None,
 ) -> dict[str, str]:
     """Each of ``names`` whose log's last "saved …" names a file the box did not hold,
     with the words that say so."""
@@ -75,10 +81,13 @@ def _claims(
         said = (
             f"{where} its log ({pulled_cell_log(name)}) says it saved {printable(claim.path, 300)}"
         )
-        found[name] = (
-            f"{said}, which the box holds now but did not when the pull listed it — pull again"
-            if local in added
-            else f"{said}, and the box held no such file: the save failed (a full disk, an "
-            "error swallowed) — retry the cell, or accept it as missing"
-        )
+        if added is not None and local in added:
+            found[name] = (
+                f"{said}, which the box holds now but did not when the pull listed it — pull again"
+            )
+        else:
+            found[name] = (
+                f"{said}, and the box held no such file: the save failed (a full disk, an "
+                "error swallowed) — retry the cell, or accept it as missing"
+            )
     return found

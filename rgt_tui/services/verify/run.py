@@ -146,12 +146,13 @@ async def verify_host(
         await asyncio.to_thread(loader.close)
     flags = await asyncio.to_thread(_flags, folder, manifest, results)  # walks the folder
     remote_checked = False
-    added: set[str] = set()  # local paths of files new on the box since the manifest
+    added: set[str] | None = None  # local paths of files new on the box since the manifest
     if transport is not None:
-        remote_flags, remote_checked, added = await _rescan(
+        remote_flags, remote_checked, new = await _rescan(
             host, transport, manifest, stall_timeout_s
         )
         flags += remote_flags
+        added = new if remote_checked else None
     cells, roster_problem = await asyncio.to_thread(_roster, host, roster)  # reads queue files
     statuses = {c.path: c.status for c in results}
     # What a reclaim deleted on the box after it verified has its only copy here: counted
@@ -179,12 +180,9 @@ async def verify_host(
         else:
             others.append(line)
     if rost is not None and rost.present:
-        # A cell that ran at the pull: its log, pulled after the listing, may name a save
-        # the listing predates (h491 #4: "the save failed — retry the cell" of a cell
-        # that saved, and ended with exit 0, during the pull).
-        ran = {c.name for c in code.cells if c.status == RUNNING} if code is not None else set()
+        # Its log, pulled after the listing, may name a save the listing predates (h491 #4).
         rost = await asyncio.to_thread(
-            claims_kept, folder, manifest, rost, set(statuses), ran_at_pull=ran, added=added
+            claims_kept, folder, manifest, rost, set(statuses), added=added
         )
     problems = problem_lines(manifest, results, flags, rost, reclaimed=len(here.intact))
     problems += others
