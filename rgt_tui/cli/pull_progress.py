@@ -131,14 +131,15 @@ class _Line:
 def _totals(p: PullProgress) -> str:
     if p.phase in ("connecting", "manifest", "planning"):
         return p.message  # no totals before the manifest is in
-    if p.phase == "failed":
-        # Why is the command's own last line, with its fix: here it was said twice (h491
-        # #11), and "0/0 files 0B/0B" of a box never reached said nothing.
-        return p.figures() if p.files_total else ""
+    failed = p.phase == "failed"
+    if failed and not p.files_total:
+        return ""  # "0/0 files 0B/0B" of a box never reached says nothing
     text = p.figures()
     if p.files_failed:
         text += f"  {p.files_failed} FAILED"
-    return text + (f"  {p.message}" if p.message else "")
+    # A failure's why is the command's own last line, with its fix: here too, it was said
+    # twice (h491 #11).
+    return text + (f"  {p.message}" if p.message and not failed else "")
 
 
 class FleetPullView(LiveView):

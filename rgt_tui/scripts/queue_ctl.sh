@@ -909,7 +909,11 @@ queue_retry() {
         sboot=$code
         case "${kind:-}" in
             '') refuse never-ran "cell $name never ran: nothing to retry (the queue runs it when it gets there)" ;;
-            retry) refuse queued "cell $name is already waiting for its retry" ;;
+            retry)  # its record's aside: "=" for a resume (the words of the cell's row)
+                if [ "${code:-}" = "=" ]; then
+                    refuse queued "cell $name is already queued to resume"
+                fi
+                refuse queued "cell $name is already queued to retry" ;;
             skip) refuse skipped "cell $name was taken off this box's queue (skip record): it does not run here" ;;
             start)
                 if [ "$sboot" = "$(boot_id)" ] && alive "${spid:-}"; then

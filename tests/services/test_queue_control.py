@@ -362,8 +362,11 @@ async def test_retry_while_running_runs_before_the_next_cell_and_a_running_cell_
     # bad never made its {out}: nothing was there to set aside
     assert result.running and result.launched is None and result.aside == (("bad", "-"),)
     shown = await read_queue_view(host, transport)
-    await transport.close()
     assert shown.cells[0].status == RETRY and shown.cells[0].label == "queued to retry"
+    # Asked again, the box says how it is queued (a resume's record: "=").
+    again = await run_ctl(transport, "retry", "rgt-box1", 0, "bad", "-")
+    assert again.stdout == "refused\tqueued\tcell bad is already queued to retry\n"
+    await transport.close()
 
     (qf.root() / "go_a").touch()
     view = await wait_view(qf, lambda v: v.state == FINISHED, what="the queue to finish")
@@ -372,6 +375,13 @@ async def test_retry_while_running_runs_before_the_next_cell_and_a_running_cell_
     assert log.index("cell 0 bad: retry asked by the user") < log.index("cell 2 c: start")
     # In words, not the record (a user's hour read "(retry 1796515003 =)").
     assert "retry asked by the user (from the start: no earlier outputs to set aside)" in log
+    with (qf.qdir() / "cells" / "bad.state").open("a") as state:
+        state.write("retry 1 =\n")  # a resume asked of it since (its record's "=")
+    transport = qf.transport()
+    await transport.connect()
+    again = await run_ctl(transport, "retry", "rgt-box1", 0, "bad", "-")
+    await transport.close()
+    assert again.stdout == "refused\tqueued\tcell bad is already queued to resume\n"
 
 
 async def test_skip_keeps_a_cell_from_running_and_is_refused_for_a_running_cell(make_queue_fleet):

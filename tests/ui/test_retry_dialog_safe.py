@@ -262,7 +262,7 @@ async def test_a_retry_refused_on_the_box_gives_cancel_back(
             state.write(f"retry {int(time.time())} -\n")  # the other retry's record
         stall.unlink()
         await wait_for(lambda: "Not retried" in screen_text(app), 60, pilot=pilot)
-        assert "already waiting for its retry" in screen_text(app)
+        assert "cell broke is already queued to retry" in screen_text(app)
         cancel = retry.query_one("#retry-cancel", Button)
         assert not cancel.disabled and app.focused is cancel
         await pilot.press("enter")

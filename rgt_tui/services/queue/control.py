@@ -607,7 +607,7 @@ def _not_retryable(
     return {
         RUNNING: f"cell {name} is running now: kill it first (queue kill), then retry",
         PENDING: pending,
-        RETRY: f"cell {name} is already waiting for its retry",
+        RETRY: f"cell {name} is already {cell.label}",  # queued to retry, or to resume
         SKIPPED: f"cell {name} is {cell.label} ({cell.note}): it does not run on this box",
         DONE: f"cell {name} is done (exit 0): retrying a done cell needs --done",
     }.get(cell.status, f"cell {name} is {cell.label}")
