@@ -132,8 +132,12 @@ def format_view(
 
         where = printable(display_path(local.path), None)
         lines[0] += f" · {plural(len(cells), 'cell')} in {where}, none sent to the box yet"
-        # Each row as the docs and a later line's row say it: `not sent` (hour s31 CLI #10).
-        lines += [_file_row(i, c, NOT_SENT) for i, c in enumerate(cells)]
+        # Each row as the docs and a later line's row say it: `not sent` (hour s31 CLI #10),
+        # or `at fault` for a name used twice or a config the code tree lacks.
+        lines += [
+            _file_row(i, c, not_sent.label(c) if not_sent is not None else NOT_SENT)
+            for i, c in enumerate(cells)
+        ]
         if local.parsed.problems:  # a file launch refuses: said, not hidden (hour s33 CLI #4)
             first = printable(local.parsed.problems[0], None)
             more = len(local.parsed.problems) - 1
@@ -142,6 +146,10 @@ def format_view(
                 f"the queue file cannot be launched as it is: {first}{also} — rgt-tui queue "
                 f"check {where} says every one"
             )
+        elif not_sent is not None and not_sent.problems:
+            lines.append(
+                f"the queue file cannot be launched as it is: {not_sent.faults_said(where)}"
+            )
     for c in view.cells:
         note = f"  — {c.note}" if c.note else ""
         code = f"  {code_brief(c.code)}" if c.attempts else ""  # the code it ran (U42)
@@ -149,7 +157,7 @@ def format_view(
         lines.append(
             f"  {c.index:>3}  {c.name:<28} {c.label:<18} {c.ran(view.now):>7}{code}{again}{note}"
         )
-    if not_sent is not None:
+    if not_sent is not None and view.cells:  # with none on the box, the rows above say it
         lines += not_sent_lines(view, not_sent)
     if view.stop_text():  # queue stop / kill --then stop: asked, or where it stopped
         lines.append(view.stop_text())
@@ -249,10 +257,16 @@ async def run_show(call: Call, transport: Transport) -> int:
     # One read of the box's copy of the queue file: the sent lines edited here, else the
     # lines added since the last launch or append.
     compared = AgainstBox()
-    if view.cells:
+    if view.cells or local is not None:
+        # Nothing sent yet: the whole file against the fleet (names used twice, configs
+        # the code tree lacks), as the Queue tab marks them (h493 #6: it read "at fault"
+        # where queue show said nothing).
         try:
             compared = await against_box(call.host, transport, view, call.fleet)
-            compared = await with_stale_configs(call.fleet, call.host, transport, view, compared)
+            if view.cells:
+                compared = await with_stale_configs(
+                    call.fleet, call.host, transport, view, compared
+                )
         except (QueueError, TransportError) as exc:  # the view was read: show it anyway
             compared = AgainstBox(f"cannot compare the local queue file with the box's copy: {exc}")
     if call.args.json:

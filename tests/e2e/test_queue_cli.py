@@ -131,6 +131,15 @@ async def test_launch_show_append_and_diagnose_from_the_command_line(make_queue_
     assert [(c["index"], c["name"], c["line"]) for c in as_json["not_sent"]] == [
         (0, "other", 1), (1, "more", 2), (2, "last", 3),
     ]  # fmt: skip
+    # A name used twice: its rows at fault, as the Queue tab marks them (h493 #6: the
+    # tab read "at fault", queue show "not sent" and nothing more).
+    qf.write_queue("cells/other.sh t\ncells/more.sh t\ncells/other.sh t 2\n", "box2")
+    twice = await arun("queue", "show", "box2", "--hosts", hosts)
+    rows = [r.split() for r in twice.stdout.splitlines()[1:4]]
+    assert [r[2:] for r in rows] == [["at", "fault"], ["not", "sent"], ["at", "fault"]], rows
+    assert "the queue file cannot be launched as it is: 2 lines added to " in twice.stdout
+    assert "cannot run as written (listed above, at fault): rgt-tui queue check" in twice.stdout
+    qf.write_queue("cells/other.sh t\ncells/more.sh t\ncells/last.sh t\n", "box2")
     # A line that is not UTF-8: said with the fix, the other cells still listed (hour s33
     # CLI #4: the file vanished from the output, "box2: not deployed", exit 0).
     with qf.queue_file("box2").open("ab") as f:
