@@ -62,6 +62,7 @@ from rgt_tui.services.fleet.add_host import (
 from rgt_tui.services.fleet.add_keys import (
     DEFAULT_RUN,
     LaunchKeys,
+    code_dir,
     code_offer,
     create_queue_file,
     launch_defaults,
@@ -72,6 +73,7 @@ from rgt_tui.services.fleet.add_keys import (
     read_queue,
     read_run,
 )
+from rgt_tui.services.fleet.add_queue import fleet_queues
 
 T = TypeVar("T")
 MAX_HOPS = 4  # ProxyJump hops whose keys one `add` may settle before the box's own
@@ -349,7 +351,10 @@ def _launch_keys(
     )  # fmt: skip
     queue = _value(
         call, args.queue, f"Queue file here (none: no queue) [{offer.queue}]: ",
-        lambda text: read_queue(text, offer.queue, path), tty=tty,
+        lambda text: read_queue(
+            text, offer.queue, path, code=code_dir(code, fleet_file.fleet, path),
+            others=fleet_queues(fleet_file.fleet),
+        ), tty=tty,
     )  # fmt: skip
     run = _value(
         call, args.run, f"Run template, fields bare [{offer.run}]: ",

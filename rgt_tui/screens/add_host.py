@@ -400,7 +400,7 @@ class AddHostScreen(ReplanScreen[HostConfig | None]):
         target, name, profile, cost, launch = values
         pasted = read_target(target)
         fleet_file = await asyncio.to_thread(read_fleet_file, self.fleet_file)
-        keys = await asyncio.to_thread(read_launch_keys, launch, self.fleet_file)
+        keys = await asyncio.to_thread(read_launch_keys, launch, self.fleet_file, fleet_file.fleet)
         new = NewHost(
             name=check_name(name or suggest_name(pasted.target, fleet_file.names), fleet_file),
             target=pasted.target,

@@ -222,10 +222,35 @@ def test_a_file_that_does_not_read_as_a_queue_is_refused_with_its_line(tmp_path,
     assert "last.pt does not read as a queue file: line 1: " in ckpt.stderr
     assert hosts.read_text() == HAND_WRITTEN
 
-    # A queue as written, or commented only, is taken.
-    (tmp_path / "q.txt").write_text("# mine\nconfigs/a.yaml detection 3\n")
-    good = rgt("add", "local", "--name", "s", "--queue", "q.txt", *at, cwd=tmp_path)
-    assert good.returncode == 0, good.stderr
+    # A key: said to be one, its lines never shown (h493 #4: `queue check`, the fix the
+    # refusal named, printed every base64 line of a private key).
+    key = tmp_path / "client_key"
+    key.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n")
+    pem = rgt("add", "local", "--name", "s", "--queue", "client_key", *at, cwd=tmp_path)
+    assert pem.returncode == 2 and "is a key or certificate (-----BEGIN …)" in pem.stderr
+    assert "b3Blbn" not in pem.stderr and "queue check" not in pem.stderr
+
+    # A file that parses but names no config of the code tree (h493 #5: requirements.txt
+    # read as cells "torch numpy"), and another host's queue file (review h492 #3).
+    code = tmp_path / "proj"
+    (code / "configs").mkdir(parents=True)
+    (tmp_path / "requirements.txt").write_text("torch numpy\nrequests tqdm\n")
+    reqs = rgt("add", "local", "--name", "s", "--code", str(code), "--queue",
+               "requirements.txt", *at, cwd=tmp_path)  # fmt: skip
+    assert reqs.returncode == 2
+    assert f"requirements.txt names no config of the code tree {code}: torch (line 1)" in (
+        reqs.stderr
+    )
+    (code / "configs" / "a.yaml").write_text("lr: 0.1\n")
+    (tmp_path / "q.txt").write_text("# mine\nconfigs/a.yaml detection 3\nconfigs/b.yaml x\n")
+    ok = rgt("add", "local", "--name", "s", "--code", str(code), "--queue", "q.txt", *at,
+             cwd=tmp_path)  # fmt: skip
+    assert ok.returncode == 0, ok.stderr  # b.yaml still to write: launch names it
+    shared = rgt("add", "local", "--name", "t", "--queue", "q.txt", *at, cwd=tmp_path)
+    assert shared.returncode == 2
+    assert "queue: q.txt is s's queue file already: every cell of it would run on both" in (
+        shared.stderr
+    )
     assert load_fleet(hosts).host("s").queue == tmp_path / "q.txt"
 
 

@@ -18,23 +18,22 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from collections.abc import Mapping
 from pathlib import Path
 
 import tomlkit
 import tomllib
 
-from rgt_tui.domain.config import ConfigError
+from rgt_tui.domain.config import ConfigError, Fleet
 from rgt_tui.domain.config_hosts import is_home
 from rgt_tui.domain.config_parse import parse_fleet
 from rgt_tui.profiles import KNOWN_PROFILES, profile
+from rgt_tui.services.fleet.add_queue import fleet_queues, refuse_unfit_queue
 from rgt_tui.services.fleet.append import AddRefused, LaunchKeys
-from rgt_tui.services.queue.check import display_path, read_queue_file
 
 __all__ = [
     "DEFAULT_RUN", "LAUNCH_KEYS", "LaunchKeys", "create_missing_queue", "create_queue_file",
-    "code_offer", "launch_defaults", "read_launch_keys",
+    "code_dir", "code_offer", "launch_defaults", "read_launch_keys",
     "queue_path", "read_code", "read_folder", "read_pull", "read_queue", "read_run",
 ]  # fmt: skip
 
@@ -175,9 +174,19 @@ def read_code(text: str, default: str | None, fleet_path: Path) -> str | None:
     return value
 
 
-def read_queue(text: str, default: str | None, fleet_path: Path) -> str | None:
+def read_queue(
+    text: str,
+    default: str | None,
+    fleet_path: Path,
+    *,
+    code: Path | None = None,
+    others: Mapping[Path, str] | None = None,
+) -> str | None:
     """The local queue file (empty: ``default``; ``none``: no queue); refused when it is
-    a folder. A missing file is fine: ``create_queue_file`` offers one."""
+    a folder, or an existing file that does not read as this host's queue
+    (``add_queue.refuse_unfit_queue``: ``code``, the code tree its configs are in;
+    ``others``, the fleet's queue files by host). A missing file is fine:
+    ``create_queue_file`` offers one."""
     value = text.strip() or default
     if value is None or value.lower() in NONE:
         return None
@@ -187,46 +196,15 @@ def read_queue(text: str, default: str | None, fleet_path: Path) -> str | None:
         raise AddRefused(
             f"queue: {value} is a folder", "name a file, e.g. queues/a100.txt", field="queue"
         )
-    _refuse_no_queue(value, where)
+    refuse_unfit_queue(value, where, code=code, others=others or {})
     return value
 
 
-# A queue file is a few lines of text; anything longer is another file named by mistake.
-MAX_QUEUE_BYTES = 1 << 20
-
-
-def _refuse_no_queue(value: str, where: Path) -> None:
-    """Refuse an existing file that does not read as a queue: a training script, a
-    config or a checkpoint named by a slip of the completion (a script's ``import
-    torch`` reads as a cell, so no count of cells tells them apart), or a queue with a
-    mistake a launch would refuse anyway: said now, with its line, while the file is
-    being named. An empty or commented one is a queue yet to be written."""
-    try:
-        size = where.stat().st_size if where.is_file() else None
-    except OSError:
-        return  # unreadable here: launch and ``queue check`` say so, naming the file
-    if size is None:
-        return  # missing: ``create_queue_file`` offers one
-    fix = (
-        f"fix it (rgt-tui queue check {shlex.quote(display_path(where))} names every line) or name your queue file "
-        "(one cell per line: <config> <task> [epochs]); `none`: no queue yet"
-    )
-    if size > MAX_QUEUE_BYTES:
-        raise AddRefused(
-            f"queue: {value} is {size:,} bytes, not a queue file (a few lines of text)",
-            fix,
-            field="queue",
-        )
-    parsed = read_queue_file(where, host=None, default_epochs=1).parsed
-    if parsed.problems:
-        first = parsed.problems[0]
-        more = len(parsed.problems) - 1
-        raise AddRefused(
-            f"queue: {value} does not read as a queue file: line {first.line or 1}: "
-            f"{first.message}" + (f" (and {more} more)" if more else ""),
-            fix,
-            field="queue",
-        )
+def code_dir(code: str | None, fleet: Fleet | None, fleet_path: Path) -> Path | None:
+    """The code tree a new host's configs are in: its ``code`` as typed, else the fleet's."""
+    if code is not None:
+        return _local(code, fleet_path)
+    return fleet.ready.code if fleet is not None else None
 
 
 def read_run(text: str, default: str | None, fleet_path: Path) -> str | None:
@@ -262,13 +240,19 @@ def _local(text: str, fleet_path: Path) -> Path:
     return path if path.is_absolute() else fleet_path.absolute().parent / path
 
 
-def read_launch_keys(values: Mapping[str, str], fleet_path: Path) -> LaunchKeys:
+def read_launch_keys(
+    values: Mapping[str, str], fleet_path: Path, fleet: Fleet | None = None
+) -> LaunchKeys:
     """The add screen's fields (``LAUNCH_KEYS`` → text), each checked as ``add`` checks
     it, in the order shown; emptied, ``code``, ``queue`` and ``run`` are left out and
-    ``pull`` is ``[durable_dir]``. Blocking (it looks at local folders)."""
+    ``pull`` is ``[durable_dir]``. ``fleet``: the fleet file as it is now (its queues and
+    code tree, for the queue's checks). Blocking (it looks at local folders)."""
     workdir = read_folder("workdir", values.get("workdir", ""), "", fleet_path)
     code = read_code(values.get("code", ""), None, fleet_path)
-    queue = read_queue(values.get("queue", ""), None, fleet_path)
+    queue = read_queue(
+        values.get("queue", ""), None, fleet_path,
+        code=code_dir(code, fleet, fleet_path), others=fleet_queues(fleet),
+    )  # fmt: skip
     run = read_run(values.get("run", ""), None, fleet_path)
     durable = read_folder("durable_dir", values.get("durable_dir", ""), "", fleet_path)
     pull = read_pull(values.get("pull", ""), durable, fleet_path)
