@@ -227,8 +227,11 @@ def test_a_file_that_does_not_read_as_a_queue_is_refused_with_its_line(tmp_path,
     key = tmp_path / "client_key"
     key.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n")
     pem = rgt("add", "local", "--name", "s", "--queue", "client_key", *at, cwd=tmp_path)
-    assert pem.returncode == 2 and "is a key or certificate (-----BEGIN …)" in pem.stderr
-    assert "b3Blbn" not in pem.stderr and "queue check" not in pem.stderr
+    assert pem.returncode == 2 and "a key or certificate (-----BEGIN …)" in pem.stderr
+    assert "b3Blbn" not in pem.stderr
+    check = rgt("queue", "check", "client_key", "--hosts", str(hosts), cwd=tmp_path)
+    assert check.returncode != 0 and "a key or certificate" in check.stdout + check.stderr
+    assert "b3Blbn" not in check.stdout + check.stderr
 
     # A file that parses but names no config of the code tree (h493 #5: requirements.txt
     # read as cells "torch numpy"), and another host's queue file (review h492 #3).

@@ -6,8 +6,7 @@ A file named by a slip of the completion — a training script, a config, a chec
 first launch; a key's lines were then echoed by ``queue check``. Refused here, with its
 first problem's line: a file that does not parse as a queue (a launch refuses it), one
 whose configs are none of the code tree's (no cell of it could start: "torch numpy" parses
-as a cell), another host's queue file (every cell would run on both), and a PEM file,
-whose lines are never shown. A queue with one config still to write is taken: launch and
+as a cell), another host's queue file (every cell would run on both); a key's lines are never shown (``read_queue_file``). A queue with one config still to write is taken: launch and
 ``queue check`` name what is missing.
 """
 
@@ -61,14 +60,6 @@ def refuse_unfit_queue(
             fix,
             field="queue",
         )
-    with open(where, "rb") as f:
-        if f.read(64).lstrip().startswith(b"-----BEGIN "):
-            # A key or certificate: `queue check` would echo its lines as "missing task".
-            raise AddRefused(
-                f"queue: {value} is a key or certificate (-----BEGIN …), not a queue file",
-                f"name your queue file ({FORMAT}); `none`: no queue yet",
-                field="queue",
-            )
     parsed = read_queue_file(where, host=None, default_epochs=1).parsed
     if parsed.problems:
         first = parsed.problems[0]

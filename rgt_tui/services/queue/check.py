@@ -138,6 +138,15 @@ def read_queue_file(
     except OSError as exc:
         problem = QueueProblem(shown, None, f"cannot read it ({exc}); a queue file is UTF-8 text")
         return QueueSource(path, host, None, ParsedQueue(shown, (), (problem,)))
+    if text.lstrip().startswith("-----BEGIN "):
+        # A key or certificate named as a queue (a slip of the completion): every line
+        # would be echoed as "missing task after '<base64>'" (h493 #4). Never shown.
+        problem = QueueProblem(
+            shown,
+            1,
+            "a key or certificate (-----BEGIN …), not a queue file: its lines are not shown",
+        )
+        return QueueSource(path, host, None, ParsedQueue(shown, (), (problem,)))
     if text.startswith("\ufeff"):  # a Windows editor's byte-order mark: the box's copy
         # would carry it into the first cell's path, so it is named, not read past.
         problem = QueueProblem(
