@@ -82,8 +82,13 @@ GROUP_KILL = "stopped with its group"
 GROUP_KILL_WHY = f"{GROUP_KILL} (another rank failed or went silent)"
 REBOOTED = "rebooted"  # the box rebooted while the runner was running
 
-# A pending cell the running launch does not reach (it started past it).
-NOT_IN_LAUNCH = "not run by this launch: L runs it once this one ends"
+# A pending cell the running launch does not reach (it started past it). Not "L runs it
+# once this one ends": L's default start is past the last done cell, so it never did
+# (h493 #1, a cell never run and never named again).
+NOT_IN_LAUNCH = (
+    "not run by this launch: only a launch that starts at or before it runs it (L, then "
+    "its index in the start box)"
+)
 # A pending cell of a running launch asked to stop: it ends after its current cell.
 STOP_ASKED_WHY = "a stop was asked for, the queue ends after the current cell"
 STOP_ASKED = f"not run: {STOP_ASKED_WHY}"
@@ -703,6 +708,15 @@ def derive_view(
         # was cut, the rest did not start.
         state = GROUP_STOPPED
         group_stop = f"{GROUP_KILL_WHY}; cell {launch.stopped_before} and later not started"
+    if state == FINISHED and launch is not None:
+        # Ended, a cell before its start still pending: said on its row, not only as the
+        # header's "1 not run" (h493 #1: read plain "pending", then forgotten).
+        cells = tuple(
+            replace(c, note=NOT_IN_LAUNCH)
+            if c.status == PENDING and c.index < launch.start_index and not c.note
+            else c
+            for c in cells
+        )
     if state == Q_RUNNING and launch is not None:
         # A pending cell before the running launch's start is not run by it (a retry's
         # launch starts past the last cell): it read "pending" like the cells about to

@@ -463,6 +463,9 @@ def test_a_retrys_launch_runs_its_cell_alone_and_finished_counts_the_cells_not_r
     done = view(launches("done 1010 1 0\n", start=4), ended)
     assert done.state == FINISHED
     assert done.summary().startswith("finished · 1/4 done · 3 not run"), done.summary()
+    # Its rows say so once it ended too, not plain "pending" (h493 #1).
+    assert [c.note for c in done.cells[1:]] == [NOT_IN_LAUNCH] * 3
+    assert "only a launch that starts at or before it runs it" in NOT_IN_LAUNCH
 
 
 def test_a_launch_without_a_start_never_runs_a_done_cell_again_when_it_can_avoid_it():
