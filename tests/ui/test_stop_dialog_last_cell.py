@@ -231,3 +231,46 @@ async def test_an_80_column_queue_tab_footer_draws_s_x_and_r(make_queue_fleet, t
         )
         for name in ("go", "never"):
             (qf.root() / name).touch()
+
+
+async def test_a_kill_of_the_last_cell_says_the_queue_finished_not_stopped_as_asked(
+    make_queue_fleet, tmp_path: Path
+):
+    """h493 #3: X on the last cell sent a stop nobody asked for, and the kill's toast
+    said "the queue stopped, as asked" beside a header reading "queue finished"."""
+    qf = await first_running(make_queue_fleet)
+    (qf.root() / "go").touch()
+    await wait_view(qf, lambda v: v.cells[1].status == RUNNING, what="cell last to run")
+    app = polling_app(qf, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await queue_tab(app, pilot)
+        await wait_for(
+            lambda: (
+                screen.queue_view is not None
+                and screen.queue_view.current is not None
+                and screen.queue_view.current.name == "last"
+            ),
+            what="last running in the poller's view",
+            pilot=pilot,
+        )
+        await pilot.press("X")
+        confirm = await wait_for(
+            lambda: app.screen if isinstance(app.screen, ConfirmScreen) else None, pilot=pilot
+        )
+        [kill] = [b for b in confirm.query(DialogButton) if b.id != "confirm-cancel"]
+        assert (
+            kill.id == "confirm-next" and kill.does == "kill it; no cell follows, so the queue ends"
+        )
+        kill.focus()
+        await pilot.press("enter")
+        told = await wait_for(
+            lambda: next(
+                (str(n.message) for n in shown_notifications(app) if "cell last" in str(n.message)),
+                None,
+            ),
+            60,
+            what="the kill's notice",
+            pilot=pilot,
+        )
+        assert "as asked" not in told and told.endswith("the queue is finished"), told
+    assert "kill " in qf.state("last") and "stop " not in (qf.qdir() / "runner.state").read_text()

@@ -17,12 +17,7 @@ from textual.content import Content
 from textual.widgets import Select, Static
 
 from rgt_tui.content.box_text import shown
-from rgt_tui.content.queue_text import (
-    cell_line,
-    not_sent_lines,
-    queue_lines,
-    running_risk_lines,
-)
+from rgt_tui.content.queue_text import cell_line, not_sent_lines, queue_lines, running_risk_lines
 from rgt_tui.content.ready_text import ready_lines
 from rgt_tui.controllers.jobs import HostJobs
 from rgt_tui.controllers.queue_control import QueueControl
@@ -412,7 +407,8 @@ class QueueTab(DetailTab):
         if view.stop_requested:  # the runner stops after this cell whatever is chosen
             choices = [("stop", "Kill", "kill it; the queue then stops, as asked", "error")]
         elif following is None:
-            choices = [("stop", "Kill", "kill it; nothing else runs in this launch", "error")]
+            # Not a stop: told back as "stopped, as asked" when no one asked (h493 #3).
+            choices = [("next", "Kill", "kill it; no cell follows, so the queue ends", "error")]
         else:
             go_on = f"kill it, then run cell {following.index} ({shown(following.name)})"
             # In the body too: the button's own words show only once it has the focus,
