@@ -214,15 +214,19 @@ def not_sent_lines(view: QueueView, not_sent: NotSent) -> list[str]:
             "after its cells"
         )
     elif view.runner_alive:  # a stop was asked: an append would only send them
+        sync = f"rgt-tui sync {host}, " if not_sent.stale else ""  # refused until it ends
         how = (
-            f"the queue stops after its current cell, then rgt-tui launch {host} sends and "
-            f"runs {them}"
+            f"the queue stops after its current cell, then {sync}rgt-tui launch {host} sends "
+            f"and runs {them}"
         )
     else:  # an append only sends them: a launch runs them (from where it starts)
         how = (
             f"rgt-tui launch {host} sends and runs {them} (the queue is not running; "
             f"rgt-tui queue append {host} only sends {them})"
         )
+    if not_sent.stale and not view.runner_alive:
+        # A launch refuses a config the box does not hold as here (h493 #2).
+        how = f"{not_sent.stale_said(host, running=False)}: rgt-tui sync {host} first, then {how}"
     if not_sent.problems:  # append and launch refuse a file with a line at fault
         how = f"once the lines at fault below are put right, {how}"
     head = f"not sent: {plural(len(cells), 'cell')} of {where}{span}, not on {host} yet: {how}"

@@ -321,9 +321,12 @@ def not_sent_lines(view: QueueView) -> list[Content]:
     elif view.runner_alive and not view.stop_requested:
         how = f"a (Append) sends {them}, and the running queue runs {them} after its cells"
     elif view.runner_alive:
-        how = f"the queue stops after its current cell, then L (Launch) sends and runs {them}"
+        sync = "y (Sync), " if not_sent.stale else ""  # refused until the queue ends
+        how = f"the queue stops after its current cell, then {sync}L (Launch) sends and runs {them}"
     else:
         how = f"L (Launch) sends and runs {them} (the queue is not running; a only sends {them})"
+    if not_sent.stale and not view.runner_alive:  # a launch refuses them until a sync
+        how = f"{not_sent.stale_said('the box', running=False)}: y (Sync) first, then {how}"
     faults = not_sent.faults_said(where)
     if not not_sent.cells:  # only lines `queue check` finds at fault were added
         return [Content.styled(f"not sent: {faults}", "$warning")]

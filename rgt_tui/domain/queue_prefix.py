@@ -63,13 +63,15 @@ class NotSent:
             f"{where} says why"
         )
 
-    def stale_said(self, where: str) -> str:
+    def stale_said(self, where: str, *, running: bool = True) -> str:
         """``cfg/a.json is not on box1 as here, and a running queue's code is never
         synced``: why an append refuses these cells now (``where``: the box's name as the
-        reader knows it). Its first three configs, made printable."""
+        reader knows it; ``running`` False: a queue that does not run, which a sync may
+        update). Its first three configs, made printable."""
         names = ", ".join(printable(p, 120) for p in self.stale[:3])
         verb = "is" if len(self.stale) == 1 else "are"
-        return f"{names} {verb} not on {where} as here, and a running queue's code is never synced"
+        why = ", and a running queue's code is never synced" if running else ""
+        return f"{names} {verb} not on {where} as here{why}"
 
 
 def _same_or_moved(box_line: str, local_line: str) -> bool:

@@ -150,6 +150,18 @@ async def test_a_running_queue_refuses_a_cell_whose_config_the_box_lacks_or_hold
         added = await append_cells(qf.fleet, qf.host(), transport)
         assert added.running and [c.name for c in added.added] == ["same"]
         (qf.root() / "go").touch()
+        await wait_view(qf, lambda v: not v.runner_alive, what="the queue to end")
+        # Ended: a launch refuses the stale config until a sync, so the line says the sync
+        # first (h493 #2: "L (Launch) sends and runs it", and L was refused).
+        qf.append_queue("cells/older.sh t 1\n")
+        shown = await arun("queue", "show", "box1", "--hosts", str(qf.loopback.hosts_file))
+        said = " ".join(shown.stdout.split())
+        assert (
+            "cells/older.sh is not on box1 as here: rgt-tui sync box1 first, then rgt-tui "
+            "launch box1 sends and runs it"
+        ) in said, said
+        tab = await _queue_tab_not_sent(qf)
+        assert "cells/older.sh is not on the box as here: y (Sync) first, then L (Launch)" in tab
     finally:
         await transport.close()
 

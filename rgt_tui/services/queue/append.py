@@ -176,14 +176,15 @@ async def stale_configs(
 async def with_stale_configs(
     fleet: Fleet, host: HostConfig, transport: Transport, view: QueueView, compared: AgainstBox
 ) -> AgainstBox:
-    """``compared`` with its not-sent cells' configs the box does not hold as here, while
-    a queue runs there (an append would refuse them, ``configs_on_box``); the box is
-    asked only then. A look that fails leaves ``compared`` as it is: the list was
-    compared already (review s46 #13), and the append asks again."""
+    """``compared`` with its not-sent cells' configs the box does not hold as here (an
+    append to a running queue refuses them, ``configs_on_box``, and so does a launch of a
+    stopped one until a sync: h493 #2 read "L sends and runs it", and L was refused); the
+    box is asked only for a queue it holds. A look that fails leaves ``compared`` as it
+    is: the list was compared already (review s46 #13), and the append asks again."""
     from dataclasses import replace
 
     not_sent = compared.not_sent
-    if not_sent is None or not not_sent.cells or not view.runner_alive:
+    if not_sent is None or not not_sent.cells or not view.cells:
         return compared
     cells = tuple(c for _, c in not_sent.cells)
     try:
