@@ -65,7 +65,7 @@ SENT_FIX = (
     "Put the lines shown back as they are on the box: a sent line cannot be changed "
     "there. To run an edited line, add it at the end under a new name — a copy of its "
     "config with another file name (the name is the config's stem, and so is {out}); "
-    "the same name again is refused as used twice (s43 hour). To run a pending cell "
+    "the same name again is refused as used twice. To run a pending cell "
     "elsewhere, move it (`rgt-tui queue move`); --fresh starts over and runs done cells "
     "again"
 )
