@@ -214,6 +214,9 @@ def format_retry(plan: RetryPlan) -> str:
     from rgt_tui.services.disk.out_checkpoints import checkpoint_notes
 
     lines = [f"{_retry_verb(plan)} on {plan.host}"]
+    # Refused: why first, and not how it would run (h493 #8: "the running queue runs
+    # them before its next cell" stood above the REFUSED line of a running cell).
+    lines += [f"  REFUSED: {p}" for p in plan.problems]
     for cell, out in zip(plan.cells, plan.outs, strict=True):
         if plan.resume:
             moved = f"{out} is kept as it is" if out != "-" else "nothing set aside"
@@ -257,7 +260,9 @@ def format_retry(plan: RetryPlan) -> str:
             f"  ⚠ no checkpoint in {'its' if one else 'their'} {{out}} on the box now: the "
             f"resume runs {'it' if one else 'them'} from the start"
         )
-    if plan.running:
+    if plan.problems:
+        pass  # refused: said first, above
+    elif plan.running:
         them = "it" if len(plan.cells) + len(plan.waiting) == 1 else "them"
         lines.append(f"  the running queue runs {them} before its next cell{plan.with_others()}")
     elif plan.submits:
@@ -280,7 +285,6 @@ def format_retry(plan: RetryPlan) -> str:
                   if ("REFUSED" in line or "warning" in line) and "preflight" not in line]  # fmt: skip
         lines += ["  " + line for line in preflight_lines(plan.launch, refusing_only=True)]
     lines += [f"  warning: {w}" for w in plan.warnings]
-    lines += [f"  REFUSED: {p}" for p in plan.problems]
     if plan.launch is not None and plan.launch.unacknowledged:
         acks = " ".join(f"--ack {n}" for n in plan.launch.unacknowledged)
         lines.append(f"  REFUSED: preflight failed — fix the box, or retry anyway with {acks}")

@@ -72,6 +72,10 @@ async def test_stop_kill_retry_ask_first_and_need_yes_off_a_terminal(make_queue_
 
     running = await arun("queue", "retry", "box1", "a", "--hosts", hosts, "--yes")
     assert running.returncode == 1 and "cell a is running now: kill it first" in running.stdout
+    # Why first, and not how it would have run (h493 #8: "the running queue runs it before
+    # its next cell" stood above the refusal).
+    assert running.stdout.splitlines()[1].startswith("  REFUSED: "), running.stdout
+    assert "runs it before its next cell" not in running.stdout, running.stdout
     typo = await arun("queue", "retry", "box1", "nosuch", "--hosts", hosts, "--yes")
     assert typo.returncode == 2, typo.stdout  # no cell of the queue: bad input, not a refusal
     assert "no cell named nosuch in the box's queue; its cells: hold, a, b" in typo.stdout

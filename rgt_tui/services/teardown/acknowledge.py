@@ -60,7 +60,9 @@ class StillToRun(ValueError):
             "in the TUI)"
         )
         super().__init__(
-            f"{name} {now}, as its last gate check read it: not acknowledged as missing — its "
+            # "nothing": every acknowledgement of the command is dropped with it (review
+            # h492 #5: "not acknowledged as missing" read as the others going through).
+            f"{name} {now}, as its last gate check read it: nothing was acknowledged — its "
             f"results may still come. To tear down without them, {fits}; or accept it as "
             f"missing once its queue has ended or been stopped (rgt-tui queue stop {host}), "
             "then check again"
