@@ -86,6 +86,16 @@ async def test_a_preempted_cell_resumes_on_another_box_from_its_verified_step(ma
     # The target was not read for a refused move: its {out} as the fleet file gives it.
     out2 = qf.root("box2") / "results" / "ck"
     assert f" to box2:{out2}, checked by SHA-256 there" in "\n".join(resume_lines(running))
+    # Running on past the pull (a log line, a checkpoint since): refused as running, not
+    # also said to have "stopped" at its last log line (h493 #7).
+    await asyncio.sleep(1.1)  # the log's mtime a whole second past the pull's listing
+    with next((qf.qdir("box1") / "cells").glob("ck*.log")).open("a") as log:
+        log.write("step 3\n")
+    late = qf.root("box1") / "results" / "ck" / "late.pt"
+    late.write_bytes(b"late")
+    words = "\n".join(resume_lines(await plan(qf)))
+    assert "is running on box1 now" in words and "it stopped" not in words, words
+    late.unlink()
     await preempt(qf)
 
     planned = await plan(qf)

@@ -57,6 +57,7 @@ from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.manifest import Manifest, ManifestError, verified_here
 from rgt_tui.domain.preflight_checks import df_row
 from rgt_tui.domain.queue_file import QueueCell, parse_queue_line
+from rgt_tui.domain.queue_state import RUNNING
 from rgt_tui.domain.roster import output_prefixes
 from rgt_tui.domain.text import is_digits, printable
 from rgt_tui.domain.units import fmt_bytes, fmt_duration, local_time, plural
@@ -584,6 +585,7 @@ async def plan_resume_move(
         pass
     if (
         move.source_answered
+        and status != RUNNING  # refused as running: "it stopped 09:19" was false (h493 #7)
         and ckpt is not None
         and not from_scratch
         and stopped is not None
