@@ -50,13 +50,15 @@ class QueueControl:
                     KILLING_SAID_AFTER_S,
                     lambda: self.app.notify(f"killing {cell}…", title=title, timeout=4),
                 )
+                # "end": X on the last cell, a stop no one asked for by name.
+                then = "stop" if chosen == "end" else chosen
                 try:
                     killed = await use(
-                        host.name, lambda t: backend_for(host).kill(t, cell, then=chosen)
+                        host.name, lambda t: backend_for(host).kill(t, cell, then=then)
                     )
                 finally:
                     slow.stop()
-                message = killed.summary()
+                message = killed.summary(asked=chosen != "end")
             else:  # a retry runs from its own dialog
                 return
         except Exception as exc:  # refused on the box, or unreachable: said, not raised

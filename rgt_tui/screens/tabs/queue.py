@@ -407,8 +407,9 @@ class QueueTab(DetailTab):
         if view.stop_requested:  # the runner stops after this cell whatever is chosen
             choices = [("stop", "Kill", "kill it; the queue then stops, as asked", "error")]
         elif following is None:
-            # Not a stop: told back as "stopped, as asked" when no one asked (h493 #3).
-            choices = [("next", "Kill", "kill it; no cell follows, so the queue ends", "error")]
+            # A stop that ends it ("end": a cell appended meanwhile waits), not told back as
+            # "stopped, as asked" (h493 #3; "next" would run one: review h494 #5).
+            choices = [("end", "Kill", "kill it; no cell follows, so the queue ends", "error")]
         else:
             go_on = f"kill it, then run cell {following.index} ({shown(following.name)})"
             # In the body too: the button's own words show only once it has the focus,

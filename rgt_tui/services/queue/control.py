@@ -238,8 +238,10 @@ class KillResult:
     view: QueueView | None  # the whole queue as the check saw it
     task: str = ""  # on a Slurm host: the task scancel'ed (``123_4``), in place of a pid
 
-    def summary(self) -> str:
-        """One line for the CLI and the notification: what the check saw."""
+    def summary(self, *, asked: bool = True) -> str:
+        """One line for the CLI and the notification: what the check saw. ``asked``: the
+        stop was the user's choice (False: the kill of the last cell, which stops the
+        queue so that nothing appended meanwhile starts)."""
         dropped = " (the SSH session dropped with the kill, as it may: U1)" if self.dropped else ""
         what = f"Slurm job {self.task}" if self.task else f"pid {self.pid}"
         if self.cell is None or self.view is None:
@@ -253,11 +255,11 @@ class KillResult:
         if (self.then == "stop" or self.view.stop_requested) and self.view.state == Q_RUNNING:
             # Read before the runner wrote its stop: "the queue is running" beside "queue
             # stopped by the user" on the screen (a user's hour).
-            nxt = "the queue stops, as asked: no further cell starts"
+            nxt = f"the queue stops{', as asked' if asked else ''}: no further cell starts"
         elif self.then == "stop":
             # As asked, whatever the state's name: a retry's launch that ends reads
             # "finished", and the end notice said "stopped" (h484 #1).
-            nxt = "the queue stopped, as asked"
+            nxt = "the queue stopped, as asked" if asked else "the queue ended: no cell followed it"
         elif after is None:
             nxt = queue_is(self.view.state)
         else:
