@@ -62,7 +62,6 @@ from rgt_tui.services.fleet.add_host import (
 from rgt_tui.services.fleet.add_keys import (
     DEFAULT_RUN,
     LaunchKeys,
-    code_dir,
     code_offer,
     create_queue_file,
     launch_defaults,
@@ -351,10 +350,8 @@ def _launch_keys(
     )  # fmt: skip
     queue = _value(
         call, args.queue, f"Queue file here (none: no queue) [{offer.queue}]: ",
-        lambda text: read_queue(
-            text, offer.queue, path, code=code_dir(code, fleet_file.fleet, path),
-            others=fleet_queues(fleet_file.fleet),
-        ), tty=tty,
+        lambda text: read_queue(text, offer.queue, path, others=fleet_queues(fleet_file.fleet)),
+        tty=tty,
     )  # fmt: skip
     run = _value(
         call, args.run, f"Run template, fields bare [{offer.run}]: ",

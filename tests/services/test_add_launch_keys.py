@@ -227,28 +227,26 @@ def test_a_file_that_does_not_read_as_a_queue_is_refused_with_its_line(tmp_path,
     key = tmp_path / "client_key"
     key.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n")
     pem = rgt("add", "local", "--name", "s", "--queue", "client_key", *at, cwd=tmp_path)
-    assert pem.returncode == 2 and "a key or certificate (-----BEGIN …)" in pem.stderr
+    assert pem.returncode == 2 and "a key or certificate, not a queue file" in pem.stderr
     assert "b3Blbn" not in pem.stderr
-    check = rgt("queue", "check", "client_key", "--hosts", str(hosts), cwd=tmp_path)
-    assert check.returncode != 0 and "a key or certificate" in check.stdout + check.stderr
-    assert "b3Blbn" not in check.stdout + check.stderr
-
-    # A file that parses but names no config of the code tree (h493 #5: requirements.txt
-    # read as cells "torch numpy"), and another host's queue file (review h492 #3).
-    code = tmp_path / "proj"
-    (code / "configs").mkdir(parents=True)
-    (tmp_path / "requirements.txt").write_text("torch numpy\nrequests tqdm\n")
-    reqs = rgt("add", "local", "--name", "s", "--code", str(code), "--queue",
-               "requirements.txt", *at, cwd=tmp_path)  # fmt: skip
-    assert reqs.returncode == 2
-    assert f"requirements.txt names no config of the code tree {code}: torch (line 1)" in (
-        reqs.stderr
+    # Nor in the forms that do not start with the header (review h494 #3).
+    (tmp_path / "bom.key").write_text("\ufeff" + key.read_text())
+    (tmp_path / "id.ppk").write_text(
+        "PuTTY-User-Key-File-3: ssh-ed25519\nPrivate-Lines: 1\nAAAAIPRIV\n"
     )
-    (code / "configs" / "a.yaml").write_text("lr: 0.1\n")
+    (tmp_path / "bag.pem").write_text("Bag Attributes\n    localKeyID: 01\nMIIEvQIBADAN\n")
+    for name in ("client_key", "bom.key", "id.ppk", "bag.pem"):
+        check = rgt("queue", "check", name, "--hosts", str(hosts), cwd=tmp_path)
+        said = check.stdout + check.stderr
+        assert check.returncode != 0 and "a key or certificate" in said, (name, said)
+        assert not any(s in said for s in ("b3Blbn", "AAAAIPRIV", "MIIEvQ")), (name, said)
+
+    # Another host's queue file (review h492 #3). A queue whose configs are still to
+    # write, or found only through the run template's `cd` (review h494 #2), is taken:
+    # launch and `queue check` say what is missing, knowing the template.
     (tmp_path / "q.txt").write_text("# mine\nconfigs/a.yaml detection 3\nconfigs/b.yaml x\n")
-    ok = rgt("add", "local", "--name", "s", "--code", str(code), "--queue", "q.txt", *at,
-             cwd=tmp_path)  # fmt: skip
-    assert ok.returncode == 0, ok.stderr  # b.yaml still to write: launch names it
+    ok = rgt("add", "local", "--name", "s", "--queue", "q.txt", *at, cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr
     shared = rgt("add", "local", "--name", "t", "--queue", "q.txt", *at, cwd=tmp_path)
     assert shared.returncode == 2
     assert "queue: q.txt is s's queue file already: every cell of it would run on both" in (

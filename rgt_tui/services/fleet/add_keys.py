@@ -33,7 +33,7 @@ from rgt_tui.services.fleet.append import AddRefused, LaunchKeys
 
 __all__ = [
     "DEFAULT_RUN", "LAUNCH_KEYS", "LaunchKeys", "create_missing_queue", "create_queue_file",
-    "code_dir", "code_offer", "launch_defaults", "read_launch_keys",
+    "code_offer", "launch_defaults", "read_launch_keys",
     "queue_path", "read_code", "read_folder", "read_pull", "read_queue", "read_run",
 ]  # fmt: skip
 
@@ -179,14 +179,12 @@ def read_queue(
     default: str | None,
     fleet_path: Path,
     *,
-    code: Path | None = None,
     others: Mapping[Path, str] | None = None,
 ) -> str | None:
     """The local queue file (empty: ``default``; ``none``: no queue); refused when it is
     a folder, or an existing file that does not read as this host's queue
-    (``add_queue.refuse_unfit_queue``: ``code``, the code tree its configs are in;
-    ``others``, the fleet's queue files by host). A missing file is fine:
-    ``create_queue_file`` offers one."""
+    (``add_queue.refuse_unfit_queue``; ``others``, the fleet's queue files by host). A
+    missing file is fine: ``create_queue_file`` offers one."""
     value = text.strip() or default
     if value is None or value.lower() in NONE:
         return None
@@ -196,15 +194,8 @@ def read_queue(
         raise AddRefused(
             f"queue: {value} is a folder", "name a file, e.g. queues/a100.txt", field="queue"
         )
-    refuse_unfit_queue(value, where, code=code, others=others or {})
+    refuse_unfit_queue(value, where, others=others or {})
     return value
-
-
-def code_dir(code: str | None, fleet: Fleet | None, fleet_path: Path) -> Path | None:
-    """The code tree a new host's configs are in: its ``code`` as typed, else the fleet's."""
-    if code is not None:
-        return _local(code, fleet_path)
-    return fleet.ready.code if fleet is not None else None
 
 
 def read_run(text: str, default: str | None, fleet_path: Path) -> str | None:
@@ -249,10 +240,7 @@ def read_launch_keys(
     code tree, for the queue's checks). Blocking (it looks at local folders)."""
     workdir = read_folder("workdir", values.get("workdir", ""), "", fleet_path)
     code = read_code(values.get("code", ""), None, fleet_path)
-    queue = read_queue(
-        values.get("queue", ""), None, fleet_path,
-        code=code_dir(code, fleet, fleet_path), others=fleet_queues(fleet),
-    )  # fmt: skip
+    queue = read_queue(values.get("queue", ""), None, fleet_path, others=fleet_queues(fleet))
     run = read_run(values.get("run", ""), None, fleet_path)
     durable = read_folder("durable_dir", values.get("durable_dir", ""), "", fleet_path)
     pull = read_pull(values.get("pull", ""), durable, fleet_path)

@@ -1,23 +1,24 @@
 """Whether an existing file named as a new host's queue reads as one (``rgt-tui add`` and
 the add screen; issue 43's launch keys).
 
-A file named by a slip of the completion — a training script, a config, a checkpoint,
-``requirements.txt``, an SSH key — was written into the fleet file and refused only at the
-first launch; a key's lines were then echoed by ``queue check``. Refused here, with its
-first problem's line: a file that does not parse as a queue (a launch refuses it), one
-whose configs are none of the code tree's (no cell of it could start: "torch numpy" parses
-as a cell), another host's queue file (every cell would run on both); a key's lines are never shown (``read_queue_file``). A queue with one config still to write is taken: launch and
-``queue check`` name what is missing.
+A file named by a slip of the completion — a training script, a config, a checkpoint, an
+SSH key — was written into the fleet file and refused only at the first launch. Refused
+here, with its first problem's line: a file that does not parse as a queue (a launch
+refuses it; a key's lines are never shown: ``read_queue_file``), and another host's queue
+file (every cell would run on both). Its configs are not looked for: where they are
+depends on the run template (``cd src && …``), asked after the queue, on ``~``, and on
+what the box makes itself — launch and ``queue check`` say it with all of that (review
+h494 #2: a check here refused real queues), so ``requirements.txt``, which parses, is
+left to them.
 """
 
 from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from rgt_tui.domain.config import Fleet
-from rgt_tui.domain.queue_file import QueueCell
 from rgt_tui.services.fleet.append import AddRefused
 from rgt_tui.services.queue.check import display_path, read_queue_file
 
@@ -33,9 +34,7 @@ def fleet_queues(fleet: Fleet | None) -> dict[Path, str]:
     return {h.queue.resolve(): h.name for h in fleet.hosts if h.queue is not None}
 
 
-def refuse_unfit_queue(
-    value: str, where: Path, *, code: Path | None, others: Mapping[Path, str]
-) -> None:
+def refuse_unfit_queue(value: str, where: Path, *, others: Mapping[Path, str]) -> None:
     """AddRefused (``field`` queue) when the existing file ``where`` (``value`` as typed)
     does not read as this host's queue (see the module docstring); a missing or
     unreadable file is let through (``create_queue_file`` offers one; launch says why)."""
@@ -70,22 +69,3 @@ def refuse_unfit_queue(
             fix,
             field="queue",
         )
-    absent = _no_config_there(parsed.cells, code)
-    if absent is not None:
-        raise AddRefused(
-            f"queue: {value} names no config of the code tree {code}: {absent.cfg} (line "
-            f"{absent.line}) is not there, nor any other it names",
-            fix,
-            field="queue",
-        )
-
-
-def _no_config_there(cells: tuple[QueueCell, ...], code: Path | None) -> QueueCell | None:
-    """The first of ``cells`` when none of their relative configs is a file of ``code``
-    (None when one is, when a config is absolute, or when there is no code tree)."""
-    if code is None or not cells:
-        return None
-    for cell in cells:
-        if PurePosixPath(cell.cfg).is_absolute() or (code / cell.cfg).is_file():
-            return None
-    return cells[0]

@@ -116,6 +116,14 @@ def _parse_undecodable(data: bytes, shown: str, default_epochs: int) -> ParsedQu
     return replace(parsed, problems=tuple(problems))
 
 
+# A key's or certificate's own marks, wherever they stand (a byte-order mark before a PEM
+# header, pkcs12's "Bag Attributes" lines first, PuTTY's format): review h494 #3.
+KEY_MATERIAL = re.compile(
+    r"-----BEGIN [A-Z0-9 ]*(KEY|CERTIFICATE)[A-Z0-9 ]*-----|^PuTTY-User-Key-File-\d|^Bag Attributes",
+    re.MULTILINE,
+)
+
+
 def read_queue_file(
     path: Path, *, host: str | None, default_epochs: int, entry: str = ""
 ) -> QueueSource:
@@ -138,13 +146,11 @@ def read_queue_file(
     except OSError as exc:
         problem = QueueProblem(shown, None, f"cannot read it ({exc}); a queue file is UTF-8 text")
         return QueueSource(path, host, None, ParsedQueue(shown, (), (problem,)))
-    if text.lstrip().startswith("-----BEGIN "):
+    if KEY_MATERIAL.search(text):
         # A key or certificate named as a queue (a slip of the completion): every line
         # would be echoed as "missing task after '<base64>'" (h493 #4). Never shown.
         problem = QueueProblem(
-            shown,
-            1,
-            "a key or certificate (-----BEGIN …), not a queue file: its lines are not shown",
+            shown, 1, "a key or certificate, not a queue file: its lines are not shown"
         )
         return QueueSource(path, host, None, ParsedQueue(shown, (), (problem,)))
     if text.startswith("\ufeff"):  # a Windows editor's byte-order mark: the box's copy
