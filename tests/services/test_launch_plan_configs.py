@@ -160,8 +160,30 @@ async def test_a_running_queue_refuses_a_cell_whose_config_the_box_lacks_or_hold
             "cells/older.sh is not on box1 as here: rgt-tui sync box1 first, then rgt-tui "
             "launch box1 sends and runs it"
         ) in said, said
-        tab = await _queue_tab_not_sent(qf)
-        assert "cells/older.sh is not on the box as here: y (Sync) first, then L (Launch)" in tab
+        # One poller across a sync, as the TUI keeps it: the note goes once the box's copy
+        # is the local one (review h494 #1: it was kept from the poll before).
+        from rgt_tui.content.queue_text import not_sent_lines
+        from rgt_tui.services.connections import FleetConnections
+        from rgt_tui.services.runtime.queues import QueuePoller
+
+        connections = FleetConnections(qf.fleet.hosts)
+        poller = QueuePoller(
+            connections, on_view=lambda h, v: None, is_live=lambda h: True, fleet=lambda: qf.fleet
+        )
+
+        async def tab() -> str:
+            view = await poller.poll_once(qf.host())
+            assert view is not None
+            return " ".join(" ".join(line.plain for line in not_sent_lines(view)).split())
+
+        try:
+            said = await tab()
+            assert "cells/older.sh is not on the box as here: y (Sync) first, then L" in said
+            qf.cell_script("older", "echo v2")  # what a sync writes: the box's copy as here
+            said = await tab()
+            assert "not on the box as here" not in said and "L (Launch) sends and runs it" in said
+        finally:
+            await connections.close_all()
     finally:
         await transport.close()
 

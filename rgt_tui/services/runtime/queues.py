@@ -144,8 +144,11 @@ class QueuePoller:
         made_for = (stamp, view.total, view.launch, fleet)
         kept = self.sent_notes.get(host.name)
         # Lines at fault among those not sent: compared on every poll while said, as
-        # their fix may be in another file (a name used twice, renamed in the other).
-        faulty = kept is not None and kept[1].not_sent is not None and kept[1].not_sent.problems
+        # their fix may be in another file (a name used twice, renamed in the other); so
+        # are configs not on the box as here while nothing runs, as a sync (y, or the
+        # command line's) fixes them (review h494 #1: "y (Sync) first" stayed after it).
+        said = kept[1].not_sent if kept is not None else None
+        faulty = said is not None and (said.problems or (said.stale and not view.runner_alive))
         if kept is None or kept[0] != made_for or faulty:
             try:
                 compared = await against_box(host, transport, view, fleet)
