@@ -64,7 +64,9 @@ def retry_notes(plan: RetryPlan) -> Content:
     """How the cell runs again, what the queue's launch acknowledged, the checkpoint it
     sets aside, then the plan's warnings (preflight's own are shown by
     ``preflight_notes``; why the retry is refused, first in the body: ``refusal_lines``)."""
-    if plan.running:
+    if plan.problems:
+        how = ""  # refused: not how it would run (h493 #8, review h494 #4)
+    elif plan.running:
         how = f"The running queue runs it before its next cell{plan.with_others()}."
     elif plan.launch is not None and plan.others_waiting:
         how = (

@@ -831,6 +831,10 @@ async def test_a_retry_names_the_cells_set_to_run_again_before_which_run_with_it
     assert "runs it before its next cell (with f1, also set to run again)." in str(
         retry_notes(later)
     )
+    # Refused (the gate runs): the dialog says why, not how it would run (review h494 #4).
+    refused = await plan_retry(qf.fleet, host, transport, ["gate"])
+    assert refused.running and refused.problems
+    assert "runs it before its next cell" not in str(retry_notes(refused))
     await stop_queue(host, transport)
     (qf.root() / "go").touch()
     view = await wait_view(qf, lambda v: v.state == USER_STOPPED, what="the queue to stop")
