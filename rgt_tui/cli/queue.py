@@ -148,7 +148,7 @@ def format_view(
             )
         elif not_sent is not None and not_sent.problems:
             lines.append(
-                f"the queue file cannot be launched as it is: {not_sent.faults_said(where)}"
+                f"the queue file cannot be launched as it is: {not_sent.faults_said(where, added=False)}"
             )
     for c in view.cells:
         note = f"  — {c.note}" if c.note else ""

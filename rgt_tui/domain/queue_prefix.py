@@ -46,9 +46,10 @@ class NotSent:
         lines at fault (append and launch refuse it as written)."""
         return "at fault" if cell.line in self.faulty else "not sent"
 
-    def faults_said(self, where: str) -> str:
+    def faults_said(self, where: str, *, added: bool = True) -> str:
         """``3 lines added to q.txt cannot run as written (2 of them listed above, at
-        fault): rgt-tui queue check q.txt says why``."""
+        fault): rgt-tui queue check q.txt says why`` (``added`` False: a file never sent,
+        "3 lines of q.txt")."""
         listed = len(self.faulty)
         above = (
             " (listed above, at fault)"
@@ -59,7 +60,7 @@ class NotSent:
         )
         lines = f"{self.problems} line" + ("" if self.problems == 1 else "s")
         return (
-            f"{lines} added to {where} cannot run as written{above}: rgt-tui queue check "
+            f"{lines} {'added to' if added else 'of'} {where} cannot run as written{above}: rgt-tui queue check "
             f"{where} says why"
         )
 

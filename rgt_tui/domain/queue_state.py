@@ -85,10 +85,7 @@ REBOOTED = "rebooted"  # the box rebooted while the runner was running
 # A pending cell the running launch does not reach (it started past it). Not "L runs it
 # once this one ends": L's default start is past the last done cell, so it never did
 # (h493 #1, a cell never run and never named again).
-NOT_IN_LAUNCH = (
-    "not run by this launch: only a launch that starts at or before it runs it (L, then "
-    "its index in the start box)"
-)
+NOT_IN_LAUNCH = "not run by this launch: only a launch that starts at or before it runs it"
 # A pending cell of a running launch asked to stop: it ends after its current cell.
 STOP_ASKED_WHY = "a stop was asked for, the queue ends after the current cell"
 STOP_ASKED = f"not run: {STOP_ASKED_WHY}"

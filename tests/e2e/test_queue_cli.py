@@ -137,7 +137,7 @@ async def test_launch_show_append_and_diagnose_from_the_command_line(make_queue_
     twice = await arun("queue", "show", "box2", "--hosts", hosts)
     rows = [r.split() for r in twice.stdout.splitlines()[1:4]]
     assert [r[2:] for r in rows] == [["at", "fault"], ["not", "sent"], ["at", "fault"]], rows
-    assert "the queue file cannot be launched as it is: 2 lines added to " in twice.stdout
+    assert "the queue file cannot be launched as it is: 2 lines of " in twice.stdout
     assert "cannot run as written (listed above, at fault): rgt-tui queue check" in twice.stdout
     qf.write_queue("cells/other.sh t\ncells/more.sh t\ncells/last.sh t\n", "box2")
     # A line that is not UTF-8: said with the fix, the other cells still listed (hour s33
