@@ -236,8 +236,8 @@ def read_launch_keys(
 ) -> LaunchKeys:
     """The add screen's fields (``LAUNCH_KEYS`` → text), each checked as ``add`` checks
     it, in the order shown; emptied, ``code``, ``queue`` and ``run`` are left out and
-    ``pull`` is ``[durable_dir]``. ``fleet``: the fleet file as it is now (its queues and
-    code tree, for the queue's checks). Blocking (it looks at local folders)."""
+    ``pull`` is ``[durable_dir]``. ``fleet``: the fleet file as it is now (its hosts'
+    queue files: another host's is refused). Blocking (it looks at local folders)."""
     workdir = read_folder("workdir", values.get("workdir", ""), "", fleet_path)
     code = read_code(values.get("code", ""), None, fleet_path)
     queue = read_queue(values.get("queue", ""), None, fleet_path, others=fleet_queues(fleet))
