@@ -60,8 +60,9 @@ class SpotWatch:
         queue_view: Callable[[str], QueueView | None] = runtime.queues.views.get
         connections: FleetConnections = runtime.connections
         self.driver = OnPreempt(
-            self.fleet, connections, emit=self.told, queue_view=queue_view, actor="the TUI"
-        )
+            self.fleet, connections, emit=self.told, queue_view=queue_view, actor="the TUI",
+            fleet_mistake=runtime.fleet_mistake,
+        )  # fmt: skip
         self.shown: dict[str, Preemption | None] = {}  # what the panes were last handed
         self.verified: dict[str, tuple[str, tuple[object, ...]]] = {}  # host: (cell, records)
         # host: (cell, its newest verified checkpoint) as last handed to the views. It is

@@ -322,6 +322,30 @@ async def test_relaunch_restarts_the_queue_from_its_resume_index_once(tmp_path: 
     assert actions == ["relaunched the queue on box1 from cell 1: cells 1.. run again"]
 
 
+async def test_no_move_while_the_fleet_file_is_not_applied(tmp_path: Path) -> None:
+    """h491 #1's rule for on_preempt: a spare edited beside a typo is not the one in force;
+    nothing moves unattended then, and the notice says what to do by hand."""
+    fleet, clock, mover = fleet_in(tmp_path), Clock(), Mover()
+    host = fleet.host("box1")
+    named = Preemption("box1", LOST, clock.t, "boot/1", "eta_long", checkpoint=CKPT)
+    told_events: list[WatchEvent] = []
+    driver = OnPreempt(
+        fleet, None, emit=told_events.append, clock=clock, mover=mover,  # type: ignore[arg-type]
+        queue_view=lambda h: None, fleet_mistake=lambda: "hosts.toml:9: spare: unknown host",
+    )  # fmt: skip
+    await driver.on_preempted(host, named)
+    assert mover.calls == []
+    actions = [e for e in told_events if e.kind == "preempt_action"]
+    assert [e.title for e in actions] == ["box1: not moved"], told_events
+    assert actions[0].body.startswith(
+        "the fleet file is not applied (hosts.toml:9: spare: unknown host): on_preempt acts"
+    )
+    # Not claimed: once the file is applied, a later look may act.
+    driver.fleet_mistake = lambda: ""
+    await driver.on_preempted(host, named)
+    assert len(mover.calls) == 1
+
+
 async def test_a_cell_the_user_moved_already_is_not_moved_again(tmp_path: Path) -> None:
     # The user moved the cell while the box was only "preempted?": once named, the
     # preemption says it moved; on_preempt = "move" tries nothing (no "not moved" notice).

@@ -207,7 +207,7 @@ class Watcher:
         # issue 40: a preemption told, and on_preempt's action
         self.on_preempt = OnPreempt(
             self.fleet, self.connections, emit=self.emit, clock=self.clock,
-            queue_view=self.runtime.queues.views.get,
+            queue_view=self.runtime.queues.views.get, fleet_mistake=self.runtime.fleet_mistake,
         )  # fmt: skip
         # GEN1: a box recorded as torn down that still answers (it is not watched).
         self.still_answers = StillAnswers(

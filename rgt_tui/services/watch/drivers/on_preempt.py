@@ -94,8 +94,12 @@ class OnPreempt:
         relauncher: Relauncher | None = None,
         clock: Callable[[], float] = time.time,
         actor: str = "watch",
+        fleet_mistake: Callable[[], str] = lambda: "",
     ) -> None:
         self.fleet = fleet
+        # The fleet file's mistake while it is not applied: a move or relaunch then acts
+        # on the last good file's spares and settings, not the ones saved (h491 #1's rule).
+        self.fleet_mistake = fleet_mistake
         self.connections = connections
         self.journal = journal or journal_for(fleet)
         self._emit = emit
@@ -134,6 +138,16 @@ class OnPreempt:
             WatchEvent("preempted", host.name, p.key, f"{host.name}: preempted?"
                        if not p.named else f"{host.name}: preempted", body, "warning")
         )  # fmt: skip
+        if acts and (mistake := self.fleet_mistake()):
+            # Not claimed: nothing acted, and the user does it by hand once the file is fixed.
+            self._tell(
+                host, p, "not moved" if action == "move" else "not relaunched",
+                f"the fleet file is not applied ({mistake}): on_preempt acts on the file's "
+                "spares and settings, and the ones in force are the last good file's — "
+                "nothing was done; once it is applied, do it by hand (rgt-tui queue move, or "
+                "rgt-tui launch)",
+            )  # fmt: skip
+            return
         if action == "move":
             await self._move(host, p)
         elif action == "relaunch" and p.kind == RESTARTED:
