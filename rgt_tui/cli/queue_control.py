@@ -260,13 +260,24 @@ def format_retry(plan: RetryPlan) -> str:
             f"  ⚠ no checkpoint in {'its' if one else 'their'} {{out}} on the box now: the "
             f"resume runs {'it' if one else 'them'} from the start"
         )
-    if plan.problems:
-        pass  # refused: said first, above
-    elif plan.running:
+    if not plan.problems:  # refused: why is said first, above, not how it would run
+        lines += _how_it_runs(plan)
+    lines += [f"  warning: {w}" for w in plan.warnings]
+    if plan.launch is not None and plan.launch.unacknowledged:
+        acks = " ".join(f"--ack {n}" for n in plan.launch.unacknowledged)
+        lines.append(f"  REFUSED: preflight failed — fix the box, or retry anyway with {acks}")
+    return "\n".join(lines)
+
+
+def _how_it_runs(plan: RetryPlan) -> list[str]:
+    """How the retried cells run: before the running queue's next cell, as a scheduler
+    array, or by a launch (with what of its plan carries information)."""
+    out: list[str] = []
+    if plan.running:
         them = "it" if len(plan.cells) + len(plan.waiting) == 1 else "them"
-        lines.append(f"  the running queue runs {them} before its next cell{plan.with_others()}")
+        out.append(f"  the running queue runs {them} before its next cell{plan.with_others()}")
     elif plan.submits:
-        lines.append(f"  submitted to {plan.submits} as a new job array of these cells")
+        out.append(f"  submitted to {plan.submits} as a new job array of these cells")
     elif plan.launch is not None:
         from rgt_tui.cli.launch import format_plan, preflight_lines
         from rgt_tui.services.queue.launch_acks import acks_line
@@ -274,21 +285,17 @@ def format_retry(plan: RetryPlan) -> str:
         also = (
             f" and {plan.others_named()}, set to run again earlier" if plan.others_waiting else ""
         )
-        lines.append(f"  the queue is not running: a launch runs only these cells{also}")
+        out.append(f"  the queue is not running: a launch runs only these cells{also}")
         if plan.launch_acks:  # what the queue's launch acknowledged (services.queue.launch_acks)
             revoked = " — revoked for this retry (--no-launch-acks)" if plan.revoked else ""
-            lines.append(f"  {acks_line(plan.launch_acks)}{revoked}")
+            out.append(f"  {acks_line(plan.launch_acks)}{revoked}")
         # Only what carries information: the launch's other refusals and warnings, and
         # the checks that refuse it (their own lines, each with its fix); the preflight
         # refusal itself is said below in the retry's words (--ack on the retry).
-        lines += ["  " + line for line in format_plan(plan.launch).splitlines()[1:]
+        out += ["  " + line for line in format_plan(plan.launch).splitlines()[1:]
                   if ("REFUSED" in line or "warning" in line) and "preflight" not in line]  # fmt: skip
-        lines += ["  " + line for line in preflight_lines(plan.launch, refusing_only=True)]
-    lines += [f"  warning: {w}" for w in plan.warnings]
-    if plan.launch is not None and plan.launch.unacknowledged:
-        acks = " ".join(f"--ack {n}" for n in plan.launch.unacknowledged)
-        lines.append(f"  REFUSED: preflight failed — fix the box, or retry anyway with {acks}")
-    return "\n".join(lines)
+        out += ["  " + line for line in preflight_lines(plan.launch, refusing_only=True)]
+    return out
 
 
 def run_retry(call: Call) -> int:
