@@ -32,7 +32,8 @@ def claims_kept(
     (h491 #4: "the save failed — retry the cell" of a cell that saved during the pull).
     ``added``: the local paths of the files the re-scan found new on the box since the
     listing (None: no re-scan); a claimed one was saved after it, and the way on is a
-    pull. Any other claimed file the box did not hold keeps the cell missing (a failed
+    pull; with no re-scan the words say both ways it can be. Any other claimed file the
+    box did not hold keeps the cell missing (a failed
     save must never pass, whatever ran at the pull: review h492 #1). A cell unfinished or
     running now (offline: at the pull) is missing by its state already: its claim is not
     added to that."""
@@ -85,9 +86,17 @@ def _claims(
             found[name] = (
                 f"{said}, which the box holds now but did not when the pull listed it — pull again"
             )
-        else:
+        elif added is not None:  # the re-scan saw the box now: it still lacks the file
             found[name] = (
                 f"{said}, and the box held no such file: the save failed (a full disk, an "
                 "error swallowed) — retry the cell, or accept it as missing"
+            )
+        else:
+            # No re-scan (offline, or the box did not answer it): only the listing speaks,
+            # and a save after it looks the same as one that failed (s49 note).
+            found[name] = (
+                f"{said}, and the box held no such file when the pull listed it: the save "
+                "failed (a full disk, an error swallowed) or came after the listing — pull "
+                "again to see which, then retry the cell or accept it as missing"
             )
     return found
