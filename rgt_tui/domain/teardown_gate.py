@@ -701,6 +701,12 @@ class GroupRunSeen:
     rank: int
     running: tuple[str, ...] = ()
     error: str = ""
+    # The files of the group's folders on this box that no verified pull here holds (the
+    # box's own, or the group's of this rank), as the box names them (h501 #1: a rank's
+    # gate opened while the group's folder on it held a finished cell's only copy), and
+    # the pull that brings them (``fix``).
+    unsaved: tuple[str, ...] = ()
+    fix: str = ""
 
 
 def group_condition(seen: GroupRunSeen) -> Condition:
@@ -714,6 +720,20 @@ def group_condition(seen: GroupRunSeen) -> Condition:
             False,
             f"{who}: cannot read the group's records on this box "
             f"({printable(seen.error, 300)}); check again once it answers",
+        )
+    if not seen.running and seen.unsaved:
+        shown = ", ".join(printable(p, 200) for p in seen.unsaved[:SHOWN_PATHS])
+        more = (
+            f" (and {len(seen.unsaved) - SHOWN_PATHS} more)"
+            if len(seen.unsaved) > SHOWN_PATHS
+            else ""
+        )
+        return Condition(
+            "group",
+            False,
+            f"{who}: the group's folder on this box holds "
+            f"{plural(len(seen.unsaved), 'file')} no verified pull here holds ({shown}{more})"
+            f" — {seen.fix}, then check again",
         )
     if not seen.running:
         return Condition("group", True, f"{who}: no cell of the group runs on this box")

@@ -150,8 +150,21 @@ async def test_launch_show_logs_by_rank_gate_and_kill_a_group(
     assert killed.returncode == 0, killed.stdout + killed.stderr
     await wait_for(lambda: _not_running(hosts), 60, "the group's cell ended on both boxes")
     gate = await arun("teardown", "box2", "--check", "--hosts", hosts)
-    line = next(x for x in gate.stdout.splitlines() if re.match(r"\s*\[[ x]\] group ", x))
-    assert line.lstrip().startswith("[x]"), line
+    said = " ".join(gate.stdout.split())
+    # The cell ended, but rank 1 wrote a file into the group's folder on box2 that no
+    # verified pull here holds (h501 #1): the group line stays locked, naming it and the
+    # pull that brings it (box2's own: its durable dir is the group's folder there).
+    assert (
+        "found: rank 1 of group pair: the group's folder on this box holds 1 file no "
+        "verified pull here holds" in said
+    ), gate.stdout
+    assert "hold/from_rank1.txt" in said and "`rgt-tui pull box2`" in said, gate.stdout
+    pulled = await arun("pull", "box2", "--hosts", hosts, timeout=180)
+    assert pulled.returncode == 0, pulled.stdout + pulled.stderr
+    await arun("verify", "box2", "--hosts", hosts, timeout=180)  # its roster is the group's
+    opened = await arun("teardown", "box2", "--check", "--hosts", hosts)
+    line = next(x for x in opened.stdout.splitlines() if re.match(r"\s*\[[ x]\] group ", x))
+    assert line.lstrip().startswith("[x]"), opened.stdout
     # Hour s18b #12: the group's pull is not this box's: said, not only "nothing pulled".
     said = " ".join(gate.stdout.split())
     assert (
@@ -291,6 +304,51 @@ async def test_pull_ranks_all_takes_every_ranks_durable_dir(
     unpulled = await arun("verify", "pair", "--hosts", hosts, timeout=180)
     assert "nothing was pulled — run `rgt-tui pull pair`" in unpulled.stdout, unpulled.stdout
     assert "rgt-tui pull pair.rank1" not in unpulled.stdout
+
+
+async def test_a_ranks_gate_waits_for_the_only_copy_in_the_groups_folder(
+    tmp_path: Path, boxes: tuple[QueueSshServer, QueueSshServer]
+) -> None:
+    """h501 #1: with the group's folder apart from each box's own (`durable_dir =
+    "~/g"`) and `pull_ranks = "0"`, the finished cell's only copy was on rank 1's box
+    (torchrun's c10d rendezvous ran the saving worker there), and that box's gate opened:
+    neither its own pull nor the group's took the file. Its group line now waits for a
+    verified copy, and names the setting that brings it."""
+    box1, box2 = boxes
+    hosts = _fleet_file(tmp_path, boxes, "0")
+    hosts.write_text(hosts.read_text().replace('durable_dir = "~/results"', 'durable_dir = "~/g"'))
+    for box in boxes:  # HOME is the workdir; rank 0 wrote its log only
+        (box.workdir / "g" / "g1").mkdir(parents=True)
+    (box1.workdir / "g" / "g1" / "log.json").write_text(json.dumps({"rank": 0}))
+    out = box2.workdir / "g" / "g1"
+    (out / "metrics.json").write_text(json.dumps({"step": 9}))
+
+    async def group_line() -> str:
+        gate = await arun("teardown", "box2", "--check", "--hosts", hosts)
+        return next(x for x in gate.stdout.splitlines() if re.match(r"\s*\[[ x]\] group ", x))
+
+    line = await group_line()
+    assert line.lstrip().startswith("[ ]") and "g/g1/metrics.json" in line, line
+    pulled = await arun("pull", "pair", "--hosts", hosts, timeout=180)  # rank 0's alone
+    assert pulled.returncode == 0 and "pair.rank1" not in pulled.stdout, pulled.stdout
+    await arun("verify", "pair", "--hosts", hosts, timeout=180)
+    gate = await arun("teardown", "box2", "--check", "--hosts", hosts)
+    said = " ".join(gate.stdout.split())
+    assert "holds 1 file no verified pull here holds" in said, gate.stdout
+    assert 'set pull_ranks = "all" in group pair' in said, gate.stdout
+
+    hosts.write_text(hosts.read_text().replace('pull_ranks = "0"', 'pull_ranks = "all"'))
+    pulled = await arun("pull", "pair", "--hosts", hosts, timeout=180)
+    assert pulled.returncode == 0, pulled.stdout + pulled.stderr
+    assert (tmp_path / "results" / "pair.rank1" / "g1" / "metrics.json").is_file()
+    checked = await arun("verify", "pair", "--hosts", hosts, timeout=180)
+    assert "pair.rank1" in checked.stdout, checked.stdout
+    line = await group_line()
+    assert line.lstrip().startswith("[x]"), line
+    # A file saved there after that verify is unsaved again: the line re-scans each time.
+    (out / "ckpt_2.pt").write_bytes(b"late")
+    line = await group_line()
+    assert line.lstrip().startswith("[ ]") and "ckpt_2.pt" in line, line
 
 
 @pytest.mark.timeout(300)

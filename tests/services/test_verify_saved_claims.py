@@ -74,8 +74,9 @@ async def test_the_last_saved_claim_must_be_on_the_box(make_loopback_fleet, tmp_
         "and the box held no such file"
     ), missing
     # Offline, only the listing speaks: a save after it would look the same (s49 note).
-    assert "and the box held no such file when the pull listed it: the save failed" in (
-        missing["liar"]
+    assert (
+        "and the box held no such file when the pull listed it: the save failed"
+        in (missing["liar"])
     )
     assert "or came after the listing — pull again to see which" in missing["liar"]
     assert "retry the cell or accept it as missing" in missing["liar"]

@@ -31,8 +31,9 @@ from rgt_tui.services.queue.launch_acks import load_launch_acks_in
 from rgt_tui.services.records import host_results_dir, load_manifest, pull_running
 from rgt_tui.services.teardown.acknowledge import BoxMismatch, queue_cells, same_box_or_refuse
 from rgt_tui.services.teardown.events import manifest_event, verification_events
-from rgt_tui.services.teardown.gate import gather, local_records
+from rgt_tui.services.teardown.gate import gather
 from rgt_tui.services.teardown.group import group_refusal
+from rgt_tui.services.teardown.held_here import local_records, rank_folder
 
 MANUAL_OUTPUT = "destroyed by hand: the user typed the host's name again after the instructions"
 
@@ -173,7 +174,7 @@ def _group_pulls_since(
     group's verify's to tell."""
     said = []
     for group in groups:
-        folder = _rank_folder(results_dir, group, host.name)
+        folder = rank_folder(results_dir, group, host.name)
         if folder is None:
             continue
         manifest, record, unusable = local_records(folder)
@@ -190,21 +191,6 @@ def _group_pulls_since(
                 f"({_named(unverified)}: `rgt-tui verify {name}`, which needs no box)"
             )
     return said
-
-
-def _rank_folder(results_dir: Path, group: HostConfig, box: str) -> Path | None:
-    """Where a pull of ``group`` keeps what it took from ``box`` (None: it takes nothing
-    from it: a rank other than 0 without ``pull_ranks = "all"``)."""
-    from rgt_tui.services.pull.ranks import rank_pull_hosts
-
-    info = group.group
-    if info is None or box not in info.hosts:
-        return None
-    rank = info.hosts.index(box)
-    if rank == 0:
-        return host_results_dir(results_dir, group)
-    ranks = rank_pull_hosts(group)
-    return host_results_dir(results_dir, ranks[rank - 1]) if ranks else None
 
 
 # The facts a pull's or verify's records give (``gather``'s, read with no connection).
@@ -411,7 +397,7 @@ async def record_destroyed(
         for group in fleet.groups_of(host.name):
             # A pull of its group lists this box too, and writes that listing once the box
             # has hashed every file, as the host's own pull does (review s45 #2).
-            rank = _rank_folder(fleet.results_dir, group, host.name)
+            rank = rank_folder(fleet.results_dir, group, host.name)
             if rank is not None and await asyncio.to_thread(pull_running, rank):
                 raise ValueError(
                     f"a pull of its group {printable(group.name, 100)} is running: its "

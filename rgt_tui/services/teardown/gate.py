@@ -43,10 +43,7 @@ from rgt_tui.services.queue.scheduler import JobGated
 from rgt_tui.services.reclaimed import reclaimed_here
 from rgt_tui.services.records import (
     host_results_dir,
-    load_manifest,
     pull_running,
-    read_json,
-    verification_path,
 )
 from rgt_tui.services.teardown.acknowledge import queue_cells
 from rgt_tui.services.teardown.events import manifest_event, rescan_event, verification_events
@@ -60,6 +57,7 @@ from rgt_tui.services.teardown.gate_conditions import (
 )
 from rgt_tui.services.teardown.gate_scan import BoxNow, cells_seen, moved_now, scan_now
 from rgt_tui.services.teardown.group import group_condition
+from rgt_tui.services.teardown.held_here import local_records
 from rgt_tui.transport.base import Transport
 
 
@@ -128,19 +126,6 @@ def _append_changed(
             jh.first_seen = now
         jh.last_seen = now
     return changed
-
-
-def local_records(folder: Path) -> tuple[Manifest | None, Any, str | None]:
-    """The kept manifest and verification record, and why the manifest is unusable."""
-    try:
-        manifest = load_manifest(folder)
-    except ManifestError as exc:
-        return None, None, str(exc)
-    try:
-        record = read_json(verification_path(folder))
-    except (ValueError, OSError) as exc:
-        record = f"unreadable: {exc}"  # not a dict: verification_events says so
-    return manifest, record, None
 
 
 def _acked_missing(journal: Journal, host: str) -> frozenset[str]:

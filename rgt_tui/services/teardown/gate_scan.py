@@ -28,6 +28,7 @@ from rgt_tui.services.queue.backends import backend_for
 from rgt_tui.services.queue.moved_skips import MovesSeen, moves_on_record
 from rgt_tui.services.queue.scheduler import JobGated
 from rgt_tui.services.runtime.preemption import told_with_fix
+from rgt_tui.services.teardown.held_here import unsaved_of_group
 from rgt_tui.transport.base import Transport
 
 
@@ -122,7 +123,8 @@ async def _groups_seen(
     fleet: Fleet, host: HostConfig, transport: Transport
 ) -> tuple[g.GroupRunSeen, ...]:
     """Each group of the fleet this box is a rank of, with the group's cells its records
-    on this box show running (issue 41: a box of a running group is not torn down alone).
+    on this box show running (issue 41: a box of a running group is not torn down alone)
+    and the files of the group's folders on it no verified pull here holds (h501 #1).
     This box's own rank is read, over its own connection: a cell runs on the group only
     while it runs on every rank, and this rank running is what tearing it down would cut."""
     from rgt_tui.services.box_ctl import QueueError
@@ -134,13 +136,17 @@ async def _groups_seen(
         if group.group is None or host.name not in group.group.hosts:
             continue
         rank = group.group.hosts.index(host.name)
+        as_rank = rank_hosts(group)[rank]
         try:
-            view = await BoxRunner(rank_hosts(group)[rank]).read_view(transport)
-        except (TransportError, QueueError, OSError, ValueError) as exc:
+            view = await BoxRunner(as_rank).read_view(transport)
+            running = tuple(c.name for c in view.cells if c.status == RUNNING)
+            unsaved, fix = await unsaved_of_group(
+                fleet.results_dir, host, group, as_rank, transport
+            )
+        except (TransportError, QueueError, ManifestError, OSError, ValueError) as exc:
             seen.append(g.GroupRunSeen(group.name, rank, error=printable(exc, 300)))
             continue
-        running = tuple(c.name for c in view.cells if c.status == RUNNING)
-        seen.append(g.GroupRunSeen(group.name, rank, running))
+        seen.append(g.GroupRunSeen(group.name, rank, running, unsaved=unsaved, fix=fix))
     return tuple(seen)
 
 
