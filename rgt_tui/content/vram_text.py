@@ -70,7 +70,10 @@ def process_content(p: VramProcess, evidence: VramEvidence) -> Content:
     """One process of the evidence on one line, with why it may not be killed."""
     host = evidence.host
     devices = shown(" ".join(d.rsplit("/", 1)[-1] for d in p.devices) or "no device file")
-    smi = f"nvidia-smi {p.smi_mib:,} MiB on GPU{p.gpu_index}" if p.listed else "not in nvidia-smi"
+    # Listed with no figure: the box sent one that is no whole number (h503 #1: "1e308"
+    # crashed the tab here); the command line says "-" for it.
+    mib = f"{p.smi_mib:,} MiB" if p.smi_mib is not None else "? MiB (not a whole number)"
+    smi = f"nvidia-smi {mib} on GPU{p.gpu_index}" if p.listed else "not in nvidia-smi"
     age = f" up {fmt_duration(p.age_s)}" if p.age_s is not None else ""
     what = shown(evidence.command_of(p))
     refusal = p.refusal(host)

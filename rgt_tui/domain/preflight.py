@@ -195,10 +195,11 @@ def _holders(app_lines: list[str], ancestry: dict[int, tuple[str, tuple[int, ...
         pid = _int(pid_text)
         if pid is None:
             continue
-        try:
-            used: float | None = float(re.sub(r"[^0-9.]", "", memory) or "x")
-        except ValueError:
-            used = None
+        # A whole number of MiB (with or without its unit), no larger than a GPU holds:
+        # anything else is unknown, never read by its first digits (h503 #5: "1e308" read
+        # as 1308 MiB, "99999999999" as 93 PiB).
+        whole = re.fullmatch(r"\s*(\d{1,8})(?:\s*MiB)?\s*", memory)
+        used: float | None = float(whole.group(1)) if whole else None
         comm, chain = ancestry.get(pid, ("", ()))
         found.append(GpuHolder(pid, used, comm, chain))
     return tuple(found)

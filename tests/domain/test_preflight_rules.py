@@ -157,6 +157,10 @@ def test_hostile_answer_is_parsed_without_failing():
             "anc\tnotapid\tx\t1 2",
             "app\tabc, 12",
             "app\t77, lots",
+            # No whole number: unknown, never read by its first digits (h503 #5).
+            "app\t78, 1e308",
+            "app\t79, 99999999999",
+            "app\t80, 1308 MiB",
             "ckpt\tnan-ish 12 /r/a.pt",
             "end\t1",
         ]
@@ -164,7 +168,12 @@ def test_hostile_answer_is_parsed_without_failing():
     facts = parse_box_facts(text)
     assert facts.ended and facts.python is None and facts.torch is None
     assert len(facts.py_tail[0]) <= 300 and "\x1b" not in facts.py_tail[0]
-    assert [(h.pid, h.used_mib) for h in facts.holders] == [(77, None)]
+    assert [(h.pid, h.used_mib) for h in facts.holders] == [
+        (77, None),
+        (78, None),
+        (79, None),
+        (80, 1308.0),
+    ]
     assert facts.checkpoint is None
 
 

@@ -227,3 +227,17 @@ def test_a_local_process_under_a_listed_pid_is_not_shown_as_the_gpus_holder() ->
     )
     assert "another process here (sleep 600)" in evidence_content(evidence).plain
     assert sleeper.refusal("box1") is not None  # holds no device file: never killed
+
+
+def test_a_listed_pid_with_no_whole_memory_figure_is_shown_not_a_crash() -> None:
+    """h503 #1: a box's nvidia-smi naming a pid with `1e308` MiB (no whole number) left
+    ``smi_mib`` None with a GPU index, and the GPUs tab's `x` crashed on formatting it."""
+    from rgt_tui.content.vram_text import process_content
+    from rgt_tui.services.box.vram import VramEvidence, VramProcess
+
+    odd = VramProcess(pid=4242, visible=False, gpu_index=0)
+    evidence = VramEvidence(host="box2", smi="ok", processes=(odd,))
+    text = process_content(odd, evidence).plain
+    assert "nvidia-smi ? MiB (not a whole number) on GPU0" in text, text
+    whole = VramProcess(pid=4243, visible=False, gpu_index=1, smi_mib=2048)
+    assert "nvidia-smi 2,048 MiB on GPU1" in process_content(whole, evidence).plain
