@@ -276,7 +276,9 @@ probe() {  # SESSION WORKDIR DURABLE [diag]
     [ -r "$q/cells.tsv" ] && while IFS= read -r line; do
         printf 'cell\t%s\n' "$line"
         IFS=$tab read -r idx name cmd <<<"$line"
-        [ -n "${name:-}" ] || continue
+        # A name the box's cells.tsv holds is the box's text: one that climbs out of
+        # cells/ (../../x) or is none rgt-tui writes reads no file (h503 #2).
+        cell_name_safe "${name:-}" || continue
         last=""
         seen=0
         f="$q/cells/$name.state"
@@ -719,6 +721,10 @@ code_drop() {  # DIR TOKEN: remove a staging dir this sync made (it failed)
 
 cell_name_ok() {  # NAME: a file name under cells/, as rgt-tui renders names
     case "$1" in '' | .* | */* | *[[:cntrl:]]* | *' '*) refuse usage "bad cell name '$1'" ;; esac
+}
+
+cell_name_safe() {  # NAME: true when NAME.* can only be files under cells/
+    case "$1" in '' | . | .. | */* | *[[:cntrl:]]*) return 1 ;; esac
 }
 
 cell_deployed() {  # NAME: in cells.tsv

@@ -210,3 +210,30 @@ async def test_logs_follow_prints_hostile_lines_through_the_same_filter(hostile)
     shown = b"".join(seen).decode()
     _fenced(shown + err.decode())
     assert shown.splitlines()[1:] == [LOG_TEXT, "epoch 2 clickbelllone"]
+
+
+async def test_a_cell_name_that_climbs_out_of_the_queue_folder_reads_no_file(
+    make_queue_fleet, capsys
+) -> None:  # noqa: ANN001
+    """h503 #2: a cells.tsv row naming `../escaped` had the box's probe read
+    `cells/../escaped.state` and `.log` — files outside the queue's folder (on a loopback
+    box, this machine's) — and show them as the cell's state and last line."""
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    q = qf.qdir()
+    (q / "cells").mkdir(parents=True, exist_ok=True)
+    boot = qf.loopback.box("box1").boot_id_file.read_text().strip()
+    now = int(time.time())
+    (q / "cells.tsv").write_text("0\t../escaped\tbash x.sh\n1\tplain\tbash y.sh\n")
+    outside = f"start {now - 50} {boot} 999999\nend {now - 40} 137\n"
+    (q / "escaped.state").write_text(outside)  # what cells/../escaped.state names
+    (q / "escaped.log").write_text("SECRET-OUTSIDE-LOG\n")
+    (q / "cells" / "plain.state").write_text(outside)  # the same records, in its place
+    (q / "cells" / "plain.log").write_text("plain's own last line\n")
+    hosts = str(qf.loopback.hosts_file)
+    code = await asyncio.to_thread(rgt_main, ["queue", "show", "box1", "--json", "--hosts", hosts])
+    out = capsys.readouterr().out
+    assert code == 0
+    cells = {c["name"]: c for c in json.loads(out)["cells"]}
+    assert "SECRET-OUTSIDE" not in out, out
+    assert cells["../escaped"]["status"] != cells["plain"]["status"], cells  # read no record
+    assert "137" in json.dumps(cells["plain"]), cells["plain"]  # the probe reads a plain one
