@@ -16,6 +16,7 @@ from rgt_tui.cli.exit_codes import EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.cli.runner import Call
 from rgt_tui.domain.units import plural
 from rgt_tui.services.connect import Transport
+from rgt_tui.services.queue.launch_preflight import preflight_acks
 
 if TYPE_CHECKING:
     from rgt_tui.services.preflight import PreflightReport
@@ -38,7 +39,7 @@ async def run_preflight(call: Call, transport: Transport) -> int:
         report = await group_preflight(call.fleet, host, transport)
     else:
         report = await preflight(call.fleet, host, transport)
-    acks = host.ready.preflight_ack
+    acks = preflight_acks(host)  # a group's: every box's own, unless it gives its own
     blocking = report.unacknowledged(acks)
     queue = await refused_here(call.fleet, host)  # the queue file's, the credentials'
     if call.args.json:

@@ -108,3 +108,23 @@ def test_a_nccl_key_in_a_host_entry_is_told_where_it_belongs(tmp_path: Path) -> 
         tmp_path, 'name = "p"\nhosts = ["box1", "box2"]\n', BOXES + "nccl_ib = false\n"
     )
     assert error.key == "nccl_ib" and "into a [[groups]] entry" in error.message
+
+
+def test_a_groups_acknowledgements_are_every_boxs_own_unless_it_gives_its_own(
+    tmp_path: Path,
+) -> None:
+    """h501 #3: box1 and box2 each acknowledged `gpu`, and the group's launch refused it
+    (it read the group's readiness alone, which had no `preflight_ack`)."""
+    from rgt_tui.services.queue.launch_preflight import preflight_acks
+
+    boxes = BOXES.replace(
+        "cost_per_hour = 2.0\n", 'cost_per_hour = 2.0\npreflight_ack = ["gpu", "driver"]\n'
+    ).replace("cost_per_hour = 2.5\n", 'cost_per_hour = 2.5\npreflight_ack = ["gpu", "durable"]\n')
+    group = f'name = "pair"\nhosts = ["box1", "box2"]\nrun = "{RUN}"\ncode = "."\n'
+    fleet = _load(tmp_path, group, boxes)
+    # The group gives a readiness key (code) but no preflight_ack: what both boxes
+    # acknowledge; `driver` and `durable` are one box's each, so they are not the group's.
+    assert preflight_acks(fleet.host("pair")) == ("gpu",)
+    assert preflight_acks(fleet.host("box1")) == ("gpu", "driver")
+    own = _load(tmp_path, group + 'preflight_ack = ["clocks"]\n', boxes)
+    assert preflight_acks(own.host("pair")) == ("clocks",)

@@ -38,6 +38,7 @@ from rgt_tui.screens.queue_control import CellPickScreen, control_question
 from rgt_tui.screens.retry_confirm import RetryConfirmScreen
 from rgt_tui.screens.tabs.base import DetailTab, HostView
 from rgt_tui.services.connections import FleetConnections
+from rgt_tui.services.queue.launch_preflight import preflight_acks
 from rgt_tui.widgets.hanging import Hanging
 
 MUTED = "$foreground-muted"
@@ -89,7 +90,7 @@ class QueueTab(DetailTab):
     def show_jobs(self, state: HostJobs) -> None:
         """The host's sync or preflight moved on: show its progress or outcome."""
         host = self.host or self.bound
-        acked = host.ready.preflight_ack if host is not None else ()
+        acked = preflight_acks(host) if host is not None else ()
         lines = ready_lines(state, acked)
         for body in self.query(".ready-body").results(Static):
             body.display = bool(lines)

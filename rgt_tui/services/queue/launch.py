@@ -64,6 +64,7 @@ from rgt_tui.services.queue.launch_preflight import (
     cell_env_of,
     cells_to_run,
     first_cell_command,
+    preflight_acks,
     preflight_problems,
     preflight_warnings,
     run_preflight,
@@ -298,7 +299,7 @@ async def plan_launch(
         problems += await unreadable_credentials(host)
     base = {
         "host": host.name, "session": session, "start_index": start_index, "fresh": fresh,
-        "acks": acked, "host_acks": host.ready.preflight_ack,
+        "acks": acked, "host_acks": preflight_acks(host),
         "credentials": host.ready.credentials, "cell_env": cell_env_of(host),
     }  # fmt: skip
 

@@ -89,6 +89,19 @@ def cells_to_run(cells: Sequence[QueueCell], start_index: int) -> int:
     return sum(1 for i, c in enumerate(cells) if i >= start_index and not c.moved_to)
 
 
+def preflight_acks(host: HostConfig) -> tuple[str, ...]:
+    """The checks the fleet file acknowledges for every launch of ``host``: its own
+    ``preflight_ack``; for a group that gives none, key by key as ``python`` goes, the
+    checks every box's own entry acknowledges (h501 #3: box2 and box3 each acknowledged
+    `gpu`, and the group's launch refused it). One box's acknowledgement is not the
+    group's: the folded check that failed may be another box's."""
+    info = host.group
+    if info is None or "preflight_ack" in info.ready_keys:
+        return host.ready.preflight_ack
+    common = set.intersection(*(set(m.ready.preflight_ack) for m in info.members))
+    return tuple(a for a in info.members[0].ready.preflight_ack if a in common)
+
+
 def _ack_hint(name: str) -> str:
     return f"to launch anyway, acknowledge it: --ack {name} (or press its button in the plan)"
 

@@ -19,7 +19,7 @@ from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.preflight import PreflightReport
 from rgt_tui.domain.text import printable
-from rgt_tui.services.queue.launch_preflight import run_preflight
+from rgt_tui.services.queue.launch_preflight import preflight_acks, run_preflight
 from rgt_tui.services.queue.resume import ResumePlan, plan_resume_move
 from rgt_tui.transport import Transport
 
@@ -92,5 +92,5 @@ async def plan_resume_with_preflight(
     except TransportError as exc:
         why = f"preflight on {target.name} could not run: {printable(exc.message, 300)}"
         return ResumeDialogPlan(plan, TargetPreflight(target.name, None, acked, error=why))
-    host_acks = target.ready.preflight_ack
+    host_acks = preflight_acks(target)
     return ResumeDialogPlan(plan, TargetPreflight(target.name, report, acked, host_acks))

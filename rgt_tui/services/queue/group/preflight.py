@@ -41,6 +41,7 @@ from rgt_tui.services.queue.group.ranks import (
 )
 from rgt_tui.services.queue.launch_preflight import (
     is_preflight_problem,
+    preflight_acks,
     preflight_problems,
     preflight_warnings,
 )
@@ -136,7 +137,7 @@ def with_group_preflight(
         return any(line.startswith(p) and is_preflight_problem(line[len(p) :]) for p in prefixes)
 
     acked = tuple(acks)
-    host_acks = group.ready.preflight_ack
+    host_acks = preflight_acks(group)
     problems = _said_once([p for p in plan.problems if not per_rank_preflight(p)], prefixes)
     warnings = [
         w for w in plan.warnings if not per_rank_preflight(w) and not is_preflight_problem(w)
