@@ -223,3 +223,33 @@ async def test_a_stale_file_is_not_removed_while_the_queue_runs(make_queue_fleet
     assert "is running" in refused.value.message
     assert "1 file to remove (configs/exp.yaml)" in refused.value.message
     assert result.removed == ("configs/exp.yaml",) and not (root / "configs").exists()
+
+
+async def test_box_files_named_with_no_plain_text_are_not_passed_over_as_in_sync(
+    make_loopback_fleet, tmp_path
+):
+    """h503 #3: `.py` files on the box named with an escape, a newline or a byte that is
+    no UTF-8 were dropped from the comparison, and `sync --check` said "in sync"."""
+    code = tmp_path / "proj"
+    _tree(code)
+    host, root = await _box1(make_loopback_fleet, code)
+    t = transport_for(host)
+    try:
+        await sync_code(host, t, method="sftp")
+        assert (await code_status(host, t)).in_sync
+        (root / "new\nline.py").write_text("x = 1\n")
+        (root / "src").joinpath(b"bad\xffname.py".decode("utf-8", "surrogateescape")).write_text("")
+        (root / "outputs").mkdir(exist_ok=True)
+        (root / "outputs" / "odd\x1b.log").write_text("")  # *.log: not code, not named
+        status = await code_status(host, t)
+        result = await sync_code(host, t, method="sftp")
+    finally:
+        await t.close()
+    assert status is not None and not status.in_sync, status
+    # Made printable: the newline escaped; the byte that is no UTF-8 read as U+FFFD.
+    assert status.box_unnamed == ("new\\nline.py", "src/bad\ufffdname.py"), status.box_unnamed
+    problem = status.problem() or ""
+    assert "named with control characters or bytes that are no text" in problem, problem
+    assert "odd" not in problem and "\n" not in problem
+    assert (root / "new\nline.py").exists()  # never removed
+    assert result.box_differs and any("remove it in a shell" in n for n in result.left)

@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from rgt_tui.domain.code_identity import FileHash, tree_hash
-from rgt_tui.domain.text import is_digits
+from rgt_tui.domain.text import is_digits, printable
 from rgt_tui.services.box_script import after_queue_ctl, run_box_script
 from rgt_tui.services.code_sync.box import HASH_TIMEOUT_S, BoxHashes, checked, hash_on_box
 from rgt_tui.services.code_sync.listing import LocalTree
@@ -103,6 +103,10 @@ class BoxTree:
     box_only: tuple[str, ...]
     record: dict[str, FileHash]
     free: int | None = None  # bytes free where the sync stages (None: the box did not say)
+    # Box-only files the rules would send whose names are no plain text (control
+    # characters, not UTF-8), made printable: sync can neither hash nor remove them, and
+    # "in sync" must not pass over them (h503 #3).
+    unnamed: tuple[str, ...] = ()
 
     @property
     def dir_exists(self) -> bool:
@@ -186,6 +190,7 @@ async def scan_box(
     local = frozenset(f.path for f in tree.files)
     record = parse_record(i[2:] for i in items if i.startswith("r\t"))
     box_only: list[str] = []
+    unnamed: tuple[str, ...] = ()
     if "dir\t1" in items and tree.rules is not None:
         dirs = [i[2:] + "/" for i in items if i.startswith("./")]
         dirs = [d for d in dirs if held_under(d, not_code) is None]
@@ -199,7 +204,9 @@ async def scan_box(
         )
         names = {i[2:] for i in _items(listed) if i.startswith("./")} - local
         names = {n for n in names if held_under(n, not_code) is None}
-        box_only = sorted(await asyncio.to_thread(tree.rules.sent, names, host))
+        odd = {n for n in names if not name_ok(n)}
+        box_only = sorted(await asyncio.to_thread(tree.rules.sent, names - odd, host))
+        unnamed = await asyncio.to_thread(_unnamed_sent, tree, odd, host)
     extra = sorted(record.keys() - local - set(box_only))
     hashes = await hash_on_box(
         transport, host, directory, sorted(local) + box_only + extra, session=session
@@ -207,7 +214,26 @@ async def scan_box(
     free = next((i[5:] for i in items if i.startswith("free\t")), "")
     # The box's figure: ASCII digits only, bounded (a hostile box gains nothing by it).
     space = int(free) if is_digits(free) else None
-    return BoxTree(hashes, local, tuple(box_only), record, space)
+    return BoxTree(hashes, local, tuple(box_only), record, space, unnamed)
+
+
+def _unnamed_sent(tree: LocalTree, odd: set[str], host: str) -> tuple[str, ...]:
+    """Those of ``odd`` (names the box listed that are no plain text) the rules would
+    send, were they plain: each asked as a stand-in with its odd characters made ``_``;
+    made printable, sorted."""
+    if not odd or tree.rules is None:
+        return ()
+    stand = {_plain(n): n for n in odd}
+    sent = tree.rules.sent(stand, host)
+    return tuple(sorted(printable(stand[s], 200) for s in sent))
+
+
+def _plain(name: str) -> str:
+    """``name`` with each character no name may hold (``rules.name_ok``) made ``_``."""
+    return "".join(
+        "_" if ord(c) < 0x20 or ord(c) == 0x7F or c == "\ufffd" or 0xD800 <= ord(c) <= 0xDFFF else c
+        for c in name
+    )
 
 
 async def prune_on_box(

@@ -41,6 +41,7 @@ async def code_status(
         box_only=box.box_only[:MAX_DIFFERS],
         box_only_count=len(box.box_only),
         box_only_synced=sum(1 for p in box.box_only if box.removable(p)),
+        box_unnamed=box.unnamed[:MAX_DIFFERS],
         uncommitted=tree.uncommitted,
         uncommitted_count=tree.uncommitted_count,
         box_edited=tuple(box.edited(differs)[:MAX_DIFFERS]),

@@ -229,6 +229,11 @@ def _left(box: BoxTree, changed: list[str], kept: Iterable[str] = ()) -> tuple[s
     for path in box.box_only:
         if path not in named and not box.removable(path):
             notes.append(f"{path} (not put there by rgt-tui sync)")
+    # Shown printable already: a name no sync can spell back to the box (h503 #3).
+    notes += [
+        f"{path} (named with characters that are no text: remove it in a shell)"
+        for path in box.unnamed
+    ]
     return tuple(notes)
 
 

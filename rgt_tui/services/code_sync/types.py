@@ -61,12 +61,15 @@ class CodeStatus:
     # so not a difference, but the next sync removes them and ``--check`` says so (a
     # user's hour read "in sync" while the box held the fleet file's copy).
     unsent_left: tuple[str, ...] = ()
+    # Files on the box the rules would send whose names are no plain text (printable):
+    # nothing can compare or remove them, so the box is not "in sync" (h503 #3).
+    box_unnamed: tuple[str, ...] = ()
 
     @property
     def in_sync(self) -> bool:
         """The box holds every listed file with the same content and executable bit, and
         no other file the rules would send."""
-        return not self.differs and not self.box_only
+        return not self.differs and not self.box_only and not self.box_unnamed
 
     def problem(self) -> str | None:
         """What stands between this code and a launch, with the fix; None when the box
@@ -93,6 +96,8 @@ class CodeStatus:
             )
         if self.box_only:
             parts.append(self._box_only_problem())
+        if self.box_unnamed:
+            parts.append(self._unnamed_problem())
         if self.local.dirty:
             parts.append(self._uncommitted_problem())
         return "; ".join(parts) or None
@@ -104,6 +109,15 @@ class CodeStatus:
         return (
             f"on the box from an earlier sync, no longer sent: {named} — rgt-tui sync "
             f"{self.host} removes {'it' if one else 'them'}"
+        )
+
+    def _unnamed_problem(self) -> str:
+        odd, one = self.box_unnamed, len(self.box_unnamed) == 1
+        named = ", ".join(odd[:_NAMED]) + (", …" if len(odd) > _NAMED else "")
+        return (
+            f"on the box only, named with control characters or bytes that are no text: "
+            f"{named} — no sync compares or removes {'it' if one else 'them'}: look in a "
+            f"shell (rgt-tui shell {self.host}) and remove {'it' if one else 'them'} there"
         )
 
     def _uncommitted_problem(self) -> str:
@@ -120,6 +134,8 @@ class CodeStatus:
         hand, or committing (acknowledging) the local changes."""
         if self.differs or (self.box_only and self.box_only_synced):
             return f"rgt-tui sync {self.host}"
+        if self.box_unnamed and not self.box_only:
+            return f"remove the oddly named files on {self.host} in a shell, then check again"
         if self.box_only:
             return (
                 f"remove {self.box_only[0]}{' and the others' if len(self.box_only) > 1 else ''} "
