@@ -66,3 +66,14 @@ def test_a_folder_typed_with_a_trailing_slash_is_that_folder() -> None:
     # The escaped one still says why it is not offered, slash or not.
     said = not_listed(audit, "/root/results/dir_\\x1b[7mREV/")
     assert said == f"is listed, but not offered: {UNTYPABLE}", said
+
+
+def test_a_name_with_a_byte_that_is_no_text_is_not_offered() -> None:
+    """h503 #4: `results/..\xffweird` arrives as `..\ufffdweird`: offered, its pulled-copy
+    check looked at a path that is not the box's ("0 files under it pulled") and asked
+    for the typed confirmation; only the box's own check stopped the delete."""
+    plain, odd = "/root/results/a", "/root/results/..\ufffdweird"
+    audit = _audit(plain, odd)
+    entries = {e.path: e for e in audit.entries()}
+    assert not_offered(audit, entries[odd]) == UNTYPABLE
+    assert [e.path for e in offered(audit)] == [plain]

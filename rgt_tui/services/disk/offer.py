@@ -15,7 +15,10 @@ from rgt_tui.domain.text import printable
 from rgt_tui.services.disk.audit import DiskAudit, Reclaimable
 
 OUTSIDE = "outside the pull folders"
-UNTYPABLE = "its name holds control characters, shown escaped: remove it in a shell on the box"
+UNTYPABLE = (
+    "its name holds control characters or bytes that are no text, shown escaped: remove it "
+    "in a shell on the box"
+)
 UNREAD = "the queue could not be read, so a running cell may write here: try again when it can be"
 
 
@@ -29,7 +32,10 @@ def not_offered(audit: DiskAudit, entry: Reclaimable) -> str | None:
     """Why ``entry`` will be refused whatever was pulled, in a few words; None: offered."""
     if entry.held:
         return entry.held
-    if printable(entry.path, None) != entry.path:
+    if printable(entry.path, None) != entry.path or "\ufffd" in entry.path:
+        # U+FFFD: the box's name held a byte that is no UTF-8, read as U+FFFD here; the
+        # name as shown names another path (or none), so the pulled-copy check would look
+        # at the wrong one (h503 #4).
         # Shown with its control characters as escapes, it could not be typed as shown
         # (and would read like a name of those very characters: a hostile hour).
         return UNTYPABLE
