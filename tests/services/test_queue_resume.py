@@ -140,6 +140,33 @@ async def test_a_preempted_cell_resumes_on_another_box_from_its_verified_step(ma
     assert not list((qf.root("box2") / "results").glob(".rgt-resume.*"))  # no staging left
 
 
+async def test_a_checkpoint_pulled_and_not_verified_yet_is_sent_to_verify_first(
+    make_queue_fleet,
+):
+    """h502 #4: the refusal of a cell whose checkpoint was pulled but not verified led
+    with `--from-scratch` (a start over: 2,400 steps thrown away) where one verify made
+    the move resume from it."""
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    await run_until_held(qf)
+    transport = qf.transport("box1")
+    try:
+        pulled = await pull_host(qf.host("box1"), qf.fleet.results_dir, transport, options=fast())
+        assert pulled.ok, pulled.failed
+    finally:
+        await transport.close()
+    os.kill(int((qf.root("box1") / "ck.pid").read_text()), signal.SIGKILL)
+    await wait_view(qf, lambda v: v.cells[0].status not in (RUNNING,), what="ck to end")
+    refused = await plan(qf)
+    said = "\n".join(refused.problems)
+    assert "ck has no verified checkpoint" in said, said
+    assert "— verify it first (rgt-tui verify box1), then plan the move again; or, to start " in (
+        said
+    ), said
+    await pull_verify(qf, "box1")
+    planned = await plan(qf)
+    assert planned.ok and planned.checkpoint is not None, planned.problems
+
+
 async def test_a_damaged_checkpoint_is_never_pushed_and_the_move_needs_from_scratch(
     make_queue_fleet,
 ):

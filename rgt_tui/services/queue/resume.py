@@ -539,7 +539,17 @@ async def plan_resume_move(
             if files
             else await _nothing_pulled(fleet, source, source_transport, name, move.source_answered)
         )
-        problems.append(f"{name} has no verified checkpoint ({why}) — {SCRATCH_CLI}")
+        # A checkpoint pulled and not verified yet is one verify away: that comes first,
+        # not a start over (h502 #4: the refusal led to --from-scratch, which would have
+        # thrown away 2,400 steps that one `verify` then offered).
+        unverified = any(f.why.startswith(NOT_VERIFIED_YET) for f in damaged)
+        way_on = (
+            f"verify it first (rgt-tui verify {source.name}), then plan the move again; "
+            f"or, to start over, {SCRATCH_CLI}"
+            if unverified
+            else SCRATCH_CLI
+        )
+        problems.append(f"{name} has no verified checkpoint ({why}) — {way_on}")
     pushed = tuple(good) if ckpt is not None and not from_scratch else ()
     target = fleet.host(move.dest)
     if not ran and move.ok:  # a plain move of a line: its config is warned of, as a move's
