@@ -258,6 +258,12 @@ def test_a_runner_gone_without_its_done_record_is_told() -> None:
         "(a preemption of this interruptible box, killed by hand, or the box's OOM killer)"
         in spot.body
     ), spot.body
+    # And, as the end of a launch says it there, to pull now while it answers (h502 #2).
+    assert spot.body.startswith(
+        "This box is interruptible: pull and verify now while it answers (p, then v; or "
+        "rgt-tui pull box1, then rgt-tui verify box1); if it goes, m moves the cell"
+    ), spot.body
+    assert "pull and verify now" not in event.body
 
 
 def test_the_pane_says_a_runner_is_gone_and_what_to_press() -> None:

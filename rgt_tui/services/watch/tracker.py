@@ -373,6 +373,15 @@ def queue_gone_words(host: str, view: QueueView, *, interruptible: bool = False)
         f"{view.summary()}. The runner ended without its done record ({causes}): see why "
         f"with rgt-tui diagnose {host}, then {again}."
     )
+    if interruptible:
+        # As queue_end_words says it: while the box answers, its newest checkpoint can
+        # still be saved; once it goes, m moves the cell (h502 #2: this notice had only
+        # "resume with L", a relaunch on a box that may be about to go).
+        body = (
+            "This box is interruptible: pull and verify now while it answers (p, then v; or "
+            f"rgt-tui pull {host}, then rgt-tui verify {host}); if it goes, m moves the "
+            f"cell to another box, resuming from that checkpoint. {body}"
+        )
     return title, body
 
 
