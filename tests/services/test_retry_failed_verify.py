@@ -156,6 +156,13 @@ async def test_a_relaunch_from_a_cell_whose_checkpoint_failed_verify_says_so(mak
     ), warned
     assert "rgt-tui queue retry box1 ck" in warned
     assert not [w for w in fresh.warnings if "failed the last verify" in w]
+    # A fresh queue moves records and logs aside, not the outputs: said (h501 #9).
+    (again,) = [w for w in fresh.warnings if "ran on box1 before" in w]
+    assert again.startswith(
+        f"ck ran on box1 before: this launch runs it again in the same output folder "
+        f"({qf.host().durable_dir}/ck), where the earlier files stay and may be overwritten"
+    ), again
+    assert not [w for w in plan.warnings if "ran on box1 before" in w]
 
 
 async def test_the_resume_advice_while_the_queue_runs_runs_nothing_again(make_queue_fleet):
