@@ -327,6 +327,23 @@ class QueueView:
     def stop_effect(self) -> str:
         """What a stop after the current cell keeps from starting (the Queue tab's stop
         dialog and `rgt-tui queue stop` say it alike)."""
+        if self.cluster is not None:
+            # Slurm: a stop holds every task still waiting, whatever its index — a task
+            # requeued before the running one too (h501 #5: "it is the last cell to run"
+            # was said while requeued cell a waited, and the stop held it).
+            waiting = [c for c in self.cells if c.status == PENDING]
+            if not waiting:
+                return (
+                    "no task waits, so the queue ends once the running ones do; "
+                    "cells appended meanwhile do not start"
+                )
+            named = ", ".join(f"{c.index} ({printable(c.name)})" for c in waiting[:3])
+            more = f" and {len(waiting) - 3} more" if len(waiting) > 3 else ""
+            one = len(waiting) == 1
+            return (
+                f"the waiting {'task' if one else 'tasks'} {named}{more} "
+                f"{'is' if one else 'are'} held and {'does' if one else 'do'} not start"
+            )
         following = self.next_cell
         if following is None:
             return (

@@ -567,3 +567,21 @@ def test_a_stop_names_the_later_of_two_cells_started_in_the_same_second():
     v = view(stopped, {"a": killed, "b": done})
     assert v.state == USER_STOPPED, v.state
     assert v.stop_text().startswith("stopped by the user after cell 1 (b); cell 2"), v.stop_text()
+
+
+def test_a_slurm_stop_says_it_holds_every_waiting_task_a_requeued_one_too() -> None:
+    """h501 #5: cell a, requeued and waiting, was held by the stop of running cell b,
+    while the dialog said "it is the last cell to run, so the queue ends after it"."""
+    from rgt_tui.domain.queue_state import PENDING, RUNNING, CellView, QueueView
+    from rgt_tui.domain.slurm_jobs import ClusterSide
+
+    cells = (
+        CellView(0, "a", PENDING),  # requeued: waits before the running one
+        CellView(1, "b", RUNNING, started_at=10),
+        CellView(2, "c", DONE, exit_code=0, started_at=10, ended_at=20),
+    )
+    slurm = QueueView("h", "running", cells, None, "boot", 100, None, cluster=ClusterSide())
+    assert slurm.stop_effect() == "the waiting task 0 (a) is held and does not start"
+    done = tuple(c if c.index else CellView(0, "a", DONE, exit_code=0) for c in cells)
+    ended = QueueView("h", "running", done, None, "boot", 100, None, cluster=ClusterSide())
+    assert ended.stop_effect().startswith("no task waits, so the queue ends once the running")
