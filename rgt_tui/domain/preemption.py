@@ -121,7 +121,12 @@ def preemption_line(p: Preemption) -> str:
     if p.kind == LOST:
         head += " (unreachable past its grace)"
     if p.cell is None:
-        return f"{head}: no cell was running"
+        # Nothing to move unattended; a cell that ended unfinished before (killed, its
+        # runner gone) is still the user's to move (h502 #1: no next step was said).
+        return (
+            f"{head}: no cell was running then — a cell it did not finish moves to another "
+            "box by hand (m on its Queue tab; rgt-tui queue move CELL --to HOST)"
+        )
     ck = p.checkpoint
     if p.moved_to is not None:
         tail = f"it already moved to {p.moved_to} (its queue file's #moved-to)"

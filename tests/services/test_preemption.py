@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -282,6 +283,12 @@ def test_a_restarted_container_under_the_same_boot_is_named_with_its_cell(tmp_pa
     assert text == (
         f"preempted at ~{hhmm(FROZEN)}: cell eta_long interrupted; "
         f"last verified step 40, from {hhmm(CKPT.mtime)}"
+    )
+    # With no cell running then, the way on is still said (h502 #1: it ended there).
+    assert preemption_line(replace(full, cell=None)) == (
+        f"preempted at ~{hhmm(FROZEN)}: no cell was running then — a cell it did not "
+        "finish moves to another box by hand (m on its Queue tab; rgt-tui queue move CELL "
+        "--to HOST)"
     )
     # A new watch over the same memory sees the same start: nothing named again.
     later = PreemptionWatch(fleet, memory_dir=tmp_path / "p", checkpoint=lambda h, c: CKPT)

@@ -72,6 +72,16 @@ async def test_the_queue_tab_of_a_preempted_box_says_it_is_gone(tmp_path: Path) 
         assert "m moves the interrupted cell" not in screen_text(app)
         # The cell not run yet, left behind, is said (s44 spot hour #6).
         assert "; 1 cell not run yet stays here — m moves one at a time" in body(), body()
+        # Named with no cell running then (it had died before): nothing was interrupted,
+        # and a cell moved by hand since is not offered to m again (h502 #1, #3).
+        idle = replace(named, cell=None)
+        app.runtime.preemptions.current[HOST] = idle
+        screen.host_preempted(HOST, idle)
+        await wait_for(
+            lambda: "no cell was running then" in body(), what="no cell running", pilot=pilot
+        )
+        assert "m moves the interrupted cell" not in screen_text(app)
+        assert "m moves a cell it did not finish to another box" in body(), body()
 
 
 async def test_the_move_dialog_of_a_silent_box_lists_its_cell_as_last_read(

@@ -136,6 +136,14 @@ class QueueTab(DetailTab):
                         f"{'stays' if len(waiting) == 1 else 'stay'} here — m moves "
                         "one at a time (From scratch: it never ran)"
                     )
+            elif preempted.cell is None:
+                # No cell ran at the preemption: none was "interrupted", and one moved by
+                # hand since is said by its row (h502 #3: the line still offered m, long
+                # after the cell had moved).
+                said = (
+                    f"{gone} — no cell was running then (the rows below are the box's last "
+                    "read): m moves a cell it did not finish to another box"
+                )
             else:
                 said = (
                     f"{gone} — m moves the interrupted cell (it resumes elsewhere from its "
