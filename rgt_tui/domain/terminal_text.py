@@ -11,7 +11,8 @@ hour hid text as black on black and as RGB 0,0,0 on 0,0,0), black and white fore
 user's terminal: OSC 52 writes the clipboard, OSC 8 plants a hyperlink, OSC 0/2 retitle
 the window, CSI moves the cursor or clears the screen (so a log can forge the lines
 above it), BEL rings, and the C1 forms (U+009B CSI, U+009D OSC …, which UTF-8 carries as
-two bytes) do the same on terminals that honour them.
+two bytes) do the same on terminals that honour them. Bidirectional overrides and
+isolates (U+202A…U+202E, U+2066…U+2069) are dropped too: they reverse what follows.
 
 ``terminal_safe`` is the one filter for that (``rgt-tui logs``). Text meant to be shown
 with its control characters *visible* (a name, a path) goes through ``text.printable``
@@ -33,6 +34,9 @@ _ESCAPE_RE = re.compile(
     r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
     r"|\x1b[ -/]*[0-~]?"  # any other escape (ESC ( B, ESC 7, ESC c …), or a lone ESC
     r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"  # any other C0 (tab and newline kept), DEL, C1
+    # Bidirectional overrides and isolates: they turn the rest of the line around on the
+    # terminal ("loss 0.3\u202e" forges what follows; h503 #7). File names flag them.
+    "|[\u202a-\u202e\u2066-\u2069]"
 )
 _SGR_RE = re.compile(r"(?:\x1b\[|\x9b)[0-9;:]*m")
 

@@ -52,6 +52,9 @@ def _clean(text: str) -> bool:
         ("\x1b]52;c;unterminated", ""),
         ("tab\tkept", "tab\tkept"),
         ("\x1b[31mred\x1b[0m", "red"),
+        ("loss 0.3\u202e1.0 ssol", "loss 0.31.0 ssol"),  # bidi override (h503 #7)
+        ("a\u2066b\u2069c", "abc"),  # isolates
+        ("\u05e9\u05dc\u05d5\u05dd", "\u05e9\u05dc\u05d5\u05dd"),  # right-to-left text itself stays
     ],
 )
 def test_terminal_safe_drops_every_escape(raw: str, shown: str) -> None:
