@@ -121,3 +121,25 @@ async def test_a_log_that_appears_later_is_tailed_when_it_does(box) -> None:  # 
         assert _texts(await _poll(follower, "line 9")) == ["line 7", "line 8", "line 9"]
     finally:
         await follower.close()
+
+
+async def test_a_last_line_longer_than_the_tail_is_shown_cut_not_skipped(box) -> None:  # type: ignore[no-untyped-def]
+    """h503 #6: a log ending in one 2 MiB line opened the tab at the end of the file:
+    nothing but "… of earlier lines not loaded", the long line and all before it gone."""
+    t, home = box
+    log = home / "huge.log"
+    log.write_bytes(b"".join(b"line %d\n" % i for i in range(10)) + b"y" * (2 << 20) + b"\n")
+    follower = LogFollower(t, "~/huge.log", tail=Tail(lines=50, max_bytes=1 << 20), max_line=4096)
+    try:
+        chunks: list[LogChunk] = []
+
+        async def arrived() -> bool:
+            chunks.extend(await follower.poll_once())
+            return bool(_texts(chunks))
+
+        await wait_for(arrived, 30, "a line", every=0.01)
+    finally:
+        await follower.close()
+    (shown,) = _texts(chunks)
+    assert shown.startswith("y" * 100), shown[:120]  # the long line's end, cut
+    assert follower.skipped == log.stat().st_size - (1 << 20)

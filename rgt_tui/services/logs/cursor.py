@@ -165,6 +165,9 @@ async def tail_offset(
             first = block_start + idx + 1
         pos = block_start
         block = min(2 * block, TAIL_BLOCK_MAX)  # fewer round trips to a far box
-    if aligned or first is None:
+    # ``first`` at ``size``: the window's only newline ends the file, so the window lies
+    # inside the last line — begin in it (the line is shown cut, as any long line is),
+    # not past it (h503 #6: a 30 MB line opened the tab on nothing but the skipped note).
+    if aligned or first is None or first >= size:
         return floor
     return first
