@@ -181,6 +181,15 @@ async def _pull_one(call: Call, transport: Transport, options: PullOptions) -> i
         return call.fail(f"{host.name}: {exc.message}", fix=await _fix(call, host, exc))
     print(format_pull_result(result))
     ok = result.ok
+    info = host.group
+    if info is not None and info.pull_ranks == "0" and not result.manifest.entries:
+        # torchrun's c10d rendezvous numbers the workers itself: the one a script saves
+        # from may run on another box (h501 #2: "nothing was pulled", with no way on).
+        print(
+            f"  hint: the group's pull takes rank 0's box ({info.hosts[0]}) alone; torchrun's "
+            "c10d rendezvous may run the worker that saves on another box — set "
+            f'pull_ranks = "all" in group {host.name} to pull every box\'s folder'
+        )
     for rank in rank_pull_hosts(host):  # a group with pull_ranks = "all" (issue 41)
         _, got = await _one(call, rank, options, None)
         if isinstance(got, tuple):

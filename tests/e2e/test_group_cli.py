@@ -317,9 +317,13 @@ async def test_a_ranks_gate_waits_for_the_only_copy_in_the_groups_folder(
     box1, box2 = boxes
     hosts = _fleet_file(tmp_path, boxes, "0")
     hosts.write_text(hosts.read_text().replace('durable_dir = "~/results"', 'durable_dir = "~/g"'))
-    for box in boxes:  # HOME is the workdir; rank 0 wrote its log only
+    for box in boxes:  # HOME is the workdir
         (box.workdir / "g" / "g1").mkdir(parents=True)
-    (box1.workdir / "g" / "g1" / "log.json").write_text(json.dumps({"rank": 0}))
+    empty = await arun("pull", "pair", "--hosts", hosts, timeout=180)  # rank 0 wrote nothing
+    assert empty.returncode != 0 and "nothing was pulled" in empty.stdout, empty.stdout
+    # The way on is said (h501 #2: "nothing was pulled", with no word of pull_ranks).
+    assert 'set pull_ranks = "all" in group pair to pull every box' in empty.stdout, empty.stdout
+    (box1.workdir / "g" / "g1" / "log.json").write_text(json.dumps({"rank": 0}))  # its log
     out = box2.workdir / "g" / "g1"
     (out / "metrics.json").write_text(json.dumps({"step": 9}))
 
