@@ -169,7 +169,10 @@ def test_held_tasks_are_named_in_the_refusal_with_the_release():
     assert "2 of its tasks are held by a stop (12_2 12_3)" in problem
     assert "scontrol release 12_2 12_3" in problem and "scancel 12_2 12_3" in problem
     [plain] = live_problems("hpc", {"12": ("RUNNING",)}, "", {})
-    assert "wait for it" in plain and "(scancel 12)" in plain
+    # A running cell of it is ended by that cancel: said before it is typed (h501 #8).
+    assert "wait for it" in plain and "(scancel 12, which ends its running cells too)" in plain
+    [waiting] = live_problems("hpc", {"12": ("PENDING",)}, "", {})
+    assert "(scancel 12)" in waiting
 
 
 def test_an_append_while_a_stop_holds_tasks_is_refused():

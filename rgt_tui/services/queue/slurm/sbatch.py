@@ -196,10 +196,14 @@ def live_problems(
             f"released — let them run with scontrol release {ids}, or drop only them with "
             f"scancel {ids} (scancel {' '.join(live)} would end its running cells too)"
         ]
+    # A running task of it is a cell at work: the cancel ends it too, said before it is
+    # typed (h501 #8: `scancel 2` was offered while cells c and d ran).
+    running = any(s == "RUNNING" for states in live.values() for s in states)
+    ends = ", which ends its running cells too" if running else ""
     return [
         f"the queue on {host} is already submitted: array job {jobs} is still in squeue "
         f"— wait for it, append cells (they get their own array), or cancel it first "
-        f"(scancel {' '.join(live)})"
+        f"(scancel {' '.join(live)}{ends})"
     ]
 
 
