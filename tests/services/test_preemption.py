@@ -545,3 +545,28 @@ def test_a_box_named_preempted_is_not_sent_to_check_its_ssh_port() -> None:
     assert "; else: check the port in the provider's SSH command" in text(SUSPECTED)
     named = text(LOST)
     assert named.startswith("⚡ preempted at ~") and "check the port" not in named, named
+
+
+async def test_watch_once_says_a_box_named_preempted_is_told_as_one_not_as_silent(
+    tmp_path: Path,
+) -> None:
+    """h502 #10: `watch --once` said of a box named preempted "(a silence past 5m00s is
+    told as a silent event)", as of a box to check the port of."""
+    from rgt_tui.services.watch.watcher import Watcher
+
+    fleet = fleet_in(tmp_path)
+    lines: list[str] = []
+    watcher = Watcher(fleet, report=lines.append, drivers=False)
+    try:
+        host = fleet.host("box1")
+        plain = watcher._told_later(host, "a silence past 5m00s is told as a silent event")
+        assert plain == "a silence past 5m00s is told as a silent event"
+        named = Preemption("box1", LOST, FROZEN, "boot/1", "eta_long")
+        watcher.runtime.preemptions.current["box1"] = named
+        said = watcher._told_later(host, "a silence past 5m00s is told as a silent event")
+        assert said == (
+            f"named preempted at ~{hhmm(FROZEN)}, not silent: `rgt-tui queue show box1` says "
+            "what to move"
+        )
+    finally:
+        await watcher.close()

@@ -32,6 +32,7 @@ from typing import Any
 
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.health import Alert
+from rgt_tui.domain.preemption import hhmm
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.domain.units import fmt_duration
 from rgt_tui.paths import journal_dir
@@ -299,7 +300,19 @@ class Watcher:
                 )
             else:
                 continue
-            self.report(f"{host.name}: {why} ({later})")
+            self.report(f"{host.name}: {why} ({self._told_later(host, later)})")
+
+    def _told_later(self, host: HostConfig, silent: str) -> str:
+        """How a host's silence is told past this pass: a box named preempted by its
+        preemption, not a ``silent`` event (h502 #10: one read as a box to check the port
+        of, its silence to come)."""
+        named = self.runtime.preemptions.current.get(host.name)
+        if named is None or not named.named:
+            return silent
+        return (
+            f"named preempted at ~{hhmm(named.at)}, not silent: `rgt-tui queue show "
+            f"{host.name}` says what to move"
+        )
 
     def _answered(self, host: str) -> bool:
         return self.runtime.answered(host)
