@@ -138,6 +138,17 @@ def check_python(facts: BoxFacts, ctx: CheckContext) -> Check:
             f"reinstall {word} in the run's environment (its shebang names a Python that is "
             f'not there), or set python = "/path/to/python" for {ctx.host}',
         )
+    if py is None and facts.py_rc == 124:
+        # coreutils' timeout (preflight.sh: 120 s): it ran and never answered (h503 #8:
+        # "did not run (exit 124)" of one that hung).
+        return Check(
+            "python",
+            False,
+            f"`{ctx.interpreter.shown} -` started but did not answer within 120 s (a hung "
+            f"import, a network filesystem, a licence server?): {said}",
+            f'run it on {ctx.host} by hand to see where it hangs, or set python = '
+            '"/path/to/python" for it in the fleet file',
+        )
     if py is None:
         return Check(
             "python",

@@ -205,3 +205,16 @@ def test_a_durable_dir_in_memory_fails_on_an_interruptible_box_and_is_said_elsew
     kept = check_durable(shm, _ctx("vastai"))
     assert kept.ok and kept.detail.endswith("; in memory: a reboot empties it, so pull often")
     assert check_durable(_facts("/root/r", "/", fstype="ext4"), spot).ok  # a disk
+
+
+def test_a_python_that_hung_is_said_to_have_hung_not_to_have_failed_to_run() -> None:
+    """h503 #8: a `python` that hung until preflight.sh's 120 s timeout read "did not run
+    (exit 124)"."""
+    from rgt_tui.domain.preflight_checks import check_python
+
+    hung = check_python(BoxFacts(py_rc=124, py_tail=("ZZZ",), workdir_ok=True), _ctx("generic-ssh"))
+    assert not hung.ok and "started but did not answer within 120 s" in hung.detail, hung
+    failed = check_python(
+        BoxFacts(py_rc=127, py_tail=("not found",), workdir_ok=True), _ctx("generic-ssh")
+    )
+    assert "did not run (exit 127)" in failed.detail, failed
