@@ -146,7 +146,7 @@ def check_python(facts: BoxFacts, ctx: CheckContext) -> Check:
             False,
             f"`{ctx.interpreter.shown} -` started but did not answer within 120 s (a hung "
             f"import, a network filesystem, a licence server?): {said}",
-            f'run it on {ctx.host} by hand to see where it hangs, or set python = '
+            f"run it on {ctx.host} by hand to see where it hangs, or set python = "
             '"/path/to/python" for it in the fleet file',
         )
     if py is None:

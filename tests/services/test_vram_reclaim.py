@@ -72,7 +72,7 @@ async def test_nvidia_smi_pids_of_another_namespace_are_named_and_never_killed(
         assert [(p.pid, p.smi_mib, p.gpu_index) for p in recorded] == [
             (11327, 2566, 0), (11328, 1542, 0), (11345, 15690, 0),
         ]  # fmt: skip
-        assert "are not visible in this PID namespace" in (evidence.hidden_reason or "")
+        assert "not visible in this PID namespace" in (evidence.hidden_reason or "")
         with pytest.raises(VramError) as refused:
             await kill_vram_holder(evidence, transport, 11345)
         assert refused.value.code == "not-holder"
@@ -241,3 +241,18 @@ def test_a_listed_pid_with_no_whole_memory_figure_is_shown_not_a_crash() -> None
     assert "nvidia-smi ? MiB (not a whole number) on GPU0" in text, text
     whole = VramProcess(pid=4243, visible=False, gpu_index=1, smi_mib=2048)
     assert "nvidia-smi 2,048 MiB on GPU1" in process_content(whole, evidence).plain
+
+
+def test_a_listed_pid_that_is_another_process_here_is_said_so_not_invisible() -> None:
+    """h503 #9: pids 1 and 14899 were said "not visible in this PID namespace", then
+    listed as visible ("another process here, not the GPU's")."""
+    from rgt_tui.services.box.vram import VramEvidence, VramProcess
+
+    gone = VramProcess(pid=148990, visible=False, gpu_index=0, smi_mib=10)
+    other = VramProcess(pid=1, visible=True, gpu_index=0, smi_mib=20)
+    evidence = VramEvidence(host="box2", smi="ok", processes=(gone, other))
+    said = evidence.hidden_reason or ""
+    assert said.startswith(
+        "nvidia-smi lists pid 148990, not visible in this PID namespace; pid 1, another "
+        "process here holding no /dev/nvidia* file: "
+    ), said

@@ -160,10 +160,26 @@ class VramEvidence:
         hidden = HIDDEN if self.holders else HIDDEN_NONE_HERE
         if not listed:
             return f"nvidia-smi lists no process while VRAM is in use: {hidden}" if held else None
-        foreign = [p.pid for p in listed if not p.visible or (self.walk == "ok" and not p.devices)]
-        if foreign:
-            pids = ", ".join(map(str, foreign[:8]))
-            return f"nvidia-smi's pids {pids} are not visible in this PID namespace: {hidden}"
+        # Two ways a pid of nvidia-smi's is not the GPU's holder here: no such process in
+        # this namespace, or another process under the same number, holding no
+        # /dev/nvidia* file (h503 #9: both were said "not visible", then listed visible).
+        gone = [p.pid for p in listed if not p.visible]
+        other = [p.pid for p in listed if p.visible and self.walk == "ok" and not p.devices]
+        parts = []
+        if gone:
+            word = "pid" if len(gone) == 1 else "pids"
+            parts.append(
+                f"{word} {', '.join(map(str, gone[:8]))}, not visible in this PID namespace"
+            )
+        if other:
+            one = len(other) == 1
+            parts.append(
+                f"{'pid' if one else 'pids'} {', '.join(map(str, other[:8]))}, "
+                f"{'another process' if one else 'other processes'} here holding no "
+                "/dev/nvidia* file"
+            )
+        if parts:
+            return f"nvidia-smi lists {'; '.join(parts)}: {hidden}"
         return None
 
     def to_json(self) -> dict[str, Any]:
