@@ -49,7 +49,10 @@ def _what(cell: CellView, now: int) -> str:
     if ran:
         text += f" after {ran}"
     if cell.status == PENDING:
-        text += " (not started yet" + (f": {cell.note}" if cell.note else "") + ")"
+        # Pending again after a run (a Slurm requeue): its next attempt has not started;
+        # "not started yet" beside "interrupted" read as a contradiction (h501 #6).
+        again = "ran before; its next attempt has not started" if cell.attempts else ""
+        text += f" ({again or 'not started yet'}" + (f": {cell.note}" if cell.note else "") + ")"
     elif cell.status == FAILED and cell.note:
         text += f": {printable(cell.note, NOTE_CHARS)}"
     elif cell.status == INTERRUPTED and not cell.attempts and cell.note:

@@ -251,3 +251,16 @@ def test_a_ranks_missing_cell_is_run_by_its_group_not_by_a_launch_of_the_box():
         assert "launch its group (the group line names it)" in said, said
         assert "rgt-tui launch box2" not in said and "Queue tab's L" not in said
     assert "`rgt-tui teardown box2 --ack-missing hold`" in fix(rank, "box2", tui=False)
+
+
+def test_a_cell_pending_again_after_a_run_is_not_said_not_started() -> None:
+    """h501 #6: a Slurm task requeued after it ran read "pending after 10s (not started
+    yet: … interrupted …)" on the gate: its next attempt has not started, it ran before."""
+    from rgt_tui.domain.queue_state import PENDING, CellView, QueueView
+
+    again = CellView(0, "a", PENDING, attempts=1, note="requeued (Slurm restart 1)")
+    never = CellView(1, "b", PENDING)
+    view = QueueView("h1", "running", (again, never), None, BOOT, NOW, None, True)
+    seen = dict((n, w) for n, _, w in queue_cells_seen(view, {}, lambda n: ()).unfinished)
+    assert "(ran before; its next attempt has not started: requeued" in seen["a"], seen
+    assert "not started yet" not in seen["a"] and "(not started yet)" in seen["b"], seen
