@@ -50,6 +50,14 @@ class Checkpoint:
     # The host it was pulled from when not this one: the box the cell ran on before a
     # resume move brought it here (``services.queue.resume.earlier_hop``); "" otherwise.
     from_host: str = ""
+    # The earlier copy verify kept of a checkpoint it found damaged (``.rgt/replaced/``):
+    # the newer file of the same name is what is left out (h502 #7 read one name both
+    # "resumes from" and "left out").
+    earlier: bool = False
+
+    def named(self) -> str:
+        """``checkpoint.pt``, or ``the earlier verified copy of checkpoint.pt``."""
+        return f"the earlier verified copy of {self.path}" if self.earlier else self.path
 
 
 @dataclass(frozen=True)
@@ -145,6 +153,8 @@ def preemption_line(p: Preemption) -> str:
         tail += f" (its run on {ck.from_host}, before it moved here: the one it resumed from)"
     if ck is not None and ck.newer_left_out and p.moved_to is None:
         tail += "; newer " + ", ".join(ck.newer_left_out) + " left out"
+        if ck.earlier:
+            tail += f" (a resume starts from the earlier verified copy of {ck.path})"
     return f"{head}: cell {p.cell} interrupted; {tail}"
 
 

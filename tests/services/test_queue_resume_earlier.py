@@ -59,6 +59,21 @@ async def test_a_cut_short_checkpoint_resumes_from_its_verified_earlier_copy(mak
     assert kept["sha256"] == hashlib.sha256(good).hexdigest()
     # The pane's "verified here" sees it too (no "a move starts it from scratch").
     assert newest_verified(qf.fleet, qf.host("box1"), "ck") is not None
+    # A preemption's words name the earlier copy, not one name both resumed from and
+    # left out (h502 #7).
+    from rgt_tui.domain.preemption import LOST, Preemption, preemption_line
+    from rgt_tui.services.runtime.preemption import cell_checkpoints
+
+    ckpt, _ = cell_checkpoints(qf.fleet, qf.host("box1"), "ck")
+    assert (
+        ckpt is not None
+        and ckpt.earlier
+        and ckpt.named() == ("the earlier verified copy of checkpoint.pt")
+    ), ckpt
+    line = preemption_line(Preemption("box1", LOST, 0.0, "s", "ck", checkpoint=ckpt))
+    assert "; newer checkpoint.pt (verify found it corrupt) left out (a resume starts from " in (
+        line
+    ), line
 
     await qf.loopback.box("box1").stop()  # preempted
     t1, t2 = qf.transport("box1"), qf.transport("box2")

@@ -51,6 +51,7 @@ from rgt_tui.services.queue.resume import (
     cell_files,
     checkpoint_step,
     earlier_hop,
+    is_earlier_copy,
 )
 from rgt_tui.services.records import atomic_write_json, fleet_host_dir, read_json
 from rgt_tui.services.runtime.monitors import GEN8_ALERT
@@ -90,7 +91,8 @@ def cell_checkpoints(fleet: Fleet, host: HostConfig, cell: str) -> tuple[Checkpo
         # Its sidecar's step too, as the move's plan says it (spot hour s43 #2: the
         # preemption line said no step where the plan said "step 900").
         step, _ = checkpoint_step(fleet_host_dir(fleet, host), files, best)
-        return Checkpoint(best.rel, best.mtime, best.size, step, left), ""
+        earlier = is_earlier_copy(best)
+        return Checkpoint(best.rel, best.mtime, best.size, step, left, earlier=earlier), ""
     waiting = [f for f in files if is_checkpoint(f.rel) and f.why.startswith(NOT_VERIFIED_YET)]
     if waiting:
         return None, max(waiting, key=lambda f: (f.mtime, f.rel)).local

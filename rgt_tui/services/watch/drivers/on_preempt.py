@@ -208,7 +208,7 @@ class OnPreempt:
                         False, f"{type(exc).__name__}: {printable(_one_line(exc), 300)}"
                     )
                 if outcome.ok:
-                    repeats = f"{p.checkpoint.path} from {hhmm(p.checkpoint.mtime)}"
+                    repeats = f"{p.checkpoint.named()} from {hhmm(p.checkpoint.mtime)}"
                     text = f"moved {p.cell} to {spare}: it resumes from {repeats}; {outcome.text}"
                     await self._finish(host, p, key, "moved", text)
                     return
