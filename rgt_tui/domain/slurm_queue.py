@@ -102,7 +102,9 @@ def _cell(cell: CellView, job: SlurmCell | None, now: int, squeue_ok: bool) -> C
         why = f"held ({job.reason})" if job.held else (job.reason or "no reason given")
         note = f"Slurm: {job.state} · {why}" if job.state != "PENDING" else f"waiting: {why}"
         if cell.status == RETRY:
-            return replace(cell, note=f"{cell.note}; {note}")
+            # A retry with no note of its own is the scheduler's note alone (h501 #12: it
+            # read "— ; waiting: Resources").
+            return replace(cell, note=f"{cell.note}; {note}" if cell.note else note)
         return replace(cell, status=PENDING, note=note, exit_code=None)
     if job.live:
         started = cell.started_at if unfinished else None

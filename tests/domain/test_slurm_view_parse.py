@@ -374,3 +374,16 @@ def test_a_failed_squeue_says_nothing_of_the_users_jobs():
     assert "squeue failed: slurm_load_jobs error: timeout" in line, line
     assert "your jobs" not in line, line
     assert not facts.squeue_ok
+
+
+def test_a_retry_waiting_on_slurm_reads_the_schedulers_note_alone() -> None:
+    """h501 #12: a cell queued to retry and pending on Slurm read "— ; waiting: Resources"."""
+    from rgt_tui.domain.queue_state import CellView
+    from rgt_tui.domain.slurm_jobs import SlurmCell
+    from rgt_tui.domain.slurm_queue import _cell
+
+    job = SlurmCell("a", 0, "3_0", "PENDING", reason="Resources", source="squeue")
+    bare = _cell(CellView(0, "a", RETRY), job, 1700000100, True)
+    assert bare.note == "waiting: Resources", bare.note
+    noted = _cell(CellView(0, "a", RETRY, note="retry asked"), job, 1700000100, True)
+    assert noted.note == "retry asked; waiting: Resources", noted.note
