@@ -470,6 +470,12 @@ class FleetScreen(FleetView, Screen[None]):
             if pane.host.group is not None:
                 runtime = getattr(self.app, "runtime", None)  # RgtApp's (none in a bare app)
                 self.rank_views[host] = runtime.queues.ranks.get(host, ()) if runtime else ()
+                for rank in self.rank_views[host]:
+                    member = self.panes.get(rank.box)
+                    if member is not None and rank.view is not None:
+                        member.group_cell_running = any(
+                            c.status == "running" for c in rank.view.cells
+                        )
                 self._show_members(host)
 
     def action_host_job(self, job: str, tab: str) -> None:

@@ -233,6 +233,10 @@ class HostPane(Widget, can_focus=True):
         # Idle paid minutes: every GPU under 5 % and no cell running, while billed.
         self.idle = IdleMeter()
         self.cell_running = False  # from the queue poller; False until a view says otherwise
+        # A group's cell runs on this box (its rank's view, from the group's poll): busy,
+        # not idle, whether or not the box's own queue is polled (h501 #11: a rank's
+        # footer read "idle 2m32s" while it ran the group's cell).
+        self.group_cell_running = False
         self.border_title = host.name
         self.border_subtitle = host.profile
 
@@ -245,7 +249,8 @@ class HostPane(Widget, can_focus=True):
         snap = update.snapshot
         if self.host.cost_per_hour and snap is not None and snap.t != self.idle.last_t:
             utils = tuple(g.util_pct if g.util_pct is not None else 100.0 for g in snap.gpus)
-            self.idle = self.idle.observe(snap.t, utils, self.cell_running)
+            running = self.cell_running or self.group_cell_running
+            self.idle = self.idle.observe(snap.t, utils, running)
         self.set_class(update.connection.status != "connected", "-down")
         self.set_class(any(a.severity == "critical" for a in update.alerts), "-critical")
         # A change of shape (first sample, a GPU or mount gone, more alerts) changes the
