@@ -87,13 +87,14 @@ async def unsaved_of_group(
         return (), ""
     listing = await take_manifest(rank_host, transport, hash_files=False)
     folder = rank_folder(results_dir, group, box.name)
-    held = await asyncio.to_thread(_held, results_dir, box, folder)
+    # The kept records are read off the event loop: a manifest may be megabytes.
+    held, own = await asyncio.to_thread(_local_facts, results_dir, box, folder)
     unsaved = sorted(
         shown
         for e in listing.entries
         if ((shown := listing.display(e.root, e.path)), e.size, e.mtime) not in held
     )
-    return tuple(unsaved), _fix(group, box, folder, _own_roots(results_dir, box), listing)
+    return tuple(unsaved), _fix(group, box, folder, own, listing)
 
 
 def _own_roots(results_dir: Path, box: HostConfig) -> set[str]:
@@ -128,7 +129,12 @@ def _fix(
     )
 
 
-def _held(results_dir: Path, box: HostConfig, folder: Path | None) -> set[Listed]:
-    """The box's files verified here: by its own pull, and by its group's of its rank."""
+def _local_facts(
+    results_dir: Path, box: HostConfig, folder: Path | None
+) -> tuple[set[Listed], set[str]]:
+    """The box's files verified here (by its own pull, and by its group's of its rank),
+    and its own pull folders (``_own_roots``). Blocking."""
     held = verified_copies(host_results_dir(results_dir, box))
-    return held | verified_copies(folder) if folder is not None else held
+    if folder is not None:
+        held |= verified_copies(folder)
+    return held, _own_roots(results_dir, box)
