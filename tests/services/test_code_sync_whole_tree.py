@@ -241,13 +241,19 @@ async def test_box_files_named_with_no_plain_text_are_not_passed_over_as_in_sync
         (root / "src").joinpath(b"bad\xffname.py".decode("utf-8", "surrogateescape")).write_text("")
         (root / "outputs").mkdir(exist_ok=True)
         (root / "outputs" / "odd\x1b.log").write_text("")  # *.log: not code, not named
+        (root / "pkg\x1b[31m" / "deep").mkdir(parents=True)  # a folder so named (h505 #1)
+        (root / "pkg\x1b[31m" / "deep" / "inject.py").write_text("x = 2\n")
         status = await code_status(host, t)
         result = await sync_code(host, t, method="sftp")
     finally:
         await t.close()
     assert status is not None and not status.in_sync, status
     # Made printable: the newline escaped; the byte that is no UTF-8 read as U+FFFD.
-    assert status.box_unnamed == ("new\\nline.py", "src/bad\ufffdname.py"), status.box_unnamed
+    assert status.box_unnamed == (
+        "new\\nline.py",
+        "pkg\\x1b[31m/",
+        "src/bad\ufffdname.py",
+    ), status.box_unnamed
     problem = status.problem() or ""
     assert "named with control characters or bytes that are no text" in problem, problem
     assert "odd" not in problem and "\n" not in problem

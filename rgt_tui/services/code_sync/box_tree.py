@@ -194,7 +194,14 @@ async def scan_box(
     if "dir\t1" in items and tree.rules is not None:
         dirs = [i[2:] + "/" for i in items if i.startswith("./")]
         dirs = [d for d in dirs if held_under(d, not_code) is None]
-        kept = await asyncio.to_thread(tree.rules.sent, dirs, host)
+        # A folder whose name is no plain text: its files can be neither listed nor
+        # compared, so the folder itself is named (h505 #1: `pkg\nevil/x.py` read "in
+        # sync"); only the outermost such folder.
+        odd_dirs = {d for d in dirs if not name_ok(d)}
+        outer = {d for d in odd_dirs if not any(d != o and d.startswith(o) for o in odd_dirs)}
+        kept = await asyncio.to_thread(
+            tree.rules.sent, [d for d in dirs if d not in odd_dirs], host
+        )
         listed = checked(
             host,
             await run_tree_verb(
@@ -206,7 +213,7 @@ async def scan_box(
         names = {n for n in names if held_under(n, not_code) is None}
         odd = {n for n in names if not name_ok(n)}
         box_only = sorted(await asyncio.to_thread(tree.rules.sent, names - odd, host))
-        unnamed = await asyncio.to_thread(_unnamed_sent, tree, odd, host)
+        unnamed = await asyncio.to_thread(_unnamed_sent, tree, odd | outer, host)
     extra = sorted(record.keys() - local - set(box_only))
     hashes = await hash_on_box(
         transport, host, directory, sorted(local) + box_only + extra, session=session
