@@ -403,7 +403,8 @@ class TeardownTab(DetailTab):
 
     def _send_ack(self, kind: str, cell: str) -> None:
         """Ask for ``kind``'s acknowledgement of ``cell``, then put the cursor in the name
-        box, where the checklist's next step ("ready: type …") is typed. Never for a
+        box, where the checklist's next step ("ready: type …") is typed — or, while the
+        checklist asks about other cells, back in the cell box. Never for a
         group: it was recorded in the group's journal with a box's id (a groups hour,
         s39 #7), where each box's own gate asks for its own."""
         if self._group():
@@ -413,8 +414,15 @@ class TeardownTab(DetailTab):
             return
         self._ack_said = ""
         self._refusal_typed_over = None
+        others = [c for c in self._asked() if c != cell]
         self._request(f"acknowledge-{kind}", cell)
-        self.query_one("#ack-cell", Input).value = ""
+        box = self.query_one("#ack-cell", Input)
+        box.value = ""
+        if others:
+            # More cells to accept: the cursor stays here, so the next name typed is not
+            # taken as the host's name in the confirm box (h505 #2).
+            box.focus()
+            return
         self.take_focus()
 
     def _asked(self) -> dict[str, list[str]]:
