@@ -40,7 +40,7 @@ NEEDS = {
     "unfinished": "the cell finished, moved or accepted",
     "moved": "moved to another host",
     "jobs": "every Slurm job of the queue ended",
-    "group": "no cell of a running group on this box, and its files here verified",
+    "group": "no cell of a running group on this box, and its files here, hash-checked",
     "members": "a box (a group's boxes each have their own gate)",
     "account": "no other entry logs in to this account",
     "confirmed": "the host's name typed",
