@@ -26,7 +26,7 @@ from rgt_tui.domain.queue_records import (
     DeployedCell,
     RunnerLaunch,
 )
-from rgt_tui.domain.slurm_jobs import ClusterSide, SlurmCell
+from rgt_tui.domain.slurm_jobs import PENDING_STATES, ClusterSide, SlurmCell
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_duration
 
@@ -331,7 +331,14 @@ class QueueView:
             # Slurm: a stop holds every task still waiting, whatever its index — a task
             # requeued before the running one too (h501 #5: "it is the last cell to run"
             # was said while requeued cell a waited, and the stop held it).
-            waiting = [c for c in self.cells if c.status == PENDING]
+            # A cell queued to retry whose task waits in squeue is held too (review
+            # h504 #5): its status stays RETRY.
+            waiting = [
+                c
+                for c in self.cells
+                if c.status == PENDING
+                or (c.status == RETRY and c.slurm is not None and c.slurm.state in PENDING_STATES)
+            ]
             if not waiting:
                 return (
                     "no task waits, so the queue ends once the running ones do; "

@@ -707,6 +707,8 @@ class GroupRunSeen:
     # the pull that brings them (``fix``).
     unsaved: tuple[str, ...] = ()
     fix: str = ""
+    refused: str = ""  # the group's pull is refused (a whole home): nothing of it counts
+    unlisted: str = ""  # why the group's folders on the box could not be listed
 
 
 def group_condition(seen: GroupRunSeen) -> Condition:
@@ -721,6 +723,14 @@ def group_condition(seen: GroupRunSeen) -> Condition:
             f"{who}: cannot read the group's records on this box "
             f"({printable(seen.error, 300)}); check again once it answers",
         )
+    if not seen.running and (seen.refused or seen.unlisted):
+        why = (
+            f"the group's pull is refused ({printable(seen.refused, 300)}), so nothing of "
+            "its folder on this box can be pulled or counted — fix the group's pull folders"
+            if seen.refused
+            else f"cannot list the group's folder on this box ({printable(seen.unlisted, 300)})"
+        )
+        return Condition("group", False, f"{who}: {why}, then check again")
     if not seen.running and seen.unsaved:
         shown = ", ".join(printable(p, 200) for p in seen.unsaved[:SHOWN_PATHS])
         more = (

@@ -473,7 +473,7 @@ class FleetScreen(FleetView, Screen[None]):
                 for rank in self.rank_views[host]:
                     member = self.panes.get(rank.box)
                     if member is not None and rank.view is not None:
-                        member.group_cell_running = any(
+                        member.group_cell_running[host] = any(
                             c.status == "running" for c in rank.view.cells
                         )
                 self._show_members(host)

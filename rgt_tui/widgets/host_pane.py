@@ -236,7 +236,7 @@ class HostPane(Widget, can_focus=True):
         # A group's cell runs on this box (its rank's view, from the group's poll): busy,
         # not idle, whether or not the box's own queue is polled (h501 #11: a rank's
         # footer read "idle 2m32s" while it ran the group's cell).
-        self.group_cell_running = False
+        self.group_cell_running: dict[str, bool] = {}  # by group (a box may be in two)
         self.border_title = host.name
         self.border_subtitle = host.profile
 
@@ -249,7 +249,7 @@ class HostPane(Widget, can_focus=True):
         snap = update.snapshot
         if self.host.cost_per_hour and snap is not None and snap.t != self.idle.last_t:
             utils = tuple(g.util_pct if g.util_pct is not None else 100.0 for g in snap.gpus)
-            running = self.cell_running or self.group_cell_running
+            running = self.cell_running or any(self.group_cell_running.values())
             self.idle = self.idle.observe(snap.t, utils, running)
         self.set_class(update.connection.status != "connected", "-down")
         self.set_class(any(a.severity == "critical" for a in update.alerts), "-critical")

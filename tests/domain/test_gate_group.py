@@ -22,3 +22,19 @@ def test_an_idle_group_lets_its_box_go_and_an_unread_one_does_not() -> None:
 def test_box_text_in_the_group_line_is_made_printable() -> None:
     c = g.group_condition(g.GroupRunSeen("pair", 1, ("a\x1b[31mred",)))
     assert "\x1b" not in c.evidence
+
+
+def test_a_group_whose_folder_cannot_be_counted_keeps_its_box_locked() -> None:
+    """Review h504 #4, #8: a group whose pull is refused (a whole home) ticked "its files
+    here", and a listing that failed read as records the box would not give."""
+    refused = g.group_condition(g.GroupRunSeen("pair", 1, refused="pulls the whole home"))
+    assert not refused.ok and "the group's pull is refused (pulls the whole home)" in (
+        refused.evidence
+    )
+    unlisted = g.group_condition(g.GroupRunSeen("pair", 1, unlisted="scan over its cap"))
+    assert not unlisted.ok
+    assert "cannot list the group's folder on this box (scan over its cap)" in unlisted.evidence
+    unsaved = g.group_condition(
+        g.GroupRunSeen("pair", 1, unsaved=("/r/g/a.pt", "/r/g/b\\xff (not text)"), fix="pull")
+    )
+    assert not unsaved.ok and "holds 2 files no verified pull here holds" in unsaved.evidence

@@ -582,6 +582,15 @@ def test_a_slurm_stop_says_it_holds_every_waiting_task_a_requeued_one_too() -> N
     )
     slurm = QueueView("h", "running", cells, None, "boot", 100, None, cluster=ClusterSide())
     assert slurm.stop_effect() == "the waiting task 0 (a) is held and does not start"
+    # A cell queued to retry, its task pending in squeue, is held too (review h504 #5).
+    from rgt_tui.domain.queue_state import RETRY
+    from rgt_tui.domain.slurm_jobs import SlurmCell
+
+    retry = CellView(0, "a", RETRY, slurm=SlurmCell("a", 0, "3_0", "PENDING"))
+    retried = QueueView(
+        "h", "running", (retry, *cells[1:]), None, "boot", 100, None, cluster=ClusterSide()
+    )
+    assert retried.stop_effect() == "the waiting task 0 (a) is held and does not start"
     done = tuple(c if c.index else CellView(0, "a", DONE, exit_code=0) for c in cells)
     ended = QueueView("h", "running", done, None, "boot", 100, None, cluster=ClusterSide())
     assert ended.stop_effect().startswith("no task waits, so the queue ends once the running")

@@ -349,6 +349,26 @@ async def test_a_ranks_gate_waits_for_the_only_copy_in_the_groups_folder(
     assert "pair.rank1" in checked.stdout, checked.stdout
     line = await group_line()
     assert line.lstrip().startswith("[x]"), line
+    # The copy here is re-hashed, not taken on its record (review h504 #2).
+    kept = tmp_path / "results" / "pair.rank1" / "g1" / "metrics.json"
+    kept.rename(kept.with_name("gone.json"))
+    line = await group_line()
+    assert line.lstrip().startswith("[ ]") and "g1/metrics.json" in line, line
+    kept.with_name("gone.json").rename(kept)
+    assert (await group_line()).lstrip().startswith("[x]")
+    # What the listing refuses is never here (review h504 #1): a name that is no text, a
+    # link out of the folder to the only copy elsewhere on the box.
+    odd = out / "ckpt\udcff.pt"  # the byte 0xff, no UTF-8
+    odd.write_bytes(b"odd")
+    line = await group_line()
+    assert line.lstrip().startswith("[ ]") and "ckpt" in line, line
+    odd.unlink()
+    (box2.workdir / "scratch").mkdir()
+    (box2.workdir / "scratch" / "final.pt").write_bytes(b"only copy")
+    (out / "final.pt").symlink_to(box2.workdir / "scratch" / "final.pt")
+    line = await group_line()
+    assert line.lstrip().startswith("[ ]") and "final.pt" in line, line
+    (out / "final.pt").unlink()
     # A file saved there after that verify is unsaved again: the line re-scans each time.
     (out / "ckpt_2.pt").write_bytes(b"late")
     line = await group_line()

@@ -101,8 +101,8 @@ async def test_each_rank_s_last_line_is_under_its_box_and_the_queue_tab_picks_a_
         # A box running the group's cell is busy, not idle, on its own pane's meter too
         # (h501 #11: its footer read "idle 2m32s"); the one whose rank failed is not.
         panes = app.fleet_screen.panes
-        assert panes["a100-train"].group_cell_running
-        assert not panes["h100-eval"].group_cell_running
+        assert panes["a100-train"].group_cell_running == {"pair": True}
+        assert panes["h100-eval"].group_cell_running == {"pair": False}
         assert "\x1b" not in lines[3]  # made printable
         # A rank whose box did not answer says why, under its box.
         app.runtime.queues.ranks["pair"] = (

@@ -224,18 +224,22 @@ def start_problem(host: HostConfig, cells: tuple[QueueCell, ...], start_index: i
     )
 
 
-def _ran_again(host: HostConfig, view: QueueView, cells: Sequence[QueueCell]) -> list[str]:
+def _ran_again(
+    host: HostConfig, view: QueueView, cells: Sequence[QueueCell], home: str
+) -> list[str]:
     """A fresh launch's cells that ran on the box before: each starts again in its same
     ``{out}``, where the earlier run's files stay and may be overwritten — moving the
     queue aside moves records and logs, not outputs (h501 #9: a done, pulled cell was
     rerun into its folder with no word of it; a retry sets the folder aside first)."""
+    if host.run is None or "{out}" not in host.run:
+        return []  # the template writes no folder of the cell's own (as ``cell_out``)
     ran = {c.name for c in view.cells if c.status not in (PENDING, *NOT_RUN)}
     again = [c.name for c in cells if c.name in ran]
     if not again:
         return []
     one = len(again) == 1
     named = ", ".join(printable(n, 100) for n in again[:5]) + (" …" if len(again) > 5 else "")
-    out = f"{host.durable_dir.rstrip('/')}/{printable(again[0], 100)}"
+    out = f"{expand_home(host.durable_dir, home).rstrip('/')}/{printable(again[0], 100)}"
     return [
         f"{named} ran on {host.name} before: this launch runs {'it' if one else 'them'} again "
         f"in the same output folder ({out}{'' if one else ', …'}), where the earlier files "
@@ -428,7 +432,7 @@ async def plan_launch(
                 f"the box's current queue ({plural(len(facts.deployed), 'cell')}){whose} will be "
                 "moved aside to ~/.rgt/queue.archived.<time>, records and logs included"
             )
-            warnings += _ran_again(host, view, cells[start_index:])
+            warnings += _ran_again(host, view, cells[start_index:], facts.home)
     elif (
         owner
         and prefix_problem(box_text, text) is not None

@@ -139,14 +139,22 @@ async def _groups_seen(
         as_rank = rank_hosts(group)[rank]
         try:
             view = await BoxRunner(as_rank).read_view(transport)
-            running = tuple(c.name for c in view.cells if c.status == RUNNING)
-            unsaved, fix = await unsaved_of_group(
-                fleet.results_dir, host, group, as_rank, transport
-            )
-        except (TransportError, QueueError, ManifestError, OSError, ValueError) as exc:
+        except (TransportError, QueueError, OSError, ValueError) as exc:
             seen.append(g.GroupRunSeen(group.name, rank, error=printable(exc, 300)))
             continue
-        seen.append(g.GroupRunSeen(group.name, rank, running, unsaved=unsaved, fix=fix))
+        running = tuple(c.name for c in view.cells if c.status == RUNNING)
+        if running:  # locked by the running cell: its files are listed once it ends
+            seen.append(g.GroupRunSeen(group.name, rank, running))
+        elif group.pull_refused:  # its folder is a whole home: never walked, never counted
+            seen.append(g.GroupRunSeen(group.name, rank, refused=group.pull_refused))
+        else:
+            try:
+                unsaved, fix = await unsaved_of_group(fleet, host, group, as_rank, transport)
+            except (TransportError, ManifestError, OSError) as exc:
+                why = printable(exc, 300)
+                seen.append(g.GroupRunSeen(group.name, rank, unlisted=why))
+                continue
+            seen.append(g.GroupRunSeen(group.name, rank, unsaved=unsaved, fix=fix))
     return tuple(seen)
 
 

@@ -1,25 +1,32 @@
 """What this machine holds of a box's files, verified: a pulled folder's records
 (``local_records``), the files they prove are here whole (``verified_copies``), where a
-group's pull keeps what it took from one of its boxes (``rank_folder``), and the files of
-a group's folders on a box that no verified pull here holds (``unsaved_of_group``).
+group's pull keeps what it took from one of its boxes (``rank_folder``), and what of a
+group's folders on a box no verified pull here holds (``unsaved_of_group``).
 
 Why the last: torchrun's c10d rendezvous numbers the workers itself, so the worker that
 saves (``rank == 0``) may run on any box of a group, and a group's pull takes rank 0's box
 alone unless ``pull_ranks = "all"`` (h501 #1: a rank box's gate opened while the group's
-folder on it held a finished cell's only copy). A box's own pull counts too: its folders
-may be the group's.
+folder on it held a finished cell's only copy). Every folder here that took from the box
+counts — its own pull's and each of its groups' for its rank — and only while its copy
+still hashes as verified (as the box's own gate re-hashes its folder). What the listing
+refuses (a name that is no text, a link out of the folder) is never here: it counts as
+unsaved, unless the rules skip it (secrets, rgt-tui's own records).
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rgt_tui.agent.secret_paths import skipped_by_rule
 from rgt_tui.domain import teardown_gate as g
-from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.manifest import Manifest, ManifestError
 from rgt_tui.domain.text import printable
+from rgt_tui.services.local_copy import check_local_copy
 from rgt_tui.services.manifest import take_manifest
 from rgt_tui.services.records import host_results_dir, load_manifest, read_json, verification_path
 from rgt_tui.services.teardown.events import manifest_event, verification_events
@@ -42,20 +49,27 @@ def local_records(folder: Path) -> tuple[Manifest | None, Any, str | None]:
     return manifest, record, None
 
 
-def verified_copies(folder: Path) -> set[Listed]:
-    """Each file the last pull into ``folder`` listed and its verify found here whole,
-    as the box listed it; none when nothing usable was pulled or verified."""
+def verified_copies(folder: Path) -> tuple[dict[Listed, tuple[str, g.FileFacts]], set[str]]:
+    """Each file the last pull into ``folder`` listed and its verify found here whole, as
+    the box listed it, with its local path and facts (to re-hash); and the links that pull
+    kept (``path -> target``, as the box names them). Nothing when nothing usable was
+    pulled or verified."""
     manifest, record, unusable = local_records(folder)
     if manifest is None or unusable:
-        return set()
+        return {}, set()
     state = g.GateState("")
     for event in (manifest_event(manifest), *verification_events(record, manifest)):
         state = g.apply(state, event)
-    return {
-        (manifest.display(e.root, e.path), e.size, e.mtime)
+    files = {
+        (manifest.display(e.root, e.path), e.size, e.mtime): (
+            local,
+            g.FileFacts(e.size, e.mtime, e.sha256 or ""),
+        )
         for e in manifest.entries
-        if manifest.local_relpath(e.root, e.path) in state.pulled
+        if (local := manifest.local_relpath(e.root, e.path)) in state.pulled
     }
+    links = {f"{manifest.display(ln.root, ln.path)} -> {ln.target}" for ln in manifest.links}
+    return files, links
 
 
 def rank_folder(results_dir: Path, group: HostConfig, box: str) -> Path | None:
@@ -74,27 +88,39 @@ def rank_folder(results_dir: Path, group: HostConfig, box: str) -> Path | None:
 
 
 async def unsaved_of_group(
-    results_dir: Path,
-    box: HostConfig,
-    group: HostConfig,
-    rank_host: HostConfig,
-    transport: Transport,
+    fleet: Fleet, box: HostConfig, group: HostConfig, rank_host: HostConfig, transport: Transport
 ) -> tuple[tuple[str, ...], str]:
-    """The files of ``group``'s folders on ``box`` (listed now over ``transport``, as
-    ``rank_host``, the group's host for this box's rank) that no verified pull here holds,
-    and the pull that brings them. Raises what the listing raises."""
-    if group.pull_refused:  # the group's folder is a whole home: its pull is refused
-        return (), ""
+    """What of ``group``'s folders on ``box`` (listed now over ``transport``, as
+    ``rank_host``, the group's host for this box's rank) no verified pull here holds, and
+    the pull that brings it. Raises what the listing raises."""
     listing = await take_manifest(rank_host, transport, hash_files=False)
-    folder = rank_folder(results_dir, group, box.name)
-    # The kept records are read off the event loop: a manifest may be megabytes.
-    held, own = await asyncio.to_thread(_local_facts, results_dir, box, folder)
-    unsaved = sorted(
+    folders = [host_results_dir(fleet.results_dir, box)] + [
+        f
+        for other in fleet.groups_of(box.name)
+        if (f := rank_folder(fleet.results_dir, other, box.name))
+    ]
+    # The kept records are read, and the copies re-hashed, off the event loop.
+    held, links, own = await asyncio.to_thread(
+        _local_facts, fleet.results_dir, box, folders, listing
+    )
+    unsaved = [
         shown
         for e in listing.entries
         if ((shown := listing.display(e.root, e.path)), e.size, e.mtime) not in held
-    )
-    return tuple(unsaved), _fix(group, box, folder, own, listing)
+    ]
+    unsaved += [
+        f"{shown} ({printable(r.reason, 200)})"
+        for r in listing.refused
+        if not skipped_by_rule(r.reason)
+        and (shown := listing.display(r.root, r.path) if isinstance(r.root, int) else r.path)
+    ]
+    unsaved += [
+        shown
+        for ln in listing.links
+        if (shown := f"{listing.display(ln.root, ln.path)} -> {ln.target}") not in links
+    ]
+    folder = rank_folder(fleet.results_dir, group, box.name)
+    return tuple(sorted(unsaved)), _fix(group, box, folder, own, listing)
 
 
 def _own_roots(results_dir: Path, box: HostConfig) -> set[str]:
@@ -108,17 +134,22 @@ def _own_roots(results_dir: Path, box: HostConfig) -> set[str]:
     return found | set(box.pull)
 
 
+def _under(path: str, root: str) -> bool:
+    """Whether remote folder ``path`` is ``root`` or lies under it (by their text)."""
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
 def _fix(
     group: HostConfig, box: HostConfig, folder: Path | None, own: set[str], listing: Manifest
 ) -> str:
     """The pull that brings a group's files on ``box`` here: the group's when it takes
-    this rank's; else the box's own when its folders are the group's; else both ways."""
+    this rank's; else the box's own when its folders hold the group's; else both ways."""
     name = printable(group.name, 200)
     box_name = printable(box.name, 200)
     if folder is not None:
         return f"pull and verify them: `rgt-tui pull {name}`, then `rgt-tui verify {name}`"
     roots = {r.path for r in listing.roots if r.error is None} | set(group.pull)
-    if any(r in own for r in roots):
+    if any(_under(r, o) for r in roots for o in own):
         return (
             f"pull and verify this box: `rgt-tui pull {box_name}`, then `rgt-tui verify {box_name}`"
         )
@@ -130,11 +161,21 @@ def _fix(
 
 
 def _local_facts(
-    results_dir: Path, box: HostConfig, folder: Path | None
-) -> tuple[set[Listed], set[str]]:
-    """The box's files verified here (by its own pull, and by its group's of its rank),
-    and its own pull folders (``_own_roots``). Blocking."""
-    held = verified_copies(host_results_dir(results_dir, box))
-    if folder is not None:
-        held |= verified_copies(folder)
-    return held, _own_roots(results_dir, box)
+    results_dir: Path, box: HostConfig, folders: Sequence[Path], listing: Manifest
+) -> tuple[set[Listed], set[str], set[str]]:
+    """Of the files ``listing`` names, those a folder here holds verified and still
+    hashing as verified (re-hashed now: a record that it was pulled is not enough); the
+    links those pulls kept; the box's own pull folders (``_own_roots``). Blocking."""
+    wanted = {(listing.display(e.root, e.path), e.size, e.mtime) for e in listing.entries}
+    held: set[Listed] = set()
+    links: set[str] = set()
+    for folder in folders:
+        files, kept = verified_copies(folder)
+        links |= kept
+        pick = {k: v for k, v in files.items() if k in wanted and k not in held}
+        if not pick:
+            continue
+        check = check_local_copy(folder, pick.values(), time.time())
+        spoilt = g.locally_spoilt(check, dict(pick.values()))
+        held |= {k for k, (local, _) in pick.items() if local not in spoilt}
+    return held, links, _own_roots(results_dir, box)
