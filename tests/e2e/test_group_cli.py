@@ -317,6 +317,15 @@ async def test_a_ranks_gate_waits_for_the_only_copy_in_the_groups_folder(
     box1, box2 = boxes
     hosts = _fleet_file(tmp_path, boxes, "0")
     hosts.write_text(hosts.read_text().replace('durable_dir = "~/results"', 'durable_dir = "~/g"'))
+
+    async def group_line() -> str:
+        gate = await arun("teardown", "box2", "--check", "--hosts", hosts)
+        return next(x for x in gate.stdout.splitlines() if re.match(r"\s*\[[ x]\] group ", x))
+
+    # The group's folder not made on this box (its rank saved nothing): nothing to save,
+    # not a lock no pull could lift (review h506 #1).
+    line = await group_line()
+    assert line.lstrip().startswith("[x]"), line
     for box in boxes:  # HOME is the workdir
         (box.workdir / "g" / "g1").mkdir(parents=True)
     empty = await arun("pull", "pair", "--hosts", hosts, timeout=180)  # rank 0 wrote nothing
@@ -326,11 +335,6 @@ async def test_a_ranks_gate_waits_for_the_only_copy_in_the_groups_folder(
     (box1.workdir / "g" / "g1" / "log.json").write_text(json.dumps({"rank": 0}))  # its log
     out = box2.workdir / "g" / "g1"
     (out / "metrics.json").write_text(json.dumps({"step": 9}))
-
-    async def group_line() -> str:
-        gate = await arun("teardown", "box2", "--check", "--hosts", hosts)
-        return next(x for x in gate.stdout.splitlines() if re.match(r"\s*\[[ x]\] group ", x))
-
     line = await group_line()
     assert line.lstrip().startswith("[ ]") and "g/g1/metrics.json" in line, line
     pulled = await arun("pull", "pair", "--hosts", hosts, timeout=180)  # rank 0's alone

@@ -39,6 +39,7 @@ from rgt_tui.content.box_text import shown
 from rgt_tui.content.pull_view import join
 from rgt_tui.content.teardown_text import MUTED, checklist_lines, outcome_lines, profile_lines
 from rgt_tui.controllers.jobs import HostJobs
+from rgt_tui.domain import teardown_gate as g
 from rgt_tui.screens.dialog import DialogButton, KeyHint
 from rgt_tui.screens.job_keys import JobRequested
 from rgt_tui.screens.tabs.base import DetailTab, HostView
@@ -53,6 +54,9 @@ GROUP_PLACEHOLDER = "a group: each box is torn down from its own pane"
 # The checklist line whose locked cells each kind of acknowledgement settles, and the
 # button that records it (``gate_fixes`` names the same buttons).
 ACK_KINDS = {"roster": "missing", "idle": "running", "unfinished": "unfinished"}
+# Lines whose cells no acknowledgement here settles: the group's, a name used twice, a box
+# that did not answer (``gate_fixes``).
+NOT_ACCEPTABLE = frozenset({g.GROUP_CELL, g.GROUP_ROSTER, g.NAME_TWICE, g.NOT_ANSWERING})
 ACK_BUTTONS = {
     "missing": "Missing: accept",
     "running": "Running: accept",
@@ -414,7 +418,7 @@ class TeardownTab(DetailTab):
             return
         self._ack_said = ""
         self._refusal_typed_over = None
-        others = [c for c in self._asked() if c != cell]
+        others = [c for c in self._asked(acceptable=True) if c != cell]
         self._request(f"acknowledge-{kind}", cell)
         box = self.query_one("#ack-cell", Input)
         box.value = ""
@@ -425,12 +429,16 @@ class TeardownTab(DetailTab):
             return
         self.take_focus()
 
-    def _asked(self) -> dict[str, list[str]]:
-        """Each cell the checklist asks to acknowledge, with the kinds that settle it."""
+    def _asked(self, *, acceptable: bool = False) -> dict[str, list[str]]:
+        """Each cell the checklist asks to acknowledge, with the kinds that settle it;
+        ``acceptable``: only where an acknowledgement here settles it (not a group's cell,
+        a name used twice, a box that did not answer: review h506 #6)."""
         report = self.jobs.gate if self.jobs is not None else None
         asked: dict[str, list[str]] = {}
         for c in report.conditions if report is not None else ():
             kind = ACK_KINDS.get(c.key)
+            if acceptable and c.cause in NOT_ACCEPTABLE:
+                continue
             if kind is not None and not c.ok:
                 for cell in c.settle:
                     asked.setdefault(cell, []).append(kind)

@@ -16,6 +16,7 @@ unsaved, unless the rules skip it (secrets, rgt-tui's own records).
 from __future__ import annotations
 
 import asyncio
+import posixpath
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,7 +25,7 @@ from typing import Any
 from rgt_tui.agent.secret_paths import skipped_by_rule
 from rgt_tui.domain import teardown_gate as g
 from rgt_tui.domain.config import Fleet, HostConfig
-from rgt_tui.domain.manifest import Manifest, ManifestError
+from rgt_tui.domain.manifest import Manifest, ManifestError, ManifestLink
 from rgt_tui.domain.text import printable
 from rgt_tui.services.local_copy import check_local_copy
 from rgt_tui.services.manifest import take_manifest
@@ -68,8 +69,16 @@ def verified_copies(folder: Path) -> tuple[dict[Listed, tuple[str, g.FileFacts]]
         for e in manifest.entries
         if (local := manifest.local_relpath(e.root, e.path)) in state.pulled
     }
-    links = {f"{manifest.display(ln.root, ln.path)} -> {ln.target}" for ln in manifest.links}
-    return files, links
+    return files, {_link_key(manifest, ln) for ln in manifest.links}
+
+
+def _link_key(manifest: Manifest, link: ManifestLink) -> str:
+    """``<path> -> <target>``, both as the box names them: a target is stored relative to
+    its root, and one folder may be listed under two roots (the box's own pull holding
+    the group's folder: review h506 #2)."""
+    base = manifest.roots[link.root].path if 0 <= link.root < len(manifest.roots) else ""
+    target = posixpath.normpath(posixpath.join(base, link.target))
+    return f"{manifest.display(link.root, link.path)} -> {target}"
 
 
 def rank_folder(results_dir: Path, group: HostConfig, box: str) -> Path | None:
@@ -108,17 +117,20 @@ async def unsaved_of_group(
         for e in listing.entries
         if ((shown := listing.display(e.root, e.path)), e.size, e.mtime) not in held
     ]
+    # A root that failed whole (the group's folder not made on this box: a rank that
+    # saves nothing) holds nothing to save (review h506 #1). A refused entry the box's own
+    # verified pull holds, as a file or a link, is here.
+    failed = {r.index for r in listing.roots if r.error}
+    held_paths = {p for p, _, _ in held} | {k.split(" -> ", 1)[0] for k in links}
     unsaved += [
         f"{shown} ({printable(r.reason, 200)})"
         for r in listing.refused
         if not skipped_by_rule(r.reason)
+        and r.root not in failed
         and (shown := listing.display(r.root, r.path) if isinstance(r.root, int) else r.path)
+        not in held_paths
     ]
-    unsaved += [
-        shown
-        for ln in listing.links
-        if (shown := f"{listing.display(ln.root, ln.path)} -> {ln.target}") not in links
-    ]
+    unsaved += [key for ln in listing.links if (key := _link_key(listing, ln)) not in links]
     folder = rank_folder(fleet.results_dir, group, box.name)
     return tuple(sorted(unsaved)), _fix(group, box, folder, own, listing)
 
