@@ -328,3 +328,33 @@ async def test_demo_boxes_show_a_replayed_h100_and_what_they_cost(tmp_path):
     assert snap.gpu_source == "nvidia-smi" and snap.gpu_unavailable_reason is None
     (gpu,) = snap.gpus
     assert gpu.name == "NVIDIA H100 80GB HBM3" and gpu.util_pct in (0.0, 100.0)
+
+
+async def test_a_connection_made_after_stop_is_dropped(tmp_path: Path) -> None:
+    """CI, loaded: asyncio makes an accepted connection's protocol in a task of its own,
+    so one accepted just before stop() reached the box's server after stop() had dropped
+    every connection it knew, and answered for a box that was down (a disk audit of a
+    stopped box succeeded). The box drops it as stop() drops the others."""
+    from rgt_tui.demo.loopback.box import _BoxServer, load_or_create_key
+
+    box = LoopbackBox("late", tmp_path / "late", load_or_create_key(tmp_path / "client"))
+    await box.start()
+    await box.stop()
+
+    class Conn:
+        aborted = False
+
+        def abort(self) -> None:
+            self.aborted = True
+
+    late = Conn()
+    _BoxServer(box).connection_made(late)  # type: ignore[arg-type]
+    await asyncio.sleep(0)
+    assert late.aborted and box.open_connections == 0
+    await box.start()
+    kept = Conn()
+    _BoxServer(box).connection_made(kept)  # type: ignore[arg-type]
+    await asyncio.sleep(0)
+    assert not kept.aborted and box.open_connections == 1
+    box._conns.clear()
+    await box.close()

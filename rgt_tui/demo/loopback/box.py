@@ -268,6 +268,13 @@ class _BoxServer(asyncssh.SSHServer):
 
     def connection_made(self, conn: asyncssh.SSHServerConnection) -> None:
         self._conn = conn
+        if not self._box.is_running:
+            # Accepted just before stop() closed the listener: asyncio makes the protocol
+            # in a task of its own, so this comes after stop() dropped every connection it
+            # knew — and one left open answered a box that is down (CI, loaded: a test's
+            # disk audit of a stopped box succeeded). Dropped as those were.
+            asyncio.get_running_loop().call_soon(conn.abort)
+            return
         self._box._conns.add(conn)
         self._box.connections_made += 1
 
