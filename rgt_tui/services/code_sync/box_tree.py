@@ -237,10 +237,7 @@ def _unnamed_sent(tree: LocalTree, odd: set[str], host: str) -> tuple[str, ...]:
 
 def _plain(name: str) -> str:
     """``name`` with each character no name may hold (``rules.name_ok``) made ``_``."""
-    return "".join(
-        "_" if ord(c) < 0x20 or ord(c) == 0x7F or c == "\ufffd" or 0xD800 <= ord(c) <= 0xDFFF else c
-        for c in name
-    )
+    return "".join(c if name_ok(c) else "_" for c in name)
 
 
 async def prune_on_box(
