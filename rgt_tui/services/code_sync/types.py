@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rgt_tui.domain.code_identity import CodeIdentity
@@ -11,6 +12,13 @@ from rgt_tui.domain.units import fmt_bytes
 # How many differing paths a status keeps (and a message names at most a few of them).
 MAX_DIFFERS = 20
 _NAMED = 3
+
+
+def _first(paths: Sequence[str], count: int | None = None) -> str:
+    """The first ``_NAMED`` of ``paths``, then ", …" when there are more (``count``: how
+    many there are in all, when ``paths`` holds only the first of them)."""
+    more = (len(paths) if count is None else count) > _NAMED
+    return ", ".join(paths[:_NAMED]) + (", …" if more else "")
 
 
 class SyncError(Exception):
@@ -77,7 +85,7 @@ class CodeStatus:
         parts: list[str] = []
         if self.differs:
             count = max(self.differ_count, len(self.differs))
-            named = ", ".join(self.differs[:_NAMED]) + (", …" if count > _NAMED else "")
+            named = _first(self.differs, count)
             where = "" if self.box is not None else " (its workdir does not exist)"
             parts.append(
                 f"the code on {self.host}{where} differs from {self.code_dir or 'the local tree'}: "
@@ -88,7 +96,7 @@ class CodeStatus:
             parts.append(_overwrite_warning(self.box_edited, f"rgt-tui sync {self.host}"))
         if self.box_found:
             found, one = self.box_found, len(self.box_found) == 1
-            named = ", ".join(found[:_NAMED]) + (", …" if len(found) > _NAMED else "")
+            named = _first(found)
             parts.append(
                 f"{named} {'is' if one else 'are'} on the box, not put there by a sync: "
                 f"rgt-tui sync {self.host} replaces {'it' if one else 'them'}, keeping the "
@@ -105,7 +113,7 @@ class CodeStatus:
     def unsent_note(self) -> str:
         """What an earlier sync left on the box that the next one removes (``unsent_left``)."""
         left, one = self.unsent_left, len(self.unsent_left) == 1
-        named = ", ".join(left[:_NAMED]) + (", …" if len(left) > _NAMED else "")
+        named = _first(left)
         return (
             f"on the box from an earlier sync, no longer sent: {named} — rgt-tui sync "
             f"{self.host} removes {'it' if one else 'them'}"
@@ -113,7 +121,7 @@ class CodeStatus:
 
     def _unnamed_problem(self) -> str:
         odd, one = self.box_unnamed, len(self.box_unnamed) == 1
-        named = ", ".join(odd[:_NAMED]) + (", …" if len(odd) > _NAMED else "")
+        named = _first(odd)
         return (
             f"on the box only, named with control characters or bytes that are no text: "
             f"{named} — no sync compares or removes {'it' if one else 'them'}: look in a "
@@ -122,7 +130,7 @@ class CodeStatus:
 
     def _uncommitted_problem(self) -> str:
         count = max(self.uncommitted_count, len(self.uncommitted))
-        named = ", ".join(self.uncommitted[:_NAMED]) + (", …" if count > _NAMED else "")
+        named = _first(self.uncommitted, count)
         files = f": {named} ({count} file{'s' if count != 1 else ''})" if count else ""
         return (
             f"uncommitted changes in {self.code_dir or 'the local tree'}{files} — commit "
@@ -145,7 +153,7 @@ class CodeStatus:
 
     def _box_only_problem(self) -> str:
         count = max(self.box_only_count, len(self.box_only))
-        named = ", ".join(self.box_only[:_NAMED]) + (", …" if count > _NAMED else "")
+        named = _first(self.box_only, count)
         text = f"on the box only: {named} ({count} file{'s' if count != 1 else ''} the local tree does not have)"
         by_hand = count - self.box_only_synced
         if not by_hand:
@@ -215,7 +223,7 @@ class SyncResult:
             notes.append(_overwrite_warning(self.overwritten, kept_in=self.kept_in))
         if self.replaced_found:
             found = self.replaced_found
-            named = ", ".join(found[:_NAMED]) + (", …" if len(found) > _NAMED else "")
+            named = _first(found)
             where = self.kept_in or "no folder (the box's copy was gone by the switch)"
             notes.append(
                 f"{named} {'was' if len(found) == 1 else 'were'} on the box, not put there by "
@@ -237,7 +245,7 @@ class SyncResult:
 def _overwrite_warning(paths: tuple[str, ...], by: str = "", kept_in: str = "") -> str:
     """``train.py was changed on the box since the last sync: replaced; the box's copy is
     kept in DIR`` (``by``: the command that would replace it, for a check)."""
-    named = ", ".join(paths[:_NAMED]) + (", …" if len(paths) > _NAMED else "")
+    named = _first(paths)
     one = len(paths) == 1
     was = "was" if one else "were"
     copy = "copy is" if one else "copies are"
@@ -265,7 +273,7 @@ def secrets_note(secrets: tuple[str, ...], left: tuple[str, ...] = ()) -> str:
         "stdin into a 0600 file)"
     )
     if left:
-        on_box = ", ".join(left[:_NAMED]) + (", …" if len(left) > _NAMED else "")
+        on_box = _first(left)
         note += (
             f"; an earlier sync put {on_box} on the box: left there (remove "
             f"{'it' if len(left) == 1 else 'them'} on the box once no run reads "
@@ -278,7 +286,7 @@ def skipped_note(skipped: tuple[str, ...]) -> str:
     """The tree's entries a sync cannot send (a symlink, a name with control characters,
     an unreadable file), each with why: said beside the summary, not only on stderr with
     the progress lines — a symlinked file the run reads was missed (s36 acts hour #7)."""
-    named = ", ".join(skipped[:_NAMED]) + (", …" if len(skipped) > _NAMED else "")
+    named = _first(skipped)
     return (
         f"not sent, so not on the box: {named} — a run that needs one needs it as a plain "
         "file in the tree (a symlink's target is never followed)"
@@ -292,7 +300,7 @@ def withheld_note(withheld: tuple[str, ...]) -> str:
     folders = [w for w in withheld if w.endswith("/")]
     parts: list[str] = []
     if files:
-        named = ", ".join(files[:_NAMED]) + (", …" if len(files) > _NAMED else "")
+        named = _first(files)
         parts.append(
             f"{named} — the fleet file, its queue files and copies of them are never sent "
             "(they name every box)"
