@@ -56,6 +56,7 @@ on change together, and reading them side by side is how the Iron Law is checked
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from rgt_tui.agent.secret_paths import skipped_by_rule
@@ -316,10 +317,16 @@ def _rescan_changes(state: GateState, event: Rescanned) -> str:
         ("new link", links),
     ):
         if names:
-            shown = ", ".join(printable(n, 200) for n in names[:SHOWN_PATHS])
-            more = f" (and {len(names) - SHOWN_PATHS} more)" if len(names) > SHOWN_PATHS else ""
-            parts.append(f"{label}: {shown}{more}")
+            parts.append(f"{label}: {shown_paths(names)}")
     return "; ".join(parts)
+
+
+def shown_paths(paths: Sequence[str]) -> str:
+    """The first ``SHOWN_PATHS`` of ``paths`` (the box's text, made printable), then
+    ``(and N more)``."""
+    shown = ", ".join(printable(p, 200) for p in paths[:SHOWN_PATHS])
+    more = f" (and {len(paths) - SHOWN_PATHS} more)" if len(paths) > SHOWN_PATHS else ""
+    return shown + more
 
 
 # --- conditions ----------------------------------------------------------------------
@@ -732,18 +739,12 @@ def group_condition(seen: GroupRunSeen) -> Condition:
         )
         return Condition("group", False, f"{who}: {why}, then check again")
     if not seen.running and seen.unsaved:
-        shown = ", ".join(printable(p, 200) for p in seen.unsaved[:SHOWN_PATHS])
-        more = (
-            f" (and {len(seen.unsaved) - SHOWN_PATHS} more)"
-            if len(seen.unsaved) > SHOWN_PATHS
-            else ""
-        )
         return Condition(
             "group",
             False,
             f"{who}: the group's folder on this box holds "
-            f"{plural(len(seen.unsaved), 'file')} no verified pull here holds ({shown}{more})"
-            f" — {seen.fix}, then check again",
+            f"{plural(len(seen.unsaved), 'file')} no verified pull here holds "
+            f"({shown_paths(seen.unsaved)}) — {seen.fix}, then check again",
         )
     if not seen.running:
         return Condition("group", True, f"{who}: no cell of the group runs on this box")
@@ -792,9 +793,7 @@ def _local_condition(state: GateState, n: int) -> Condition:
     parts = []
     for label, names in (("MISSING", local.missing), ("CHANGED", local.changed)):
         if names:
-            shown = ", ".join(printable(x, 200) for x in names[:SHOWN_PATHS])
-            more = f" (and {len(names) - SHOWN_PATHS} more)" if len(names) > SHOWN_PATHS else ""
-            parts.append(f"{label} {shown}{more}")
+            parts.append(f"{label} {shown_paths(names)}")
     if not parts:
         parts.append(f"only {local.matched}/{n} files re-hashed")
     return Condition("local", False, f"{'; '.join(parts)} — {where}{only}")
