@@ -20,7 +20,7 @@ import posixpath
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from rgt_tui.agent.secret_paths import skipped_by_rule
 from rgt_tui.domain import teardown_gate as g
@@ -50,14 +50,21 @@ def local_records(folder: Path) -> tuple[Manifest | None, Any, str | None]:
     return manifest, record, None
 
 
-def verified_copies(folder: Path) -> tuple[dict[Listed, tuple[str, g.FileFacts]], set[str]]:
+class Copies(NamedTuple):
+    """What the last pull into a folder here proves of the box (``verified_copies``)."""
+
+    files: dict[Listed, tuple[str, g.FileFacts]]  # verified: local path and facts, to re-hash
+    links: set[str]  # the links it kept, ``path -> target`` as the box names them
+    roots: set[str]  # its pull folders, as the box resolved them
+
+
+def verified_copies(folder: Path) -> Copies:
     """Each file the last pull into ``folder`` listed and its verify found here whole, as
-    the box listed it, with its local path and facts (to re-hash); and the links that pull
-    kept (``path -> target``, as the box names them). Nothing when nothing usable was
-    pulled or verified."""
+    the box listed it, with its local path and facts; the links that pull kept; its pull
+    folders. Nothing when nothing usable was pulled."""
     manifest, record, unusable = local_records(folder)
     if manifest is None or unusable:
-        return {}, set()
+        return Copies({}, set(), set())
     state = g.GateState("")
     for event in (manifest_event(manifest), *verification_events(record, manifest)):
         state = g.apply(state, event)
@@ -69,7 +76,8 @@ def verified_copies(folder: Path) -> tuple[dict[Listed, tuple[str, g.FileFacts]]
         for e in manifest.entries
         if (local := manifest.local_relpath(e.root, e.path)) in state.pulled
     }
-    return files, {_link_key(manifest, ln) for ln in manifest.links}
+    links = {_link_key(manifest, ln) for ln in manifest.links}
+    return Copies(files, links, {r.path for r in manifest.roots})
 
 
 def _link_key(manifest: Manifest, link: ManifestLink) -> str:
@@ -109,9 +117,8 @@ async def unsaved_of_group(
         if (f := rank_folder(fleet.results_dir, other, box.name))
     ]
     # The kept records are read, and the copies re-hashed, off the event loop.
-    held, links, own = await asyncio.to_thread(
-        _local_facts, fleet.results_dir, box, folders, listing
-    )
+    held, links, own = await asyncio.to_thread(_local_facts, folders, listing)
+    own |= set(box.pull)  # as written too: a box never pulled has no resolved roots
     unsaved = [
         shown
         for e in listing.entries
@@ -133,17 +140,6 @@ async def unsaved_of_group(
     unsaved += [key for ln in listing.links if (key := _link_key(listing, ln)) not in links]
     folder = rank_folder(fleet.results_dir, group, box.name)
     return tuple(sorted(unsaved)), _fix(group, box, folder, own, listing)
-
-
-def _own_roots(results_dir: Path, box: HostConfig) -> set[str]:
-    """The box's own pull folders: as its last pull found them on the box, else as
-    written."""
-    try:
-        manifest = load_manifest(host_results_dir(results_dir, box))
-    except ManifestError:
-        manifest = None
-    found = {r.path for r in manifest.roots} if manifest is not None else set()
-    return found | set(box.pull)
 
 
 def _under(path: str, root: str) -> bool:
@@ -173,16 +169,18 @@ def _fix(
 
 
 def _local_facts(
-    results_dir: Path, box: HostConfig, folders: Sequence[Path], listing: Manifest
+    folders: Sequence[Path], listing: Manifest
 ) -> tuple[set[Listed], set[str], set[str]]:
     """Of the files ``listing`` names, those a folder here holds verified and still
     hashing as verified (re-hashed now: a record that it was pulled is not enough); the
-    links those pulls kept; the box's own pull folders (``_own_roots``). Blocking."""
+    links those pulls kept; the pull folders of the first (the box's own). Blocking."""
     wanted = {(listing.display(e.root, e.path), e.size, e.mtime) for e in listing.entries}
     held: set[Listed] = set()
     links: set[str] = set()
+    own: set[str] | None = None
     for folder in folders:
-        files, kept = verified_copies(folder)
+        files, kept, roots = verified_copies(folder)
+        own = roots if own is None else own
         links |= kept
         pick = {k: v for k, v in files.items() if k in wanted and k not in held}
         if not pick:
@@ -190,4 +188,4 @@ def _local_facts(
         check = check_local_copy(folder, pick.values(), time.time())
         spoilt = g.locally_spoilt(check, dict(pick.values()))
         held |= {k for k, (local, _) in pick.items() if local not in spoilt}
-    return held, links, _own_roots(results_dir, box)
+    return held, links, own or set()
