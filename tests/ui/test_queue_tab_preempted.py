@@ -61,26 +61,22 @@ async def test_the_queue_tab_of_a_preempted_box_says_it_is_gone(tmp_path: Path) 
         said = f"preempted at ~{hhmm(FROZEN - 600)}: the box is gone, so nothing here runs now"
         await wait_for(lambda: said in body(), what="the preemption on the tab", pilot=pilot)
         assert "m moves the interrupted cell" in screen_text(app)
+
         # Moved (the spot controller's look after the queue file changed): the tab says
         # where, not "m moves" again (s43 spot hour #3), without waiting for a new view.
-        moved = replace(named, moved_to="spot2")
-        app.runtime.preemptions.current[HOST] = moved
-        screen.host_preempted(HOST, moved)
-        await wait_for(
-            lambda: "its cell eta_long was moved to spot2" in body(), what="moved", pilot=pilot
-        )
-        assert "m moves the interrupted cell" not in screen_text(app)
+        async def named_now(p: Preemption, said: str) -> None:
+            """The runtime names ``p`` and tells the screen; the tab comes to say ``said``."""
+            app.runtime.preemptions.current[HOST] = p
+            screen.host_preempted(HOST, p)
+            await wait_for(lambda: said in body(), what=said, pilot=pilot)
+            assert "m moves the interrupted cell" not in screen_text(app)
+
+        await named_now(replace(named, moved_to="spot2"), "its cell eta_long was moved to spot2")
         # The cell not run yet, left behind, is said (s44 spot hour #6).
         assert "; 1 cell not run yet stays here — m moves one at a time" in body(), body()
         # Named with no cell running then (it had died before): nothing was interrupted,
         # and a cell moved by hand since is not offered to m again (h502 #1, #3).
-        idle = replace(named, cell=None)
-        app.runtime.preemptions.current[HOST] = idle
-        screen.host_preempted(HOST, idle)
-        await wait_for(
-            lambda: "no cell was running then" in body(), what="no cell running", pilot=pilot
-        )
-        assert "m moves the interrupted cell" not in screen_text(app)
+        await named_now(replace(named, cell=None), "no cell was running then")
         assert "m moves a cell it did not finish to another box" in body(), body()
 
 
