@@ -377,6 +377,14 @@ async def test_a_ranks_gate_waits_for_the_only_copy_in_the_groups_folder(
     (out / "ckpt_2.pt").write_bytes(b"late")
     line = await group_line()
     assert line.lstrip().startswith("[ ]") and "ckpt_2.pt" in line, line
+    (out / "ckpt_2.pt").unlink()
+    assert (await group_line()).lstrip().startswith("[x]")
+    # A new box under the same name (its ~/.rgt/box-id another), holding files listed as
+    # the earlier box's were: the earlier box's records vouch for none of them (as the
+    # box's own gate holds).
+    (box2.workdir / ".rgt" / "box-id").write_text("0123456789abcdef0123456789abcdef\n")
+    line = await group_line()
+    assert line.lstrip().startswith("[ ]") and "g1/metrics.json" in line, line
 
 
 @pytest.mark.timeout(300)

@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 
 from rgt_tui.agent.secret_paths import skipped_by_rule
 from rgt_tui.domain import teardown_gate as g
+from rgt_tui.domain.box_identity import BoxIdentity
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.manifest import Manifest, ManifestError, ManifestLink
 from rgt_tui.domain.text import printable
@@ -58,12 +59,14 @@ class Copies(NamedTuple):
     roots: set[str]  # its pull folders, as the box resolved them
 
 
-def verified_copies(folder: Path) -> Copies:
+def verified_copies(folder: Path, box: BoxIdentity | None) -> Copies:
     """Each file the last pull into ``folder`` listed and its verify found here whole, as
     the box listed it, with its local path and facts; the links that pull kept; its pull
-    folders. Nothing when nothing usable was pulled."""
+    folders. Nothing when nothing usable was pulled, or when that pull was of another box
+    than ``box`` (an earlier box of the same name: its records vouch for none of this
+    one's files, as the box's own gate holds; review h506)."""
     manifest, record, unusable = local_records(folder)
-    if manifest is None or unusable:
+    if manifest is None or unusable or box is None or not box.same_box(manifest.identity):
         return Copies({}, set(), set())
     state = g.GateState("")
     for event in (manifest_event(manifest), *verification_events(record, manifest)):
@@ -171,7 +174,8 @@ def _fix(
 def _local_facts(
     folders: Sequence[Path], listing: Manifest
 ) -> tuple[set[Listed], set[str], set[str]]:
-    """Of the files ``listing`` names, those a folder here holds verified and still
+    """Of the files ``listing`` names, those a folder here holds verified, of the box
+    ``listing`` was taken on, and still
     hashing as verified (re-hashed now: a record that it was pulled is not enough); the
     links those pulls kept; the pull folders of the first (the box's own). Blocking."""
     wanted = {(listing.display(e.root, e.path), e.size, e.mtime) for e in listing.entries}
@@ -179,7 +183,7 @@ def _local_facts(
     links: set[str] = set()
     own: set[str] | None = None
     for folder in folders:
-        files, kept, roots = verified_copies(folder)
+        files, kept, roots = verified_copies(folder, listing.identity)
         own = roots if own is None else own
         links |= kept
         pick = {k: v for k, v in files.items() if k in wanted and k not in held}
