@@ -240,3 +240,32 @@ def test_a_queue_stopped_by_the_user_says_how_autostop_can_go_on() -> None:
     why = queue_refusal(QueueView("h", USER_STOPPED, (), launch, "boot", 2000, 1))
     assert why is not None and why.startswith("the queue is stopped by the user, not finished")
     assert "relaunch the rest (L, rgt-tui launch)" in why, why
+
+
+def test_a_groups_pull_of_the_boxs_rank_is_looked_at_at_once(tmp_path):
+    """Review h504 #6: a rank box's refusal waits for its group line, which a `pull GROUP`
+    and `verify GROUP` settle; the refusal was looked at again only 5 minutes on, because
+    its stamp read the box's own records alone."""
+    from rgt_tui.services.records import manifest_path, verification_path
+
+    text = (
+        '[[hosts]]\nname = "a"\nssh = "root@10.0.0.5"\n\n'
+        '[[hosts]]\nname = "b"\nssh = "root@10.0.0.6"\nstop = "lambda-cli stop i-1"\n'
+        'profile = "lambda"\nautostop_minutes = 30\n\n'
+        '[[groups]]\nname = "pair"\nhosts = ["a", "b"]\nrun = "torchrun x.py"\n'
+        'master_addr = "10.0.0.5"\npull_ranks = "all"\n'
+    )
+    fleet = load_fleet(write_hosts(tmp_path, text))
+    auto = AutoStop(
+        fleet, FleetConnections(fleet.hosts), emit=lambda e: None, locks=HostLocks(),
+        journal=Journal(tmp_path / "journal"),
+    )  # fmt: skip
+    box = fleet.host("b")
+    before = auto._records_stamp(box)
+    rank1 = fleet.results_dir / "pair.rank1"  # where the group's pull keeps rank 1's files
+    manifest_path(rank1).parent.mkdir(parents=True)
+    manifest_path(rank1).write_text("{}")
+    after_pull = auto._records_stamp(box)
+    assert after_pull != before
+    verification_path(rank1).write_text("{}")
+    assert auto._records_stamp(box) != after_pull

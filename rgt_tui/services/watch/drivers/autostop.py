@@ -81,6 +81,7 @@ from rgt_tui.services.teardown.by_hand import confirmed_at, voided_by
 from rgt_tui.services.teardown.command import LocalRun, run_teardown_command
 from rgt_tui.services.teardown.confirm import TEARDOWN_TIMEOUT_S
 from rgt_tui.services.teardown.gate import GateReport, check_gate
+from rgt_tui.services.teardown.held_here import rank_folder
 from rgt_tui.services.watch.drivers.autostop_event import (
     answers_after_stop_event,
     stop_outcome_unknown_event,
@@ -443,11 +444,17 @@ class AutoStop:
         the time: a move rewrites a file by rename, within one tick of a coarse clock.
         And how many acknowledgements the journal holds (not its time: every check writes
         it): `teardown --ack-unfinished`, as the refusal says to run, is looked at now
-        (h472 #10). Reads files: call it in a thread."""
-        folder = fleet_host_dir(self.fleet, host)
+        (h472 #10). The records of each group's pull of this box's rank as well: the
+        gate's group line waits for them (`pull GROUP` was looked at 5 minutes on;
+        review h504 #6). Reads files: call it in a thread."""
+        groups = self.fleet.groups_of(host.name)
+        folders = [fleet_host_dir(self.fleet, host)] + [
+            f for group in groups if (f := rank_folder(self.fleet.results_dir, group, host.name))
+        ]
         stamps = []
-        queues = [h.queue for h in (host, *self.fleet.groups_of(host.name)) if h.queue]
-        for path in (manifest_path(folder), verification_path(folder), *queues):
+        records = [p for f in folders for p in (manifest_path(f), verification_path(f))]
+        queues = [h.queue for h in (host, *groups) if h.queue]
+        for path in (*records, *queues):
             try:
                 st = path.stat()
             except OSError:
