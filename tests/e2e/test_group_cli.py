@@ -165,6 +165,15 @@ async def test_launch_show_logs_by_rank_gate_and_kill_a_group(
     opened = await arun("teardown", "box2", "--check", "--hosts", hosts)
     line = next(x for x in opened.stdout.splitlines() if re.match(r"\s*\[[ x]\] group ", x))
     assert line.lstrip().startswith("[x]"), opened.stdout
+    # The box's own copy is re-hashed once per check, for its own line and the group's:
+    # a copy spoilt here unlocks neither.
+    kept = next((tmp_path / "results" / "box2").rglob("from_rank1.txt"))
+    text = kept.read_text()
+    kept.write_text(text.upper() if text.upper() != text else text.replace("1", "2"))
+    spoilt = await arun("teardown", "box2", "--check", "--hosts", hosts)
+    line = next(x for x in spoilt.stdout.splitlines() if re.match(r"\s*\[[ x]\] group ", x))
+    assert line.lstrip().startswith("[ ]") and "from_rank1.txt" in line, spoilt.stdout
+    kept.write_text(text)
     # Hour s18b #12: the group's pull is not this box's: said, not only "nothing pulled".
     said = " ".join(gate.stdout.split())
     assert (

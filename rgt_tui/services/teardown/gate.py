@@ -55,7 +55,13 @@ from rgt_tui.services.teardown.gate_conditions import (
     roster_unanswered,
     same_box,
 )
-from rgt_tui.services.teardown.gate_scan import BoxNow, cells_seen, moved_now, scan_now
+from rgt_tui.services.teardown.gate_scan import (
+    BoxNow,
+    cells_seen,
+    groups_seen,
+    moved_now,
+    scan_now,
+)
 from rgt_tui.services.teardown.group import group_condition
 from rgt_tui.services.teardown.held_here import local_records
 from rgt_tui.transport.base import Transport
@@ -308,6 +314,11 @@ async def gather(
         local_check = await asyncio.to_thread(
             _local_check, folder, local[0], host.durable_dir, acked, clock()
         )
+    if transport is not None and now.error is None and not records_only:
+        # After the re-hash: the box's own copy, re-hashed above, is not hashed again
+        # for the groups' folders it holds.
+        own = (local, local_check) if local_check is not None else None
+        now = replace(now, groups=await groups_seen(fleet, host, transport, own))
     at = clock()
     problems: list[str] = []
     moved: list[BoxHistory] = []

@@ -28,7 +28,7 @@ from rgt_tui.services.queue.backends import backend_for
 from rgt_tui.services.queue.moved_skips import MovesSeen, moves_on_record
 from rgt_tui.services.queue.scheduler import JobGated
 from rgt_tui.services.runtime.preemption import told_with_fix
-from rgt_tui.services.teardown.held_here import unsaved_of_group
+from rgt_tui.services.teardown.held_here import OwnCopy, unsaved_of_group
 from rgt_tui.transport.base import Transport
 
 
@@ -61,8 +61,9 @@ class BoxNow:
 
 
 async def scan_now(fleet: Fleet, host: HostConfig, transport: Transport | None) -> BoxNow:
-    """Re-scan the box now, read the groups it is a rank of, and where the host's backend
-    gates on its jobs (Slurm) read the queue's jobs from the scheduler too."""
+    """Re-scan the box now, and where the host's backend gates on its jobs (Slurm) read
+    the queue's jobs from the scheduler too. The groups it is a rank of are read apart
+    (``groups_seen``), once the local copy is re-hashed."""
     now = await _rescan(host, transport)
     if not now.answered:
         said = await asyncio.to_thread(_unanswered, fleet, host)
@@ -70,8 +71,6 @@ async def scan_now(fleet: Fleet, host: HostConfig, transport: Transport | None) 
         if now.error_exc is not None:
             # Stopped by watch, preempted: what the rest of the product says of it.
             now = replace(now, error=printable(told_with_fix(now.error_exc, said[0]), 1000))
-    if transport is not None and now.error is None:
-        now = replace(now, groups=await _groups_seen(fleet, host, transport))
     backend = backend_for(host)
     if not isinstance(backend, JobGated):
         return now
@@ -119,14 +118,16 @@ async def _rescan(host: HostConfig, transport: Transport | None) -> BoxNow:
     return BoxNow(rescan, identity, running, None, view=view)
 
 
-async def _groups_seen(
-    fleet: Fleet, host: HostConfig, transport: Transport
+async def groups_seen(
+    fleet: Fleet, host: HostConfig, transport: Transport, own: OwnCopy | None = None
 ) -> tuple[g.GroupRunSeen, ...]:
     """Each group of the fleet this box is a rank of, with the group's cells its records
     on this box show running (issue 41: a box of a running group is not torn down alone)
     and the files of the group's folders on it no verified pull here holds (h501 #1).
     This box's own rank is read, over its own connection: a cell runs on the group only
-    while it runs on every rank, and this rank running is what tearing it down would cut."""
+    while it runs on every rank, and this rank running is what tearing it down would cut.
+    ``own``: this box's own pulled copy as the gate read and re-hashed it in this check,
+    so its files are not hashed a second time."""
     from rgt_tui.services.box_ctl import QueueError
     from rgt_tui.services.queue.box_backend import BoxRunner
     from rgt_tui.services.queue.group.ranks import rank_hosts
@@ -149,7 +150,7 @@ async def _groups_seen(
             seen.append(g.GroupRunSeen(group.name, rank, refused=group.pull_refused))
         else:
             try:
-                unsaved, fix = await unsaved_of_group(fleet, host, group, as_rank, transport)
+                unsaved, fix = await unsaved_of_group(fleet, host, group, as_rank, transport, own)
             except (TransportError, ManifestError, OSError) as exc:
                 why = printable(exc, 300)
                 seen.append(g.GroupRunSeen(group.name, rank, unlisted=why))

@@ -36,6 +36,9 @@ from rgt_tui.transport.base import Transport
 
 # A remote file as the box listed it: (its path on the box, size, mtime).
 Listed = tuple[str, int, float]
+# The box's own pulled copy as the gate read it (``local_records``) and re-hashed it in
+# this check: reused, not read and hashed again.
+OwnCopy = tuple[tuple[Manifest | None, Any, str | None], g.LocalCopyChecked]
 
 
 def local_records(folder: Path) -> tuple[Manifest | None, Any, str | None]:
@@ -59,13 +62,18 @@ class Copies(NamedTuple):
     roots: set[str]  # its pull folders, as the box resolved them
 
 
-def verified_copies(folder: Path, box: BoxIdentity | None) -> Copies:
+def verified_copies(
+    folder: Path,
+    box: BoxIdentity | None,
+    records: tuple[Manifest | None, Any, str | None] | None = None,
+) -> Copies:
     """Each file the last pull into ``folder`` listed and its verify found here whole, as
     the box listed it, with its local path and facts; the links that pull kept; its pull
     folders. Nothing when nothing usable was pulled, or when that pull was of another box
     than ``box`` (an earlier box of the same name: its records vouch for none of this
-    one's files, as the box's own gate holds; review h506)."""
-    manifest, record, unusable = local_records(folder)
+    one's files, as the box's own gate holds; review h506). ``records``: the folder's
+    records already read."""
+    manifest, record, unusable = records or local_records(folder)
     if manifest is None or unusable or box is None or not box.same_box(manifest.identity):
         return Copies({}, set(), set())
     state = g.GateState("")
@@ -108,11 +116,17 @@ def rank_folder(results_dir: Path, group: HostConfig, box: str) -> Path | None:
 
 
 async def unsaved_of_group(
-    fleet: Fleet, box: HostConfig, group: HostConfig, rank_host: HostConfig, transport: Transport
+    fleet: Fleet,
+    box: HostConfig,
+    group: HostConfig,
+    rank_host: HostConfig,
+    transport: Transport,
+    own: OwnCopy | None = None,
 ) -> tuple[tuple[str, ...], str]:
     """What of ``group``'s folders on ``box`` (listed now over ``transport``, as
     ``rank_host``, the group's host for this box's rank) no verified pull here holds, and
-    the pull that brings it. Raises what the listing raises."""
+    the pull that brings it (``own``: the box's own copy, read and re-hashed by the gate
+    in this check). Raises what the listing raises."""
     listing = await take_manifest(rank_host, transport, hash_files=False)
     folders = [host_results_dir(fleet.results_dir, box)] + [
         f
@@ -120,8 +134,8 @@ async def unsaved_of_group(
         if (f := rank_folder(fleet.results_dir, other, box.name))
     ]
     # The kept records are read, and the copies re-hashed, off the event loop.
-    held, links, own = await asyncio.to_thread(_local_facts, folders, listing)
-    own |= set(box.pull)  # as written too: a box never pulled has no resolved roots
+    held, links, roots = await asyncio.to_thread(_local_facts, folders, listing, own)
+    roots |= set(box.pull)  # as written too: a box never pulled has no resolved roots
     unsaved = [
         shown
         for e in listing.entries
@@ -142,7 +156,7 @@ async def unsaved_of_group(
     ]
     unsaved += [key for ln in listing.links if (key := _link_key(listing, ln)) not in links]
     folder = rank_folder(fleet.results_dir, group, box.name)
-    return tuple(sorted(unsaved)), _fix(group, box, folder, own, listing)
+    return tuple(sorted(unsaved)), _fix(group, box, folder, roots, listing)
 
 
 def _under(path: str, root: str) -> bool:
@@ -172,24 +186,26 @@ def _fix(
 
 
 def _local_facts(
-    folders: Sequence[Path], listing: Manifest
+    folders: Sequence[Path], listing: Manifest, own: OwnCopy | None
 ) -> tuple[set[Listed], set[str], set[str]]:
     """Of the files ``listing`` names, those a folder here holds verified, of the box
-    ``listing`` was taken on, and still
-    hashing as verified (re-hashed now: a record that it was pulled is not enough); the
-    links those pulls kept; the pull folders of the first (the box's own). Blocking."""
+    ``listing`` was taken on, and still hashing as verified (re-hashed now: a record that
+    it was pulled is not enough); the links those pulls kept; the pull folders of the first (the box's own, whose records
+    and re-hash ``own`` holds when the gate made them in this check). Blocking."""
     wanted = {(listing.display(e.root, e.path), e.size, e.mtime) for e in listing.entries}
     held: set[Listed] = set()
     links: set[str] = set()
-    own: set[str] | None = None
-    for folder in folders:
-        files, kept, roots = verified_copies(folder, listing.identity)
-        own = roots if own is None else own
+    first: set[str] | None = None
+    for i, folder in enumerate(folders):
+        done = own if i == 0 else None
+        files, kept, roots = verified_copies(folder, listing.identity, done[0] if done else None)
+        first = roots if first is None else first
         links |= kept
         pick = {k: v for k, v in files.items() if k in wanted and k not in held}
         if not pick:
             continue
-        check = check_local_copy(folder, pick.values(), time.time())
+        # The gate's re-hash of the box's own copy covers every file of its manifest.
+        check = done[1] if done else check_local_copy(folder, pick.values(), time.time())
         spoilt = g.locally_spoilt(check, dict(pick.values()))
         held |= {k for k, (local, _) in pick.items() if local not in spoilt}
-    return held, links, own or set()
+    return held, links, first or set()
