@@ -426,6 +426,15 @@ def epochs_note(template: str, cell: QueueCell) -> str:
     return "epochs: none passed (the config decides)"
 
 
+def writes_out(template: str | None) -> bool:
+    """Whether a ``run`` template names ``{out}``: its cells write into
+    ``<durable_dir>/<name>`` (a template that cannot be read names nothing)."""
+    try:
+        return any(f == "out" for _, f, _, _ in string.Formatter().parse(template or ""))
+    except ValueError:
+        return False
+
+
 def render_command(template: str, cell: QueueCell, durable_dir: str) -> str:
     """The shell command for one cell: every substituted value is shell-quoted.
 

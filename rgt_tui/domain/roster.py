@@ -4,7 +4,11 @@ A cell writes into its own output directory, ``{out}`` = ``<durable_dir>/<name>`
 (``domain.queue_file.render_command``). In the pulled copy that is the pull root holding
 ``durable_dir`` (its local label) followed by the part of ``durable_dir`` below that
 root and the cell name. When no pull root holds ``durable_dir`` (custom ``pull`` roots),
-any folder named after the cell counts. A cell is present only when that folder holds at
+a cell whose run writes into ``{out}`` has its results left on the box: it is missing,
+whatever else of it was pulled (h511 #1: ``pull = ["~/eval"]`` counted a cell's eval
+file for its checkpoints, and the gate opened over them). Only a run that does not
+name ``{out}`` (it writes where its own flags say) is found in any folder named after
+the cell. A cell is present only when that folder holds at
 least one artifact that verified by loading (torch, safetensors, JSON) — a log alone or
 a file checked by hash only does not show the run produced results (principle 3).
 
@@ -100,9 +104,11 @@ def reconcile(
     durable_dir: str,
     statuses: Mapping[str, str],
     open_work: Mapping[str, str] | None = None,
+    writes_out: bool = False,
 ) -> RosterCheck:
     """Check each cell against the pulled files (``statuses``: local path → check status);
-    ``open_work``: the cells whose run is unfinished or running, name → state."""
+    ``open_work``: the cells whose run is unfinished or running, name → state;
+    ``writes_out``: the host's run template names ``{out}`` (``queue_file.writes_out``)."""
     present, missing, unfinished = [], [], []
     paths = list(statuses)
     for name in dict.fromkeys(cells):
@@ -122,6 +128,18 @@ def reconcile(
             missing.append((name, why))
             continue
         prefixes = output_prefixes(manifest, durable_dir, name)
+        if writes_out and not prefixes:
+            out = f"{durable_dir.rstrip('/')}/{name}"
+            roots = ", ".join(r.given for r in manifest.roots) or "none"
+            missing.append(
+                (
+                    name,
+                    f"its output folder {out} is under no pull folder ({roots}), so its "
+                    f'results were not pulled — add "{durable_dir}" to the host\'s pull, '
+                    "then pull and verify (or accept it at teardown)",
+                )
+            )
+            continue
         inside = [p for p in paths if in_outputs(p, name, prefixes)]
         where = " or ".join(prefixes) if prefixes else f"a folder named {name}"
         verified = [p for p in inside if statuses[p] == "verified"]

@@ -90,9 +90,25 @@ def test_roster_finds_output_folders_under_durable_dir():
     )
     assert r.expected == ("a", "b", "c") and r.present == ("a",)
     assert [n for n, _ in r.missing] == ["b", "c"]  # c is not at results/c
-    # durable_dir outside every pull root: any folder named after the cell counts.
+    # durable_dir outside every pull root: with a run that writes where its own flags
+    # say (no {out}), any folder named after the cell counts.
     loose = reconcile(["c"], m, "/elsewhere", {"deep/c/x.pt": "verified"})
     assert loose.complete
+    # A run writing into {out} left its results on the box, under no pull folder: an
+    # eval file in a folder of the cell's name is not them (h511 #1).
+    left = reconcile(["c"], m, "/elsewhere", {"deep/c/x.pt": "verified"}, writes_out=True)
+    assert not left.complete and left.missing[0][0] == "c"
+    assert "its output folder /elsewhere/c is under no pull folder" in left.missing[0][1]
+    assert 'add "/elsewhere" to the host\'s pull' in left.missing[0][1]
+
+
+def test_a_run_template_names_out_or_not():
+    from rgt_tui.domain.queue_file import writes_out
+
+    assert writes_out("python train.py --out {out}")
+    assert not writes_out("python train.py --out ~/eval/{name}")
+    assert not writes_out("echo {{out}}")  # a literal, not the placeholder
+    assert not writes_out(None) and not writes_out("echo {")
 
 
 def test_a_safetensors_header_nested_too_deep_is_named_not_raised():

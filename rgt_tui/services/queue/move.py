@@ -49,6 +49,7 @@ from rgt_tui.domain.queue_file import (
     parse_queue_line,
     parse_queue_text,
     render_command,
+    writes_out,
 )
 from rgt_tui.domain.queue_prefix import prefix_problem
 from rgt_tui.domain.queue_records import parse_cell_marks, parse_cell_state
@@ -177,7 +178,10 @@ def verified_cells(fleet: Fleet, host: HostConfig, names: Iterable[str]) -> dict
     except ManifestError:
         manifest = None
     if manifest is not None and statuses:  # a cell outside the roster it was verified with
-        present |= set(reconcile(names, manifest, host.durable_dir, statuses).present)
+        writes = writes_out(host.run)
+        present |= set(
+            reconcile(names, manifest, host.durable_dir, statuses, writes_out=writes).present
+        )
     where = display_path(folder)
     return {n: f"{n} has verified results in {where}" for n in names if n in present}
 

@@ -57,6 +57,7 @@ from rgt_tui.domain.manifest import (
     compare,
 )
 from rgt_tui.domain.manifest_refusals import refusal_fix
+from rgt_tui.domain.queue_file import writes_out
 from rgt_tui.domain.queue_state import PENDING, RUNNING
 from rgt_tui.domain.roster import (
     EMPTY_RESULTS,
@@ -168,7 +169,9 @@ async def verify_host(
     rost = None
     if cells is not None:
         work = await _open_work(host, transport if remote_checked else None, code, cells)
-        rost = reconcile(cells, manifest, host.durable_dir, statuses, work)
+        rost = reconcile(
+            cells, manifest, host.durable_dir, statuses, work, writes_out=writes_out(host.run)
+        )
     # A reclaimed file whose only copy is gone here: its cell is missing (the roster line,
     # which its acknowledgement settles), not "present" beside a problem line that no
     # acknowledgement settled (hour s20c #9); one of no cell is a problem of its own.
