@@ -4,6 +4,7 @@ the box was torn down). Real loopback box, real torch files, the box's own logs 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import torch
@@ -159,3 +160,44 @@ async def test_a_save_after_the_listing_is_a_pull_away_and_a_failed_one_never_pa
     offline = await verify_host(host, tmp_path, transport=None)
     assert offline.roster is not None and "ran" not in offline.roster.present
     assert dict(offline.roster.missing)["ran"] == "running: counted once it is done"
+
+
+async def test_a_log_over_the_pulls_cap_is_checked_by_its_end(make_loopback_fleet, tmp_path):
+    """h511 #3: a cell log grown past the cap of logs a pull brings stays on the box, and
+    verify checked the claim of the copy an earlier pull had left (its older, true
+    "saved"), so a last save that never happened passed. The log's end is now read at
+    each pull and checked instead. The log here is sparse: 256 MiB of nothing, on disk
+    a few blocks."""
+    from rgt_tui.services.pull.box_logs import MAX_BYTES
+
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    logs = fleet.box("box1").root / ".rgt" / "queue" / "cells"
+    logs.mkdir(parents=True)
+    log = logs / "big.log"
+    log.write_text(_cell(res, "big", ["ck0.pt"], ["ck0.pt"]))
+    queue = tmp_path / "queue.txt"
+    queue.write_text("configs/big.yaml train\n")
+    host = host_of(fleet, queue=queue)
+    transport = transport_for(host)
+    try:
+        first = await pull_host(host, tmp_path, transport, options=fast())
+        assert not first.failed, first.failed
+        ok = await verify_host(host, tmp_path, transport=None)
+        assert ok.roster is not None and ok.roster.present == ("big",)
+        # Grown past the cap (sparse), its last line a save that failed.
+        os.truncate(log, MAX_BYTES + (1 << 20))
+        with log.open("a") as f:
+            f.write(f"\nsaved checkpoint to {res / 'big' / 'ckpt_final.pt'}\n")
+        again = await pull_host(host, tmp_path, transport, options=fast())
+        assert not again.failed, again.failed
+        assert again.box_logs is not None and "cells/big.log" in again.box_logs.note
+        report = await verify_host(host, tmp_path, transport=None)
+    finally:
+        await transport.close()
+    assert report.roster is not None and report.roster.present == ()
+    why = dict(report.roster.missing)["big"]
+    assert why.startswith(
+        f"the end of its log (.rgt/box-logs/cells/big.log.tail) says it saved "
+        f"{res}/big/ckpt_final.pt, and the box held no such file"
+    ), why

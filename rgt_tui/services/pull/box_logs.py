@@ -12,11 +12,16 @@ the box (no link followed, names checked by ``domain.manifest_parse``), the plan
 resumable hash-checked copy into a tree of their own (its records and parts in
 ``box-logs/.rgt/``). Only the names below are taken, newest first, up to ``MAX_FILES``
 and ``MAX_BYTES``; the box's links are never recreated. A log still being written
-arrives as it was when listed (its first bytes hash the same).
+arrives as it was when listed (its first bytes hash the same). A cell log the caps leave
+on the box has its last ``TAIL_BYTES`` kept beside where it would land
+(``cells/NAME.log.tail``, ``keep_tails``): ``verify`` checks the log's last "saved" line
+there, not in a copy an earlier pull left, which predates it (h511 #3: a 270 MB log
+ending in a failed save read as verified against its stale 553-byte copy).
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import os
 import re
@@ -24,16 +29,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rgt_tui.domain.manifest import Manifest
+from rgt_tui.domain.saved_claims import TAIL_BYTES
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_bytes
 from rgt_tui.services.pull.local_tree import HostTree
 from rgt_tui.services.records import BOX_LOGS_DIR
+from rgt_tui.transport.base import Transport
 
 LOGS_ROOT = "~/.rgt/queue"  # the queue runner's folder (scripts/queue_ctl.sh: $q)
 MAX_FILES = 2000
 MAX_BYTES = 256 << 20  # per host: logs, not checkpoints; the newest first
 
 _WANTED = re.compile(r"queue\.log|cells/[^/]{1,200}\.(?:log|state|oom)")
+TAIL_SUFFIX = ".tail"  # a cell log's last bytes, when the log itself stays on the box
 
 
 @dataclass(frozen=True)
@@ -87,3 +95,56 @@ def logs_folder(tree: HostTree) -> Path:
     following a link (a link there is replaced by a folder, as for results)."""
     os.close(tree.folder(BOX_LOGS_DIR, create=True))
     return tree.root / BOX_LOGS_DIR
+
+
+def _cell_log(path: str) -> bool:
+    return path.startswith("cells/") and path.endswith(".log")
+
+
+async def keep_tails(
+    transport: Transport,
+    root: str,
+    tree: HostTree,
+    kept: Manifest,
+    left_out: tuple[tuple[str, int], ...],
+) -> str:
+    """Each cell log the caps left on the box (under ``root``, the box's logs folder),
+    its last ``TAIL_BYTES`` read now into ``cells/NAME.log.tail``; a log pulled whole
+    this time drops its tail. Returns what could not be read ("" when all was)."""
+    failed = []
+    for path, listed in left_out:
+        if not _cell_log(path):
+            continue
+        where = f"{root.rstrip('/')}/{path}"
+        try:
+            now = await transport.stat(where)
+            size = now.size if now is not None else listed
+            data = await transport.read_range(where, max(0, size - TAIL_BYTES), TAIL_BYTES)
+            await asyncio.to_thread(_write_tail, tree, path + TAIL_SUFFIX, data)
+        except OSError as exc:  # the transport's errors are OSErrors too
+            failed.append(f"{printable(path, 120)} ({printable(exc, 200)})")
+    for entry in kept.entries:
+        if _cell_log(entry.path):
+            await asyncio.to_thread(_drop_tail, tree, entry.path + TAIL_SUFFIX)
+    if not failed:
+        return ""
+    return "the end of a log left on the box could not be read: " + "; ".join(failed[:3])
+
+
+def _write_tail(tree: HostTree, rel: str, data: bytes) -> None:
+    """``data`` as ``rel`` in the logs tree, whole or not at all (never through a link)."""
+    with tree.entry(rel, create=True) as (fd, name):
+        part = f"{name}.part"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+        with os.fdopen(os.open(part, flags, 0o600, dir_fd=fd), "wb") as out:
+            out.write(data)
+        os.replace(part, name, src_dir_fd=fd, dst_dir_fd=fd)
+
+
+def _drop_tail(tree: HostTree, rel: str) -> None:
+    """Remove ``rel`` (rgt-tui's own tail of a log now pulled whole), if it is there."""
+    try:
+        with tree.entry(rel, create=False) as (fd, name):
+            os.unlink(name, dir_fd=fd)
+    except FileNotFoundError:
+        pass

@@ -38,6 +38,7 @@ from rgt_tui.services.manifest import ScanStalled, take_manifest
 from rgt_tui.services.pull.box_logs import (
     LOGS_ROOT,
     BoxLogs,
+    keep_tails,
     left_out_note,
     logs_folder,
     select_logs,
@@ -536,6 +537,8 @@ async def _pull_box_logs(run: PullRun, *, once: bool = False) -> BoxLogs | None:
         _note_plan(sub, plan.files)
         await _copy_with_retries(sub, list(plan.to_pull))
         await _local(record.save, folder)
+        root = listing.roots[0].path if listing.roots else LOGS_ROOT
+        tails = await keep_tails(run.transport, root, tree, sub.manifest, left_out)
     except (PullError, ManifestError) as exc:
         return BoxLogs(folder, note=f"the logs were not pulled: {exc}")
     except TransportError:
@@ -551,7 +554,7 @@ async def _pull_box_logs(run: PullRun, *, once: bool = False) -> BoxLogs | None:
         bytes_received=tracker.bytes_received,
         failed=tuple(sub.failed.items()),
         left_out=left_out,
-        note=left_out_note(left_out),
+        note="; ".join(n for n in (left_out_note(left_out), tails) if n),
     )
 
 

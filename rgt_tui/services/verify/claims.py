@@ -12,6 +12,7 @@ from rgt_tui.domain.manifest import Manifest
 from rgt_tui.domain.roster import RosterCheck
 from rgt_tui.domain.saved_claims import TAIL_BYTES, claimed_local, holds, last_claim
 from rgt_tui.domain.text import printable
+from rgt_tui.services.pull.box_logs import TAIL_SUFFIX
 from rgt_tui.services.records import pulled_cell_log
 
 
@@ -66,9 +67,12 @@ def _claims(
     with the words that say so."""
     found = {}
     for name in names:
-        log = folder / pulled_cell_log(name)
+        # A log the pull's caps left on the box: its end, read at the pull, is newer than
+        # any whole copy an earlier pull left here (h511 #3).
+        tail = pulled_cell_log(name, ".log" + TAIL_SUFFIX)
+        shown = tail if (folder / tail).is_file() else pulled_cell_log(name)
         try:
-            with open(log, "rb") as f:
+            with open(folder / shown, "rb") as f:
                 size = os.fstat(f.fileno()).st_size
                 f.seek(max(0, size - TAIL_BYTES))
                 text = f.read(TAIL_BYTES).decode("utf-8", "replace")
@@ -78,10 +82,9 @@ def _claims(
         local = claimed_local(manifest, claim.path) if claim is not None else None
         if claim is None or local is None or holds(pulled, local):
             continue
-        where = f"line {claim.line} of" if size <= TAIL_BYTES else "the end of"
-        said = (
-            f"{where} its log ({pulled_cell_log(name)}) says it saved {printable(claim.path, 300)}"
-        )
+        whole = size <= TAIL_BYTES and shown != tail
+        where = f"line {claim.line} of" if whole else "the end of"
+        said = f"{where} its log ({shown}) says it saved {printable(claim.path, 300)}"
         if added is not None and local in added:
             found[name] = (
                 f"{said}, which the box holds now but did not when the pull listed it — pull again"
