@@ -3,10 +3,12 @@
 "saved / wrote / checkpoint …" in a log is a claim; a full disk or a swallowed error
 makes it lie. ``verify`` counts a cell present once one of its artifacts loads, so a run
 that logged ``saved …/ckpt_epoch2.pt`` and wrote nothing passed on its older epochs
-(hour s23b #1), and the box was torn down. Only the *last* claim of a cell's log is
-checked: runs that keep the newest k checkpoints delete the older ones they once said
-they saved, but the newest must be there. Only absolute paths under a pull root are
-checked: anything else cannot be placed in the pulled copy.
+(hour s23b #1), and the box was torn down. Only the *last* claim of each kind of file
+(by its suffix: ``.pt``, ``.json``, none for a folder) in a cell's log is checked: runs
+that keep the newest k checkpoints delete the older ones they once said they saved, but
+the newest must be there. The last claim alone let a failed checkpoint save pass when a
+metrics file was written after it (h511 #4: the demo's own log shape). Only absolute
+paths under a pull root are checked: anything else cannot be placed in the pulled copy.
 
 Pure: the log's text and the manifest in, the claim and where it lands out.
 """
@@ -29,7 +31,9 @@ _PART = r"[^\s'\"`,;()\[\]{}<>|/]+"
 _PATH = re.compile(rf"(?<![\w:/.~-])/{_PART}(?:/{_PART})+/?")
 _DEST = re.compile(r"(?i)\b(?:to|into|as)\s+$")
 _NEXT = re.compile(r"[;|]")  # "saved A; removed old B": B is no claim
-TAIL_BYTES = 256 << 10  # of a log: the last claim is near its end
+# Of a log: its last claims are near its end; an evaluation's output after the final
+# save is rarely longer (256 KiB let a claim before 350 KB of eval output pass: h511 #4).
+TAIL_BYTES = 2 << 20
 
 
 @dataclass(frozen=True)
@@ -44,7 +48,26 @@ def last_claim(text: str) -> SavedClaim | None:
     """The last line of ``text`` that claims a write of an absolute path, and that path:
     the first after the claim's word, or one after a "to"/"into"/"as" ("copied /tmp/x to
     /out/y" claims /out/y; "saved /out/a; removed old /out/b" claims /out/a)."""
-    found = None
+    claims = _claims(text)
+    return claims[-1] if claims else None
+
+
+def last_claims(text: str) -> list[SavedClaim]:
+    """The last claim of each kind of file (``_kind``), latest first."""
+    last = {_kind(c.path): c for c in _claims(text)}
+    return sorted(last.values(), key=lambda c: -c.line)
+
+
+def _kind(path: str) -> str:
+    """A claimed path's suffix (``.pt``, ``.safetensors``; "" for a folder or a name
+    without one): what a run rotates is one kind."""
+    name = path.rsplit("/", 1)[-1]
+    return name[name.rfind(".") :].lower() if "." in name.lstrip(".") else ""
+
+
+def _claims(text: str) -> list[SavedClaim]:
+    """Every line's claim, in order."""
+    found = []
     for number, line in enumerate(text.splitlines(), start=1):
         claim = _CLAIM.search(line)
         if claim is None:
@@ -57,7 +80,7 @@ def last_claim(text: str) -> SavedClaim | None:
         for later in paths[1:]:
             if _DEST.search(rest[: later.start()]):
                 chosen = later
-        found = SavedClaim(number, chosen.group(0).rstrip(".:/"))
+        found.append(SavedClaim(number, chosen.group(0).rstrip(".:/")))
     return found
 
 

@@ -50,6 +50,11 @@ async def test_the_last_saved_claim_must_be_on_the_box(make_loopback_fleet, tmp_
     (res / "broke").mkdir(parents=True)
     (res / "broke" / "metrics.json").write_bytes(b"")
     cells["broke"] = f"epoch 2\nsaved checkpoint to {res / 'broke' / 'ckpt_epoch2.pt'}\n"
+    # Its last checkpoint save failed, and a metrics file was written after it: the last
+    # claim alone (the metrics) passed it (h511 #4).
+    cells["metrics_after"] = _cell(res, "metrics_after", ["ck0.pt", "ck1.pt"], ["ck0.pt"])
+    (res / "metrics_after" / "metrics.json").write_text('{"acc": 0.9}')
+    cells["metrics_after"] += f"wrote {res / 'metrics_after' / 'metrics.json'}\n"
     for name, text in cells.items():
         (logs / f"{name}.log").write_text(text)
     queue = tmp_path / "queue.txt"
@@ -65,7 +70,8 @@ async def test_the_last_saved_claim_must_be_on_the_box(make_loopback_fleet, tmp_
     assert report.roster is not None
     assert report.roster.present == ("honest", "rotated", "folder")
     missing = dict(report.roster.missing)
-    assert set(missing) == {"liar", "broke"}
+    assert set(missing) == {"liar", "broke", "metrics_after"}
+    assert f"says it saved {res}/metrics_after/ck1.pt, and the box held" in missing["metrics_after"]
     assert (
         "; also, line 2 of its log (.rgt/box-logs/cells/broke.log) says it saved "
         in (missing["broke"])
@@ -94,6 +100,19 @@ def test_the_last_claim_of_a_log_and_where_it_lands() -> None:
     claim = last_claim(text)
     assert claim is not None and (claim.line, claim.path) == (2, "/runs/a/final.pt")
     assert last_claim("epoch 1\nloss 0.3\n") is None
+
+
+def test_the_last_claim_of_each_kind_of_file() -> None:
+    from rgt_tui.domain.saved_claims import last_claims
+
+    text = (
+        "saved /r/c/e0.pt\nsaved /r/c/e1.pt\n"  # rotated: e1 is the one that must be there
+        "Model weights saved in /r/c/hf/\n"
+        "wrote /r/c/metrics.json\nsaved /r/c/e2.PT\n"
+    )
+    assert [(c.line, c.path) for c in last_claims(text)] == [
+        (5, "/r/c/e2.PT"), (4, "/r/c/metrics.json"), (3, "/r/c/hf"),
+    ]  # fmt: skip
 
 
 def test_the_claimed_path_is_the_one_the_word_names() -> None:

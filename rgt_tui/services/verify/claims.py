@@ -10,7 +10,7 @@ from pathlib import Path
 
 from rgt_tui.domain.manifest import Manifest
 from rgt_tui.domain.roster import RosterCheck
-from rgt_tui.domain.saved_claims import TAIL_BYTES, claimed_local, holds, last_claim
+from rgt_tui.domain.saved_claims import TAIL_BYTES, claimed_local, holds, last_claims
 from rgt_tui.domain.text import printable
 from rgt_tui.services.pull.box_logs import TAIL_SUFFIX
 from rgt_tui.services.records import pulled_cell_log
@@ -63,8 +63,8 @@ def _claims(
     names: list[str],
     added: set[str] | None,
 ) -> dict[str, str]:
-    """Each of ``names`` whose log's last "saved …" names a file the box did not hold,
-    with the words that say so."""
+    """Each of ``names`` whose log's last "saved …" of some kind of file names a file
+    the box did not hold, with the words that say so."""
     found = {}
     for name in names:
         # A log the pull's caps left on the box: its end, read at the pull, is newer than
@@ -78,9 +78,15 @@ def _claims(
                 text = f.read(TAIL_BYTES).decode("utf-8", "replace")
         except OSError:
             continue  # no log pulled: nothing claimed here
-        claim = last_claim(text)
-        local = claimed_local(manifest, claim.path) if claim is not None else None
-        if claim is None or local is None or holds(pulled, local):
+        # The latest claim of each kind whose file the box did not hold.
+        failed = (
+            (claim, local)
+            for claim in last_claims(text)
+            if (local := claimed_local(manifest, claim.path)) is not None
+            and not holds(pulled, local)
+        )
+        claim, local = next(failed, (None, ""))
+        if claim is None:
             continue
         whole = size <= TAIL_BYTES and shown != tail
         where = f"line {claim.line} of" if whole else "the end of"
