@@ -45,6 +45,10 @@ def kind_of(path: str, head: bytes = b"") -> str:
 
     A ``.bin`` file is treated as torch only when it starts like one (a zip or a pickle):
     plenty of ``.bin`` files are raw data, and calling those corrupt would be a false alarm.
+    A file of any other name is torch when ``head`` (its first bytes, ``HEAD_BYTES``) is
+    unmistakably a ``torch.save`` file (``is_torch_file``): ``model_best.pth.tar`` (the
+    PyTorch ImageNet example's name) or ``ckpt_step_25`` were checked by hash only, so a
+    truncated one passed (h511 #5).
     """
     name = PurePosixPath(path).name.lower()
     suffix = PurePosixPath(name).suffix
@@ -58,7 +62,24 @@ def kind_of(path: str, head: bytes = b"") -> str:
         if suffix == ".bin" and not looks_like_torch(head):
             return "other"
         return "torch"
-    return "other"
+    return "torch" if is_torch_file(head) else "other"
+
+
+HEAD_BYTES = 512  # enough for a torch zip's first entry name
+# torch.save's legacy (pickle) format: protocol 2, then its magic number as a long.
+_LEGACY_TORCH = b"\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19"
+
+
+def is_torch_file(head: bytes) -> bool:
+    """Whether ``head`` is the start of a ``torch.save`` file: a zip whose first entry is
+    ``<archive>/data.pkl``, or the legacy format's magic number. Any other zip (an
+    ``.npz``, a dataset) or pickle is not."""
+    if head.startswith(_LEGACY_TORCH):
+        return True
+    if not head.startswith(ZIP_MAGIC) or len(head) < 30:
+        return False
+    length = int.from_bytes(head[26:28], "little")
+    return head[30 : 30 + length].endswith(b"/data.pkl")
 
 
 def looks_like_torch(head: bytes) -> bool:

@@ -65,3 +65,41 @@ async def test_a_checkpoint_with_zeroed_bytes_is_corrupt_not_unsafe(make_loopbac
         assert check.status == "unsafe", check
         assert "needs arbitrary code to load" in check.detail and "system" in check.detail
     assert not report.ok
+
+
+async def test_a_checkpoint_named_as_no_torch_file_is_loaded_all_the_same(
+    make_loopback_fleet, tmp_path
+):
+    """h511 #5: torch files named `model_best.pth.tar` (the PyTorch ImageNet example's
+    name) or `ckpt_step_25` were checked by hash alone, so the first 20 KB of one passed.
+    A file that starts as torch.save writes it is loaded whatever its name; a zip or a
+    pickle that is not torch's is not."""
+    import zipfile
+
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet) / "cell"
+    res.mkdir(parents=True)
+    torch.save({"w": torch.zeros(20_000)}, res / "whole.pth.tar")
+    torch.save({"w": torch.ones(3)}, res / "legacy_step_3", _use_new_zipfile_serialization=False)
+    whole = (res / "whole.pth.tar").read_bytes()
+    (res / "model_best.pth.tar").write_bytes(whole[: len(whole) // 2])
+    (res / "ckpt_step_25").write_bytes(whole[: len(whole) // 2])
+    with zipfile.ZipFile(res / "arrays.npz", "w") as z:  # a zip, not torch's
+        z.writestr("a.npy", b"\x93NUMPY")
+    (res / "plain.pkl").write_bytes(pickle.dumps({"a": 1}, protocol=2))
+
+    host = host_of(fleet)
+    transport = transport_for(host)
+    try:
+        pulled = await pull_host(host, tmp_path, transport, options=fast())
+        assert not pulled.failed, pulled.failed
+        report = await verify_host(host, tmp_path, transport=transport)
+    finally:
+        await transport.close()
+    checks = {c.path.split("/")[-1]: c for c in report.checks}
+    assert checks["whole.pth.tar"].status == "verified", checks["whole.pth.tar"]
+    assert checks["legacy_step_3"].status == "verified", checks["legacy_step_3"]
+    for name in ("model_best.pth.tar", "ckpt_step_25"):
+        assert checks[name].kind == "torch" and checks[name].status == "corrupt", checks[name]
+    for name in ("arrays.npz", "plain.pkl"):
+        assert checks[name].kind == "other" and checks[name].status == "hash-only", checks[name]

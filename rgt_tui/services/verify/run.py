@@ -39,6 +39,7 @@ from rgt_tui.agent.secret_paths import skipped_by_rule
 from rgt_tui.domain.artifacts import (
     CORRUPT,
     HASH_ONLY,
+    HEAD_BYTES,
     MISSING,
     NOT_VERIFIED,
     VERIFIED,
@@ -335,7 +336,7 @@ def _check_one(
     try:
         sha = checks.sha256_file(path)
         with open(path, "rb") as f:
-            kind = kind_of(rel, f.read(8))
+            kind = kind_of(rel, f.read(HEAD_BYTES))
     except OSError as exc:
         return result(CORRUPT, f"cannot read it: {exc.strerror or exc}")
     if entry.sha256 is None:
