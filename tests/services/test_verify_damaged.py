@@ -103,3 +103,32 @@ async def test_a_checkpoint_named_as_no_torch_file_is_loaded_all_the_same(
         assert checks[name].kind == "torch" and checks[name].status == "corrupt", checks[name]
     for name in ("arrays.npz", "plain.pkl"):
         assert checks[name].kind == "other" and checks[name].status == "hash-only", checks[name]
+
+
+async def test_a_checkpoint_changed_inside_a_tensor_is_corrupt(make_loopback_fleet, tmp_path):
+    """h511 #6: 64 bytes changed inside a tensor's record loaded, since a mapped load
+    reads no tensor bytes. Each record is now read against the CRC-32 torch wrote."""
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet) / "cell"
+    res.mkdir(parents=True)
+    torch.save({"w": torch.full((20_000,), 7.0)}, res / "good.pt")
+    data = bytearray((res / "good.pt").read_bytes())
+    at = data.find(b"\x00\x00\xe0\x40" * 64)  # 7.0 as float32, little-endian
+    assert at > 0
+    data[at + 100 : at + 164] = bytes(b ^ 0x5A for b in data[at + 100 : at + 164])
+    (res / "flipped.pt").write_bytes(bytes(data))
+
+    host = host_of(fleet)
+    transport = transport_for(host)
+    try:
+        pulled = await pull_host(host, tmp_path, transport, options=fast())
+        assert not pulled.failed, pulled.failed
+        report = await verify_host(host, tmp_path, transport=transport)
+    finally:
+        await transport.close()
+    checks = {c.path.split("/")[-1]: c for c in report.checks}
+    assert checks["good.pt"].status == "verified", checks["good.pt"]
+    assert "every record's CRC-32 checked" in checks["good.pt"].detail
+    flipped = checks["flipped.pt"]
+    assert flipped.status == "corrupt", flipped
+    assert "does not match the CRC-32 torch wrote for it" in flipped.detail, flipped.detail
