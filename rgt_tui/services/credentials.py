@@ -165,16 +165,32 @@ async def send_credentials(
     Every value is read before anything is sent: one missing value sends none.
     """
     creds = tuple(credentials)
-    text = env_file_text((c.name, resolve(host, c, environ=environ, home=home)) for c in creds)
+    values = [(c.name, resolve(host, c, environ=environ, home=home)) for c in creds]
+    text = env_file_text(values)
     result = await run_ctl(transport, "credentials", len(text.encode("utf-8")), input=text)
     error = refusal(host, result)
     if error is not None:
-        raise CredentialError(host, f"the box refused the credentials: {error.message}")
+        # A box whose shell echoes its input (an rc file reading stdin) sends the values
+        # back in its error: never shown (h512 #1).
+        said = _masked(error.message, [v for _, v in values])
+        raise CredentialError(host, f"the box refused the credentials: {said}")
     if "credentials\tok" not in result.stdout.splitlines():
         raise CredentialError(
-            host, f"the box did not confirm {BOX_FILE} was written: {result.stdout.strip()[:200]!r}"
+            host,
+            f"the box did not confirm {BOX_FILE} was written (its answer is not shown: it "
+            "may hold the values sent, echoed back) — run `rgt-tui shell "
+            f"{host}` and look at what its login prints",
         )
     return tuple(c.name for c in creds)
+
+
+def _masked(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with each secret, as sent and as quoted for bash, written as [hidden]."""
+    for secret in sorted(secrets, key=len, reverse=True):
+        for form in {secret, shlex.quote(secret)}:
+            if len(form) >= 4:  # a 1-3 character value would hide ordinary words
+                text = text.replace(form, "[hidden]")
+    return text
 
 
 async def remove_credentials(host: str, transport: Transport) -> bool:

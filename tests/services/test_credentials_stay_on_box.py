@@ -176,3 +176,35 @@ async def test_a_launch_without_credentials_removes_an_earlier_file(
         await transport.close()
     assert again.credentials == ""
     assert files_holding([qf.base], old) == []
+
+
+async def test_a_box_that_echoes_what_it_is_sent_never_shows_the_values(tmp_path: Path) -> None:
+    """h512 #1: a box whose login reads stdin (an rc file running `cat`) sends the
+    credentials back, and the error quoted its answer: the token on this machine's screen
+    and wherever errors go. Real OpenSSH sshd; its bash sources the box's ~/.bashrc."""
+    from support.queues import started_boxes
+
+    from rgt_tui.services.credentials import CredentialError
+    from rgt_tui.services.fleet.file import load_fleet
+    from rgt_tui.transport import transport_for
+
+    secret = f"hf_{uuid.uuid4().hex}"
+    with started_boxes(tmp_path, ("box1",)) as (box,):
+        # HOME is the workdir. Its login logs what it reads, then gives up.
+        (box.workdir / ".bashrc").write_text("cat >&2; exit 3\n")
+        host = load_fleet(box.hosts_file).host("box1")
+        transport = transport_for(host)
+        try:
+            await transport.connect()
+            await send_credentials(
+                "box1", [Credential("HF_TOKEN", "env", "HF_TOKEN")], transport,
+                environ={"HF_TOKEN": secret},
+            )  # fmt: skip
+        except CredentialError as exc:
+            said = str(exc)
+        else:
+            said = ""
+        finally:
+            await transport.close()
+    assert said.startswith("box1: the box"), said  # refused, or not confirmed
+    assert secret not in said and secret[3:20] not in said, said
