@@ -207,6 +207,12 @@ def _print_result(call: Call, label: str, box: str, name: str, result: SyncResul
             f"{label}: left on the box, not in the tree: {shown} — remove by hand on "
             f"{box}, or add to code_exclude"
         )
+    if result.excluded:
+        shown = ", ".join(result.excluded[:3]) + (", …" if len(result.excluded) > 3 else "")
+        print(
+            f"{label}: kept on the box, as code_exclude now leaves them out: {shown} — no "
+            "longer sent, and never removed by a sync"
+        )
     if result.withheld:
         from rgt_tui.services.code_sync import withheld_note
 

@@ -4,6 +4,7 @@ earlier sync installed and still holds as installed; the user's files are never 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 
 import pytest
@@ -259,3 +260,32 @@ async def test_box_files_named_with_no_plain_text_are_not_passed_over_as_in_sync
     assert "odd" not in problem and "\n" not in problem
     assert (root / "new\nline.py").exists()  # never removed
     assert result.box_differs and any("remove it in a shell" in n for n in result.left)
+
+
+async def test_files_code_exclude_leaves_out_after_a_sync_stay_on_the_box(
+    make_loopback_fleet, tmp_path
+):
+    """h512 #2: `code_exclude = ["data/"]` (the README's fix for a full box) after a sync
+    had sent data/ deleted the dataset on the box, saying the tree no longer had it."""
+    code = tmp_path / "proj"
+    _tree(code)
+    write(code, "dataset/train.bin", "rows\n")
+    git(code, "add", "-A")
+    git(code, "commit", "-q", "-m", "data")
+    host, root = await _box1(make_loopback_fleet, code)
+    t = transport_for(host)
+    try:
+        await sync_code(host, t, method="sftp")
+        assert (root / "dataset/train.bin").read_text() == "rows\n"
+        ready = dataclasses.replace(host.ready, code_exclude=("dataset/",))
+        excluded = dataclasses.replace(host, ready=ready)
+        checked = await code_status(excluded, t)
+        result = await sync_code(excluded, t, method="sftp")
+        again = await sync_code(excluded, t, method="sftp")
+    finally:
+        await t.close()
+    assert (root / "dataset/train.bin").read_text() == "rows\n"  # the dataset stays
+    assert checked is not None and checked.unsent_left == () and checked.in_sync
+    assert result.removed == () and result.excluded == ("dataset/train.bin",)
+    assert not result.box_differs
+    assert again.removed == () and again.excluded == ("dataset/train.bin",)

@@ -49,7 +49,7 @@ from rgt_tui.services.code_sync.box import (
 from rgt_tui.services.code_sync.box_tree import BoxTree, outputs_under, prune_on_box, scan_box
 from rgt_tui.services.code_sync.listing import LocalFile, LocalTree, list_tree
 from rgt_tui.services.code_sync.rsync import have_rsync, rsync_send
-from rgt_tui.services.code_sync.rules import is_secret
+from rgt_tui.services.code_sync.rules import is_secret, left_out_by
 from rgt_tui.services.code_sync.types import SyncError, SyncResult
 from rgt_tui.transport import Transport
 from rgt_tui.transport.openssh import OpenSsh, openssh_for
@@ -113,6 +113,10 @@ async def sync_code(
     )
     send = [f for f in tree.files if before.hashes.files.get(f.path) != f.file_hash()]
     stale, changed = before.stale()
+    # What code_exclude now leaves out stays on the box, as the box's own (h512 #2).
+    excluded = sorted(left_out_by(host.ready.code_exclude, [f.path for f in stale] + changed))
+    stale = [f for f in stale if f.path not in excluded]
+    changed = [p for p in changed if p not in excluded]
     # A secret an older rgt-tui sent is left on the box, named, not removed as "no
     # longer in the tree": the tree still has it, and a run may read it.
     secrets_left = tuple(f.path for f in stale if is_secret(f.path))
@@ -130,8 +134,9 @@ async def sync_code(
         left = _left(before, changed)
         identity = CodeIdentity(before.tree, tree.commit, tree.dirty)
         return SyncResult(
-            identity=identity, method="none", files_sent=0, bytes_sent=0, left=left, **base
-        )
+            identity=identity, method="none", files_sent=0, bytes_sent=0, left=left,
+            excluded=tuple(excluded), **base,
+        )  # fmt: skip
     if before.running:
         what = (
             _some(f"{len(send)} file{'s differ' if len(send) != 1 else ' differs'}", send)
@@ -190,7 +195,7 @@ async def sync_code(
         session,
         stale,
         [f.file_hash() for f in tree.files if f.path in recorded]
-        + [before.record[p] for p in changed],
+        + [before.record[p] for p in (*changed, *excluded)],
     )
     after = await scan_box(transport, host.name, tree, host.workdir, outputs=outputs_of(host))
     still = [f.path for f in tree.files if after.hashes.files.get(f.path) != f.file_hash()]
@@ -209,6 +214,7 @@ async def sync_code(
         bytes_sent=total,
         removed=(*early, *removed),
         left=_left(after, changed, [*kept_early, *kept]),
+        excluded=tuple(excluded),
         overwritten=switched.edited,
         replaced_found=switched.found,
         kept_in=switched.kept_in,
