@@ -686,8 +686,10 @@ code_switch() {
     fi
     for i in ${keeps[@]+"${!keeps[@]}"}; do  # empty under set -u: bash before 4.4
         rel=${keeps[$i]}
+        # A copy cut short is no copy: the folder goes whole (nothing was switched, so
+        # every file it kept is still in place), not left to read as a backup (h512 #3).
         (umask 077 && mkdir -p -- "$(dirname -- "$kept/$rel")" && cp -P -p -- "$dir/$rel" "$kept/$rel") ||
-            refuse io "cannot keep the box's copy of $rel in $kept (disk full? df -h ~); nothing was switched"
+            { rm -rf -- "$kept"; refuse io "cannot keep the box's copy of $rel in $kept (disk full? df -h ~); nothing was switched"; }
         printf 'keptfile\t%s\t%s\n' "${whys[$i]}" "$rel"
     done
     for rel in "${rels[@]}"; do

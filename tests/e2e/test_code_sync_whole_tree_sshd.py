@@ -76,3 +76,37 @@ def test_sync_check_names_the_box_only_file_and_exits_1_until_a_sync_removes_it(
     ), again.stdout
     assert same.returncode == 0 and "real1: in sync (5 files)" in same.stdout
     assert not (server.workdir / "configs/exp.yaml").exists()
+
+
+async def test_a_kept_copy_cut_short_is_not_left_as_a_backup(openssh_server, tmp_path):
+    """h512 #3: a box out of space while keeping its edited copy of a file refused the
+    switch, and left the copy cut short in ~/.rgt/sync-kept, which the teardown gate then
+    counted as the box's own copy. The box runs out here by its login's file size limit
+    (`ulimit -f` in its ~/.bashrc: sshd's bash reads it), as a full disk stops `cp`."""
+    import pytest
+
+    from rgt_tui.services.code_sync import SyncError
+
+    server = openssh_server
+    code = tmp_path / "proj"
+    _tree(code)
+    write(code, "src/big.py", "x = 1\n" * 50_000)  # 300 KB
+    git(code, "add", "-A")
+    git(code, "commit", "-q", "-m", "big")
+    add_code(server.hosts_file, code)
+    host = load_fleet(server.hosts_file).host(server.host_name)
+    root = server.workdir
+    t = transport_for(host)
+    try:
+        await sync_code(host, t, method="sftp")
+        edited = "y = 2\n" * 50_000
+        write(root, "src/big.py", edited)  # edited on the box: kept before a switch
+        write(code, "src/big.py", "z = 3\n" * 50_000)
+        (root / ".bashrc").write_text("ulimit -f 100\n")  # 100 KiB a file
+        with pytest.raises(SyncError, match="cannot keep the box's copy of src/big.py"):
+            await sync_code(host, t, method="sftp")
+    finally:
+        await t.close()
+    assert (root / "src/big.py").read_text() == edited  # nothing switched
+    kept = root / ".rgt" / "sync-kept"
+    assert not kept.exists() or not any(kept.iterdir()), list(kept.rglob("*"))
