@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 
 from rgt_tui.domain.health import (
     SEVERITY_ORDER,
+    UNKNOWN_RATE_FIX,
     Alert,
     HealthContext,
     HealthState,
@@ -83,17 +84,23 @@ FORGOTTEN_ALERT = "cost.forgotten"
 def forgotten_box_alert(
     queue_done_at: float | None, now: float, rate: float | None, grace_minutes: float = 30.0
 ) -> Alert | None:
-    """GEN1: the queue finished a while ago and the box still bills."""
-    if queue_done_at is None or not rate:
+    """GEN1: the queue finished a while ago and the box still bills. A box of no known
+    rate (no ``cost_per_hour``) is told too: unknown is not free (h513 #1: deleting the
+    line silenced a critical alert); ``cost_per_hour = 0`` says it costs nothing."""
+    if queue_done_at is None or rate == 0:
         return None
     since = (now - queue_done_at) / 60
     if since < grace_minutes:
         return None
+    bills = (
+        f"still bills ${rate:.2f}/h (${since / 60 * rate:.2f} since it finished)"
+        if rate is not None
+        else f"still answers, at a rate not set ({UNKNOWN_RATE_FIX})"
+    )
     return Alert(
         FORGOTTEN_ALERT,
         "critical",
-        f"queue finished {since:.0f} min ago and the box still bills ${rate:.2f}/h "
-        f"(${since / 60 * rate:.2f} since it finished): pull, verify and tear it down",
+        f"queue finished {since:.0f} min ago and the box {bills}: pull, verify and tear it down",
         "GEN1",
     )
 

@@ -24,6 +24,9 @@ from rgt_tui.domain.young_daly import cadence_line
 Severity = Literal["critical", "warning", "info"]
 SEVERITY_ORDER: dict[str, int] = {"critical": 0, "warning": 1, "info": 2}
 DEAD_GPU_XIDS = frozenset({48, 79})
+# What a box of no known rate (no cost_per_hour) is told by the idle alert and GEN1
+# (``cost.forgotten_box_alert``): unknown is not free.
+UNKNOWN_RATE_FIX = "set cost_per_hour in its block; 0 for a box that costs nothing"
 
 
 @dataclass(frozen=True)
@@ -522,15 +525,20 @@ def evaluate(
         alerts += overflow_alerts(snap)
         alerts += cadence_alerts(snap, ctx.mtbf_s)
         # state.idle_since is None while a queue cell runs (HealthState.observe).
-        if ctx.cost_per_hour and state.idle_since is not None and snap.cell is None:
+        # A box of no known rate is told too (h513 #1); cost_per_hour = 0: free, never.
+        if ctx.cost_per_hour != 0 and state.idle_since is not None and snap.cell is None:
             idle_min = (snap.t - state.idle_since) / 60
+            billed = (
+                f"billed ${ctx.cost_per_hour:.2f}/h"
+                if ctx.cost_per_hour is not None
+                else f"billed at a rate not set ({UNKNOWN_RATE_FIX})"
+            )
             if idle_min >= th.idle_minutes:
                 alerts.append(
                     Alert(
                         "cost.idle",
                         "warning",
-                        f"GPUs idle {idle_min:.0f} min with no queue cell running while "
-                        f"billed ${ctx.cost_per_hour:.2f}/h",
+                        f"GPUs idle {idle_min:.0f} min with no queue cell running while {billed}",
                         "P1",
                     )
                 )

@@ -55,7 +55,12 @@ def test_forgotten_box_after_grace():
         and "90 min ago" in alert.message
         and "$3.00 since it finished" in alert.message
     )
-    assert forgotten_box_alert(1000.0, 1e9, None) is None
+    # No rate set is not free (h513 #1: deleting the line silenced GEN1); 0 is.
+    unknown = forgotten_box_alert(1000.0, 1000.0 + 90 * 60, None)
+    assert unknown is not None and "still answers, at a rate not set (set cost_per_hour" in (
+        unknown.message
+    )
+    assert forgotten_box_alert(1000.0, 1e9, 0.0) is None
 
 
 def test_autodl_powered_off_13_days_is_released_in_2():
@@ -83,7 +88,7 @@ def test_cost_alerts_come_from_the_sample_alone():
     ctx = CostContext(gpu_box, 2.0, now=90.0, received_at=60.0)  # our clock is far off
     (alert,) = cost_alerts(done_an_hour_ago, ctx)
     assert alert.id == "cost.forgotten" and "60 min ago" in alert.message
-    assert cost_alerts(done_an_hour_ago, CostContext(gpu_box, None, now=90.0)) == ()  # unbilled
+    assert cost_alerts(done_an_hour_ago, CostContext(gpu_box, 0.0, now=90.0)) == ()  # free
     short = CostContext(gpu_box, 2.0, now=90.0, forgotten_minutes=90.0)
     assert cost_alerts(done_an_hour_ago, short) == ()
     running = HostSnapshot("h", t=5_000_000.0, cell="c1")

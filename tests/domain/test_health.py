@@ -314,7 +314,10 @@ def test_idle_gpu_while_billed_after_threshold():
     assert "cost.idle" in ids(alerts) and "$2.50/h" in next(
         a.message for a in alerts if a.id == "cost.idle"
     )
-    assert "cost.idle" not in ids(run(*idle))  # not billed: no cost alert
+    # No rate set is not free (h513 #1); cost_per_hour = 0 is.
+    unknown = next(a for a in run(*idle) if a.id == "cost.idle")
+    assert "billed at a rate not set (set cost_per_hour" in unknown.message
+    assert "cost.idle" not in ids(run(*idle, ctx=HealthContext(cost_per_hour=0.0)))
     busy_again = replace(idle[-1], t=idle[-1].t + 60, gpus=(gpu(util_pct=80.0),))
     assert "cost.idle" not in ids(run(*idle, busy_again, ctx=billed))
 
