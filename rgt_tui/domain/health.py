@@ -27,6 +27,7 @@ DEAD_GPU_XIDS = frozenset({48, 79})
 # What a box of no known rate (no cost_per_hour) is told by the idle alert and GEN1
 # (``cost.forgotten_box_alert``): unknown is not free.
 UNKNOWN_RATE_FIX = "set cost_per_hour in its block; 0 for a box that costs nothing"
+IDLE_ALERT = "cost.idle"  # P1: GPUs idle while billed, no cell running
 
 
 @dataclass(frozen=True)
@@ -536,7 +537,7 @@ def evaluate(
             if idle_min >= th.idle_minutes:
                 alerts.append(
                     Alert(
-                        "cost.idle",
+                        IDLE_ALERT,
                         "warning",
                         f"GPUs idle {idle_min:.0f} min with no queue cell running while {billed}",
                         "P1",

@@ -109,3 +109,32 @@ async def test_a_box_watch_stopped_is_stopped_not_lost_until_it_answers_again(
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
     await wait_for(lambda: task.done(), timeout=10)
+
+
+async def test_a_box_watch_stopped_keeps_no_idle_alert(tmp_path: Path) -> None:
+    """h513 #4: a box idle long enough to be told "GPUs idle … while billed" kept that
+    alert beside "stopped by watch", in the pane and in /metrics, billed at $0."""
+    from support.samples import gpu
+
+    from rgt_tui.domain.health import IDLE_ALERT
+
+    (tmp_path / "hosts.toml").write_text(FLEET)
+    fleet = load_fleet(tmp_path / "hosts.toml")
+    clock = Clock()
+    monitor = ReplayMonitor(fleet.host("box3"), clock)
+    watcher = Watcher(fleet, sinks=[Recorder()], clock=clock, monitors={"box3": monitor})
+    task = asyncio.create_task(watcher.run())
+    try:
+        await asyncio.wait_for(monitor.started.wait(), 30)
+        for seq in range(1, 10):  # 36 minutes idle: past the 30 the alert waits
+            monitor.sample(agent_sample("box3", t=clock.t, seq=seq, gpus=[gpu(0, 0.0, 210, 1, 40)]))
+            clock.t += 240
+        assert IDLE_ALERT in {a.id for a in watcher.latest["box3"].alerts}
+        record_stop(journal_dir(fleet.path), "box3", clock.t - 5)
+        monitor.lose("connection refused")
+        update = watcher.latest["box3"]
+        assert update.connection.status == "stopped", update.connection
+        assert IDLE_ALERT not in {a.id for a in update.alerts}, update.alerts
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)

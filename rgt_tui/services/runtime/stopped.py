@@ -22,6 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from rgt_tui.domain.health import IDLE_ALERT
 from rgt_tui.services.journal import Journal, JournalError
 from rgt_tui.services.records_watch import file_stamp
 from rgt_tui.services.runtime.monitors import GEN8_ALERT, not_forgotten
@@ -86,8 +87,11 @@ def as_stopped(update: HostUpdate, at: float) -> HostUpdate:
         ),
         # Nor GEN1's "queue finished and the box still bills": watch stopped it, so its
         # rate bills no more (the header's $/h and the metrics say 0), and the alert paged
-        # every time autostop did its job (s36 watch hour #2).
-        alerts=tuple(a for a in not_forgotten(update).alerts if a.id != GEN8_ALERT),
+        # every time autostop did its job (s36 watch hour #2). Nor its last sample's
+        # "GPUs idle while billed" (h513 #4: beside "stopped by watch", and in /metrics).
+        alerts=tuple(
+            a for a in not_forgotten(update).alerts if a.id not in (GEN8_ALERT, IDLE_ALERT)
+        ),
     )
 
 
