@@ -7,6 +7,7 @@ journal, the product's telemetry agent; `watch --once` as cron runs it."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 
@@ -69,6 +70,9 @@ async def test_metrics_name_a_torn_down_box_that_still_answers_after_a_restart(
     tear_down(hosts, "box1", box_id, time.time() - 3600)
 
     fleet = load_fleet(hosts)
+    fleet = dataclasses.replace(
+        fleet, hosts=tuple(dataclasses.replace(h, cost_per_hour=2.99) for h in fleet.hosts)
+    )
     metrics = FleetMetrics(fleet)  # one exporter across two looks, as a running watch's
 
     async def scrape() -> str:
@@ -79,6 +83,10 @@ async def test_metrics_name_a_torn_down_box_that_still_answers_after_a_restart(
     (line,) = [x for x in text.splitlines() if x.startswith("rgt_alert{")] or [text]
     assert 'host="box1"' in line and 'alert="teardown.still-answers"' in line, text
     assert 'severity="critical"' in line and 'gotcha="GEN1"' in line and line.endswith(" 1.0")
+    # It may still bill: its rate counts in the fleet's $/h (h513 #2: it read $0).
+    assert 'rgt_cost_per_hour{host="box1"} 2.99' in text, text
 
     await loop.box("box1").stop()
-    assert "rgt_alert{" not in await scrape()  # gone: the series goes, nothing pages
+    text = await scrape()
+    assert "rgt_alert{" not in text  # gone: the series goes, nothing pages
+    assert 'rgt_cost_per_hour{host="box1"}' not in text

@@ -216,12 +216,16 @@ class FleetMetrics(Collector, Sink):
             out.add("rgt_pull_failing", (name,), int(failing))
         for name, at in sorted(self._pulled_at.items()):
             out.add("rgt_pull_last_success_timestamp_seconds", (name,), at)
-        listed = {h.name for h in self.fleet.hosts}
+        listed = {h.name: h for h in self.fleet.hosts}
         for name, alert in sorted(self._torn_down.items()):
             state = self._states.get(name)
             if name not in listed or (state and any(a.id == alert.id for a in state.alerts)):
                 continue  # removed since the look, or watched and said by its own state
             out.add("rgt_alert", (name, alert.id, alert.severity, alert.gotcha, ""), 1)
+            if state is None:
+                # It answers, so it may still bill: its rate counts in sum(...) (h513 #2:
+                # after a restart the fleet's $/h read $0 beside this alert).
+                out.add("rgt_cost_per_hour", (name,), listed[name].cost_per_hour)
         yield from out.made.values()
 
     async def serve(self, address: str, port: int) -> MetricsServer:
