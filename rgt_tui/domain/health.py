@@ -539,7 +539,9 @@ def evaluate(
                     Alert(
                         IDLE_ALERT,
                         "warning",
-                        f"GPUs idle {idle_min:.0f} min with no queue cell running while {billed}",
+                        # The way on, as GEN1's says its own (h513 #7: the notice named none).
+                        f"GPUs idle {idle_min:.0f} min with no queue cell running while {billed}: "
+                        "give it work, or pull, verify and stop it",
                         "P1",
                     )
                 )
