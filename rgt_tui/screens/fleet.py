@@ -83,6 +83,16 @@ class FleetScreen(FleetView, Screen[None]):
         Binding("enter", "open", "Open", tooltip="Open the selected host's detail screen"),
         Binding("r", "reconnect", "Reconnect", tooltip="Reconnect the selected host now"),
         Binding("slash", "filter", "Filter", key_display="/", tooltip="Filter hosts by name"),
+        # The header counts alerts without naming the boxes; at 80x24 one pane shows
+        # (h513 #6). Not in the footer, full at 80 columns; the help screen lists it.
+        Binding(
+            "exclamation_mark",
+            "next_alert",
+            "Next alert",
+            key_display="!",
+            show=False,
+            tooltip="Select the next pane with an alert (critical ones first)",
+        ),
         Binding("escape", "clear_filter", "Clear filter", show=False),
         SHELL_BINDING,
         *QUEUE_BINDINGS,
@@ -436,6 +446,24 @@ class FleetScreen(FleetView, Screen[None]):
         index = panes.index(current) if current in panes else 0
         target = panes[neighbour(index, len(panes), self._grid.columns, direction)]
         self.select(target.host.name)
+
+    def action_next_alert(self) -> None:
+        """Select the next shown pane with an open alert: the panes with a critical one
+        in grid order, then those with a warning, round again; said when none has one."""
+
+        def rank(pane: HostPane) -> int:
+            alerts = pane.update.alerts if pane.update is not None else ()
+            severities = {a.severity for a in alerts}
+            return 0 if "critical" in severities else 1 if "warning" in severities else 2
+
+        ranked = [(rank(p), i, p) for i, p in enumerate(self.visible_panes)]
+        ring = [p for r, _, p in sorted(ranked, key=lambda t: t[:2]) if r < 2]
+        if not ring:
+            self.notify("No pane shows an alert", timeout=3)
+            return
+        current = self.selected
+        at = ring.index(current) if current in ring else -1
+        self.select(ring[(at + 1) % len(ring)].host.name)
 
     def _for_selected(self, message: Callable[[str], Message]) -> None:
         """Post ``message(host)`` for the selected pane's host (none selected: said)."""

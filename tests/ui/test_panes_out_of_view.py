@@ -10,6 +10,7 @@ from support.pilot import make_app, screen_text, wait_for
 from support.samples import FROZEN, agent_sample, disk, make_update, many_hosts_fleet, write_fleet
 
 from rgt_tui.messages import HostUpdated
+from rgt_tui.screens.fleet import _in_view
 from rgt_tui.screens.host_detail import HostDetailScreen
 
 
@@ -192,3 +193,34 @@ async def test_a_torn_down_pane_drops_its_last_alerts(tmp_path: Path) -> None:
         app.fleet_screen.panes["box0"].mark_torn_down(FROZEN - 60)
         await wait_for(lambda: "torn down" in screen_text(app), pilot=pilot)
         assert "shared by 3 processes" not in screen_text(app)
+
+
+async def test_bang_selects_the_next_pane_with_an_alert_critical_first(tmp_path: Path) -> None:
+    """h513 #6: at 80x24 one pane shows, and the header counts alerts without naming the
+    boxes: `!` selects the next pane with one, the critical ones first, then the warnings,
+    scrolled into view."""
+    from dataclasses import replace
+
+    from rgt_tui.domain.health import Alert
+
+    app = make_app(tmp_path, fleet=many_hosts_fleet(tmp_path, 12))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        screen = app.fleet_screen
+        await pilot.press("exclamation_mark")  # none yet: said, the selection stays
+        await pilot.pause()
+        assert screen.selected is not None and screen.selected.host.name == "box0"
+        for i in range(12):
+            update = make_update(f"box{i}", agent_sample(f"box{i}"))
+            severity = {4: "warning", 7: "critical", 9: "critical"}.get(i)
+            if severity:
+                update = replace(update, alerts=(Alert("t.x", severity, "x", "P1"),))
+            app.post_message(HostUpdated(update))
+        await pilot.pause()
+        picked = []
+        for _ in range(4):
+            await pilot.press("exclamation_mark")
+            await pilot.pause()
+            picked.append(screen.selected.host.name if screen.selected else None)
+        assert picked == ["box7", "box9", "box4", "box7"]  # critical ones first, round again
+        await wait_for(lambda: _in_view(screen.panes["box7"]), pilot=pilot)
