@@ -306,12 +306,14 @@ class Table:
         value = self.data[key]
         bound = "≥ 0" if allow_zero else "> 0"
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            fix = f" — drop the quotes: {key} = {value}" if _is_number_text(value) else ""
+            bare = _as_number_text(value)
+            fix = f" — drop the quotes: {key} = {bare}" if bare else ""
             raise self.error(key, f"expected a number {bound}, got {_describe(value)}{fix}")
         if not math.isfinite(value):  # "a number > 0, got inf" read as a contradiction
             raise self.error(key, f"expected a finite number {bound}, got {value}")
         if value < 0 or (value == 0 and not allow_zero):
-            raise self.error(key, f"expected a number {bound}, got {value}")
+            fix = f" — write {key} = {-value}" if value < 0 else ""
+            raise self.error(key, f"expected a number {bound}, got {value}{fix}")
         return float(value)
 
     def integer(self, key: str, default: int) -> int:
@@ -348,6 +350,17 @@ class Table:
             header = f"{self.section}.{key}" if self.section else key
             raise self.error(key, f"expected a table written [{header}], got {_describe(value)}")
         return value
+
+
+def _as_number_text(value: Any) -> str:
+    """The number a quoted value means, written bare ("" when it means none): "2.49",
+    and "$2.49" or "2.49 USD" with the currency dropped (h513 #12: no fix was said)."""
+    if not isinstance(value, str):
+        return ""
+    text = value.strip().strip("$€£¥").strip()
+    for unit in ("USD", "EUR", "CNY", "RMB", "/h", "/hr"):
+        text = text.removesuffix(unit).strip()
+    return text if _is_number_text(text) else ""
 
 
 def _is_number_text(value: Any) -> bool:

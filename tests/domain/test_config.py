@@ -438,6 +438,12 @@ def test_quoted_number_suggests_dropping_quotes(tmp_path: Path) -> None:
     err = load_error(tmp_path, '[[hosts]]\nname = "a"\nssh = "a"\ncost_per_hour = "1.2"\n')
     assert "expected a number" in err.message
     assert "drop the quotes: cost_per_hour = 1.2" in err.message
+    # A price written as on the provider's page, or negative: the fix is said (h513 #12).
+    for written, fix in (('"$2.49"', "cost_per_hour = 2.49"), ('"0.8 USD"', "cost_per_hour = 0.8")):
+        err = load_error(tmp_path, f'[[hosts]]\nname = "a"\nssh = "a"\ncost_per_hour = {written}\n')
+        assert f"drop the quotes: {fix}" in err.message, err.message
+    err = load_error(tmp_path, '[[hosts]]\nname = "a"\nssh = "a"\ncost_per_hour = -1\n')
+    assert "got -1 — write cost_per_hour = 1" in err.message, err.message
 
 
 @pytest.mark.parametrize(
