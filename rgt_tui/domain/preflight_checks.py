@@ -149,6 +149,18 @@ def check_python(facts: BoxFacts, ctx: CheckContext) -> Check:
             f"run it on {ctx.host} by hand to see where it hangs, or set python = "
             '"/path/to/python" for it in the fleet file',
         )
+    if py is None and facts.py_rc == 141:
+        # SIGPIPE: preflight.sh reads its first 64 KiB and closes the pipe, so the exit
+        # status is the cut's, not the interpreter's (h512 #4: "did not run (exit 141)").
+        return Check(
+            "python",
+            False,
+            f"`{ctx.interpreter.shown} -` printed more than the 64 KiB the check reads, and "
+            f"was cut off there (exit 141, a closed pipe): {said}",
+            f"run `{ctx.interpreter.shown} -c pass` on {ctx.host} by hand to see what prints "
+            "that much (a sitecustomize, a wrapper script), or set python = "
+            '"/path/to/python" for it in the fleet file',
+        )
     if py is None:
         return Check(
             "python",

@@ -218,3 +218,15 @@ def test_a_python_that_hung_is_said_to_have_hung_not_to_have_failed_to_run() -> 
         BoxFacts(py_rc=127, py_tail=("not found",), workdir_ok=True), _ctx("generic-ssh")
     )
     assert "did not run (exit 127)" in failed.detail, failed
+
+
+def test_a_python_that_floods_is_said_to_have_been_cut_off() -> None:
+    """h512 #4: a `python` that printed 300 KB read "did not run (exit 141)": the exit was
+    the closed pipe's (preflight.sh reads 64 KiB), not the interpreter's."""
+    from rgt_tui.domain.preflight_checks import check_python
+
+    flood = check_python(
+        BoxFacts(py_rc=141, py_tail=("AAAA",), workdir_ok=True), _ctx("generic-ssh")
+    )
+    assert not flood.ok and "printed more than the 64 KiB the check reads" in flood.detail, flood
+    assert "did not run" not in flood.detail
