@@ -65,3 +65,23 @@ async def test_vram_kill_asks_for_the_pid_typed_then_looks_again(make_queue_flee
     assert code == 0, out + err
     assert f"pid {held.pid} ended after SIGTERM" in out
     await wait_for(held.ended, 10, "the holder to exit")
+
+
+async def test_the_teardown_check_names_a_process_on_the_gpus_when_no_cell_runs(
+    make_queue_fleet, tmp_path, held
+):
+    """h511 #7: a run started by hand (not a queue cell) writing into the results read
+    "the queue is idle" and "ready" between its saves. The check names the processes
+    that hold the GPUs while no cell runs: a note, not a lock (a holder that cannot be
+    stopped must never keep a billing box from its teardown)."""
+    hosts = await gpu_fleet(make_queue_fleet, tmp_path, held)
+    check = await arun("teardown", "box1", "--check", "--hosts", hosts)
+    said = " ".join(check.stdout.split())
+    assert f"no queue cell runs, yet a process here uses the GPUs: pid {held.pid} " in said, (
+        check.stdout
+    )
+    assert "a run started by hand?" in said and "`rgt-tui vram box1`" in said
+    held.let_go()  # it holds no device now
+    await wait_for(lambda: not held.holds(), 10, "the holder to let go")
+    again = await arun("teardown", "box1", "--check", "--hosts", hosts)
+    assert "use the GPUs" not in again.stdout and "uses the GPUs" not in again.stdout

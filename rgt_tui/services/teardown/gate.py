@@ -59,6 +59,7 @@ from rgt_tui.services.teardown.gate_scan import (
     BoxNow,
     cells_seen,
     groups_seen,
+    hand_run_note,
     moved_now,
     scan_now,
 )
@@ -319,6 +320,9 @@ async def gather(
         # for the groups' folders it holds.
         own = (local, local_check) if local_check is not None else None
         now = replace(now, groups=await groups_seen(fleet, host, transport, own))
+    hand_run = ""
+    if transport is not None and now.error is None and not records_only:
+        hand_run = await hand_run_note(host, transport, now)
     at = clock()
     problems: list[str] = []
     moved: list[BoxHistory] = []
@@ -343,6 +347,8 @@ async def gather(
                 "once it ends — verify then, and check again",
             )
         problems.extend(found)
+        if hand_run:
+            problems.append(hand_run)
         if jh.box is None:
             # No box has ever answered: facts about none cannot be kept (they would
             # only turn into history); they are shown, not recorded.

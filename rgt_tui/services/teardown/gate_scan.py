@@ -159,6 +159,48 @@ async def groups_seen(
     return tuple(seen)
 
 
+async def hand_run_note(host: HostConfig, transport: Transport, now: BoxNow) -> str:
+    """A note, when no cell of the box's queue (nor of a group's) runs, yet processes of
+    the box hold its GPUs: a run started by hand, whose writes after this check no pull
+    holds (h511 #7: the gate read "the queue is idle" and "ready" between the saves of a
+    script run by hand). "" when none, and when the box cannot say (best effort: a note,
+    not a condition, so a holder that cannot be stopped never locks the gate)."""
+    from rgt_tui.services.box.vram import VramError, read_vram_evidence
+
+    if now.running or any(seen.running for seen in now.groups):
+        return ""
+    if isinstance(backend_for(host), JobGated):
+        return ""  # a cluster's login node: its jobs are the jobs line's
+    try:
+        evidence = await read_vram_evidence(host.name, transport)
+    except (TransportError, VramError, OSError, ValueError):
+        return ""
+    # A holder of a /dev/nvidia* file of this box; nvidia-smi's list alone where that
+    # walk could not run (its PIDs may be the host's, another process's here).
+    users = [
+        p
+        for p in evidence.processes
+        if p.visible
+        and not p.cell
+        and p.comm != "nvidia-smi"
+        and (p.devices if evidence.walk == "ok" else p.listed)
+    ]
+    if not users:
+        return ""
+    shown = "; ".join(
+        f"pid {p.pid} {printable(evidence.command_of(p), 80)}"
+        + (f" ({p.smi_mib} MiB)" if p.smi_mib is not None else "")
+        for p in users[:3]
+    )
+    more = f" and {len(users) - 3} more" if len(users) > 3 else ""
+    count = f"{len(users)} processes here use" if len(users) != 1 else "a process here uses"
+    return (
+        f"no queue cell runs, yet {count} the GPUs: {shown}{more} — a run started "
+        f"by hand? What it writes after this check is in no pull: stop it (`rgt-tui vram "
+        f"{host.name}` lists and stops them), then pull and verify again"
+    )
+
+
 def cells_seen(fleet: Fleet, host: HostConfig, now: BoxNow, manifest: Manifest | None) -> BoxNow:
     """``now`` with the queue's unfinished and moved cells as the gate's fact, each
     unfinished cell's output folders in the pulled copy (``manifest``) named. Without a
