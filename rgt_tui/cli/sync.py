@@ -210,7 +210,7 @@ def _print_result(call: Call, label: str, box: str, name: str, result: SyncResul
     if result.excluded:
         shown = ", ".join(result.excluded[:3]) + (", …" if len(result.excluded) > 3 else "")
         print(
-            f"{label}: kept on the box, as code_exclude now leaves them out: {shown} — no "
+            f"{label}: kept on the box, as the rules now leave them out: {shown} — no "
             "longer sent, and never removed by a sync"
         )
     if result.withheld:

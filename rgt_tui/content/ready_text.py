@@ -176,6 +176,13 @@ def sync_result_lines(result: SyncResult, host: str, *, now: float | None = None
                 shown(_some(result.left)),
             )
         )
+    if result.excluded:  # as the command line says it (review h514 #12)
+        lines.append(
+            Content.assemble(
+                (f"  kept on {host}, as the rules now leave them out (never removed): ", MUTED),
+                shown(_some(result.excluded)),
+            )
+        )
     if result.skipped:
         lines.append(
             Content.assemble(("  ", MUTED), (shown(skipped_note(result.skipped)), "$warning"))

@@ -12,6 +12,7 @@ from support.code_trees import SYNC_RECORD, add_code, git, git_tree, write
 from support.queues import GATE, SCRIPT_RUN, wait_view
 
 from rgt_tui.cli.launch import preflight_lines
+from rgt_tui.content.ready_text import sync_result_lines
 from rgt_tui.domain.queue_state import FINISHED
 from rgt_tui.services.code_sync import SyncError, code_status, sync_code
 from rgt_tui.services.fleet.file import load_fleet
@@ -288,4 +289,33 @@ async def test_files_code_exclude_leaves_out_after_a_sync_stay_on_the_box(
     assert checked is not None and checked.unsent_left == () and checked.in_sync
     assert result.removed == () and result.excluded == ("dataset/train.bin",)
     assert not result.box_differs
-    assert again.removed == () and again.excluded == ("dataset/train.bin",)
+    # Dropped from the sync's record: the box's own now, never removed later (review
+    # h514 #2: kept in the record, a later sync without the exclude would remove it).
+    assert "dataset/train.bin" not in (root / SYNC_RECORD).read_text()
+    assert again.removed == () and again.excluded == () and not again.box_differs
+
+
+async def test_files_a_new_gitignore_line_leaves_out_stay_on_the_box(make_loopback_fleet, tmp_path):
+    """Review h514 #1: the same through .gitignore: a line added after a sync had sent the
+    files made them stale, and the next sync removed them on the box."""
+    code = tmp_path / "proj"
+    _tree(code)
+    write(code, "cache/feats.bin", "features\n")
+    git(code, "add", "-A")
+    git(code, "commit", "-q", "-m", "cache")
+    host, root = await _box1(make_loopback_fleet, code)
+    t = transport_for(host)
+    try:
+        await sync_code(host, t, method="sftp")
+        git(code, "rm", "-q", "--cached", "-r", "cache")
+        write(code, ".gitignore", "data/\n*.log\ncache/\n")
+        git(code, "commit", "-q", "-am", "ignore the cache")
+        result = await sync_code(host, t, method="sftp")
+    finally:
+        await t.close()
+    assert (root / "cache/feats.bin").read_text() == "features\n"
+    assert result.removed == () and result.excluded == ("cache/feats.bin",)
+    said = " ".join(line.plain for line in sync_result_lines(result, "box1"))  # the TUI's
+    assert "kept on box1, as the rules now leave them out (never removed): cache/feats.bin" in (
+        said
+    )

@@ -77,7 +77,25 @@ class LocalTree:
     withheld: tuple[str, ...] = ()
     # The rules that chose ``files``, to judge the box's files by (None: git's alone).
     rules: SendRules | None = field(default=None, compare=False, repr=False)
+
     secrets: tuple[str, ...] = ()  # secret files in the tree, never sent (``is_secret``)
+
+    def not_sent(self, paths: Iterable[str], host: str) -> set[str]:
+        """Those of ``paths`` the tree's ignore files or ``code_exclude`` leave out: a
+        sync never removes the box's copies of them, whatever an earlier sync put there
+        (h512 #2). What is held back (the fleet file, its queues, the results, copies of
+        them) is not among them: an earlier sync's copy of that goes. Blocking (git)."""
+        rules = self.rules
+        asked = [
+            p
+            for p in paths
+            if rules is not None
+            and held_under(p, rules.held) is None
+            and not copy_of(p, rules.copied)
+        ]
+        if rules is None or not asked:
+            return set()
+        return set(asked) - rules.sent(asked, host)
 
     @property
     def crlf(self) -> tuple[tuple[str, str], ...]:

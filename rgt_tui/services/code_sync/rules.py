@@ -92,16 +92,6 @@ def never_sent(rel: str, extra: pathspec.PathSpec) -> bool:
     return extra.match_file(rel)
 
 
-def left_out_by(excludes: Iterable[str], paths: Iterable[str]) -> set[str]:
-    """Those of ``paths`` the host's ``code_exclude`` leaves out, by their own name or a
-    folder above them: a sync stops sending them, and never removes the box's copies
-    (h512 #2: excluding ``data/`` after it was synced deleted the dataset on the box)."""
-    extra = pathspec.GitIgnoreSpec.from_lines(excludes)
-    return {
-        p for p in paths if extra.match_file(p) or any(extra.match_file(a) for a in _ancestors(p))
-    }
-
-
 def fleet_files(fleet: Fleet) -> tuple[Path, ...]:
     """The fleet file in use, every queue file it names (a group's members' too) and the
     fleet's ``results_dir``: a sync never sends them, nor anything under them, wherever

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 from pathlib import Path
 
 from rgt_tui.domain.code_identity import CodeIdentity
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.services.code_sync.box_tree import scan_box
-from rgt_tui.services.code_sync.rules import left_out_by
 from rgt_tui.services.code_sync.sync import local_tree, outputs_of
 from rgt_tui.services.code_sync.types import MAX_DIFFERS, CodeStatus
 from rgt_tui.transport import Transport
@@ -30,7 +30,7 @@ async def code_status(
     differs = [f.path for f in tree.files if box.hashes.files.get(f.path) != f.file_hash()]
     box_id = CodeIdentity(box.tree) if box.dir_exists else None
     removable, _changed = box.stale()  # changed ones are named by sync as it leaves them
-    excluded = left_out_by(host.ready.code_exclude, [f.path for f in removable])
+    excluded = await asyncio.to_thread(tree.not_sent, [f.path for f in removable], host.name)
     unsent = [f.path for f in removable if f.path not in box.box_only and f.path not in excluded]
     return CodeStatus(
         host=host.name,

@@ -49,7 +49,7 @@ from rgt_tui.services.code_sync.box import (
 from rgt_tui.services.code_sync.box_tree import BoxTree, outputs_under, prune_on_box, scan_box
 from rgt_tui.services.code_sync.listing import LocalFile, LocalTree, list_tree
 from rgt_tui.services.code_sync.rsync import have_rsync, rsync_send
-from rgt_tui.services.code_sync.rules import is_secret, left_out_by
+from rgt_tui.services.code_sync.rules import is_secret
 from rgt_tui.services.code_sync.types import SyncError, SyncResult
 from rgt_tui.transport import Transport
 from rgt_tui.transport.openssh import OpenSsh, openssh_for
@@ -113,15 +113,19 @@ async def sync_code(
     )
     send = [f for f in tree.files if before.hashes.files.get(f.path) != f.file_hash()]
     stale, changed = before.stale()
-    # What code_exclude now leaves out stays on the box, as the box's own (h512 #2).
-    excluded = sorted(left_out_by(host.ready.code_exclude, [f.path for f in stale] + changed))
-    stale = [f for f in stale if f.path not in excluded]
-    changed = [p for p in changed if p not in excluded]
     # A secret an older rgt-tui sent is left on the box, named, not removed as "no
     # longer in the tree": the tree still has it, and a run may read it.
     secrets_left = tuple(f.path for f in stale if is_secret(f.path))
     stale = [f for f in stale if not is_secret(f.path)]
     changed = [p for p in changed if not is_secret(p)]
+    # What the rules no longer send (code_exclude, a .gitignore line added since) stays
+    # on the box as the box's own: dropped from the record, never removed (h512 #2:
+    # excluding data/ deleted the dataset there; review h514 #1, #2).
+    excluded = sorted(
+        await asyncio.to_thread(tree.not_sent, [f.path for f in stale] + changed, host.name)
+    )
+    stale = [f for f in stale if f.path not in excluded]
+    changed = [p for p in changed if p not in excluded]
     base = {
         "host": host.name,
         "files_total": len(tree.files),
@@ -130,7 +134,7 @@ async def sync_code(
         "secrets": tree.secrets,
         "secrets_left": secrets_left,
     }
-    if not send and not stale:
+    if not send and not stale and (not excluded or before.running):
         left = _left(before, changed)
         identity = CodeIdentity(before.tree, tree.commit, tree.dirty)
         return SyncResult(
@@ -195,7 +199,7 @@ async def sync_code(
         session,
         stale,
         [f.file_hash() for f in tree.files if f.path in recorded]
-        + [before.record[p] for p in (*changed, *excluded)],
+        + [before.record[p] for p in changed],
     )
     after = await scan_box(transport, host.name, tree, host.workdir, outputs=outputs_of(host))
     still = [f.path for f in tree.files if after.hashes.files.get(f.path) != f.file_hash()]

@@ -182,8 +182,9 @@ class SyncResult:
     note: str = ""  # why rsync was not used, when it was not
     removed: tuple[str, ...] = ()  # files an earlier sync installed that the tree dropped
     left: tuple[str, ...] = ()  # "path (why)": box-only files the rules would send, kept
-    # Files an earlier sync put there that code_exclude now leaves out: kept on the box,
-    # never removed (the user's data now, not code; h512 #2).
+    # Files an earlier sync put there that the rules now leave out (code_exclude, a
+    # .gitignore line): kept on the box, dropped from the record (the user's data now,
+    # not code; h512 #2).
     excluded: tuple[str, ...] = ()
     # The fleet file, its queue files and its results_dir ("results/") in the tree: not sent.
     withheld: tuple[str, ...] = ()
