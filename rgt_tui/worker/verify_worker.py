@@ -211,14 +211,21 @@ def load_torch(path: str) -> tuple[str, str]:
     if mapped:
         # A mapped load reads no tensor bytes: each record is read against the CRC-32
         # torch wrote for it (h511 #6: 64 bytes changed inside a tensor loaded).
+        # Saved with torch.serialization.set_crc32_options(False), every record's CRC-32
+        # is 0: nothing to check against (review h514 #3: such a file read as corrupt).
         try:
             with zipfile.ZipFile(path) as archive:
-                bad = archive.testzip()
+                written = any(i.CRC for i in archive.infolist() if i.file_size)
+                bad = archive.testzip() if written else None
         except (zipfile.BadZipFile, OSError, EOFError) as exc:
             return "corrupt", f"its archive cannot be read through: {first_line(exc)}"
         if bad is not None:
             return "corrupt", f"record {bad!r} does not match the CRC-32 torch wrote for it"
-        crc = ", every record's CRC-32 checked"
+        crc = (
+            ", every record's CRC-32 checked"
+            if written
+            else "; saved without CRC-32s, so its records' bytes were not checked"
+        )
     return (
         "loaded",
         f"loaded with torch {info['torch']} (weights_only{crc}): {tensors} tensors, "

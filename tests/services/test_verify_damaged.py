@@ -132,3 +132,29 @@ async def test_a_checkpoint_changed_inside_a_tensor_is_corrupt(make_loopback_fle
     flipped = checks["flipped.pt"]
     assert flipped.status == "corrupt", flipped
     assert "does not match the CRC-32 torch wrote for it" in flipped.detail, flipped.detail
+
+
+async def test_a_checkpoint_saved_without_crcs_is_loaded_not_called_corrupt(
+    make_loopback_fleet, tmp_path
+):
+    """Review h514 #3: torch.serialization.set_crc32_options(False) (large saves run
+    faster) writes every record's CRC-32 as 0; the CRC check called such a file corrupt."""
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet) / "cell"
+    res.mkdir(parents=True)
+    torch.serialization.set_crc32_options(False)
+    try:
+        torch.save({"w": torch.full((2_000,), 3.0)}, res / "fast.pt")
+    finally:
+        torch.serialization.set_crc32_options(True)
+    host = host_of(fleet)
+    transport = transport_for(host)
+    try:
+        pulled = await pull_host(host, tmp_path, transport, options=fast())
+        assert not pulled.failed, pulled.failed
+        report = await verify_host(host, tmp_path, transport=transport)
+    finally:
+        await transport.close()
+    (check,) = [c for c in report.checks if c.path.endswith("fast.pt")]
+    assert check.status == "verified", check
+    assert "saved without CRC-32s, so its records' bytes were not checked" in check.detail
