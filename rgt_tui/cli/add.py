@@ -307,7 +307,11 @@ def _new_host(call: Call, fleet_file: FleetFile, pasted: Pasted, tty: bool) -> N
         tty=tty,
     )
     cost = _value(
-        call, args.cost_per_hour, "Cost per hour in dollars (empty: none): ", read_cost, tty=tty
+        call,
+        args.cost_per_hour,
+        "Cost per hour in dollars (empty: not known, alerts count it as billed; 0: free): ",
+        read_cost,
+        tty=tty,
     )
     return NewHost(
         name=name,

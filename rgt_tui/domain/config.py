@@ -376,6 +376,16 @@ class HostConfig:
         return self.ssh is None
 
     @property
+    def alert_rate(self) -> float | None:
+        """The rate the cost alerts (GEN1, P1) read: ``cost_per_hour``, None (not set:
+        told as billed at a rate not set, h513 #1) only for a rented box that can take
+        one. A group (its boxes bill), this machine, and a cluster's login node never
+        bill as a box: 0, no cost alert (review h514 #4)."""
+        if self.group is not None or self.is_local or self.is_login_node:
+            return self.cost_per_hour or 0.0
+        return self.cost_per_hour
+
+    @property
     def is_login_node(self) -> bool:
         """True when the host only hands cells to a scheduler and runs none itself (a
         Slurm login node): what it is, read once from its settings, so the domain's rules

@@ -190,7 +190,7 @@ def connection_alerts(
         thresholds=thresholds,
         connection=connection.status,
         lost_since=connection.since if connection.status != "connected" else None,
-        cost_per_hour=host.cost_per_hour,
+        cost_per_hour=host.alert_rate,
         tracker=host.ready.tracker if host.ready.tracker_patterns else "",
         mtbf_s=mtbf_s(host, profile),  # ckpt.cadence (issue 40)
         spare=host.watch.spare,  # a dead GPU's fix names the move to a spare (U22)
@@ -199,7 +199,7 @@ def connection_alerts(
     )
     cctx = CostContext(
         profile,
-        host.cost_per_hour,
+        host.alert_rate,
         now,
         unreachable,
         received_at,

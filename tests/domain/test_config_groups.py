@@ -34,6 +34,12 @@ def _load(tmp_path: Path, group: str, boxes: str = BOXES):
     return load_fleet(path)
 
 
+def _write(tmp_path: Path, host: str) -> Path:
+    path = tmp_path / "one.toml"
+    path.write_text("[[hosts]]\n" + host)
+    return path
+
+
 def _refused(tmp_path: Path, group: str, boxes: str = BOXES) -> ConfigError:
     with pytest.raises(ConfigError) as caught:
         _load(tmp_path, group, boxes)
@@ -58,6 +64,12 @@ def test_a_group_is_a_host_reached_through_rank_0(tmp_path: Path) -> None:
     # $11.75/h for boxes billing $7.37/h).
     assert pair.cost_per_hour is None
     assert sum(h.cost_per_hour or 0 for h in fleet.hosts) == 4.5
+    # Nor do its cost alerts fire as an unpriced box's would (review h514 #4: a critical
+    # GEN1 whose fix, a rate, the group refuses); a box with no rate is told as billed.
+    assert pair.alert_rate == 0.0 and fleet.host("box1").alert_rate == 2.0
+    unpriced = load_fleet(_write(tmp_path, 'name = "b"\nssh = "root@10.0.0.9"\n'))
+    assert unpriced.host("b").alert_rate is None
+    assert load_fleet(_write(tmp_path, 'name = "me"\nssh = "local"\n')).host("me").alert_rate == 0
     assert pair.run == RUN and pair.teardown is None
 
 

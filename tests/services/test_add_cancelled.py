@@ -28,7 +28,7 @@ async def test_ctrl_c_at_an_early_question_says_nothing_was_written(tmp_path, ho
     hosts.write_text(FLEET)
     term = Terminal("add", "local", "--name", "h", "--hosts", hosts, cwd=tmp_path,
                     env=NO_COLOR, output_on_terminal=True)  # fmt: skip
-    for prompt in ("[generic-ssh]: ", "(empty: none): ", "[~/code]: "):
+    for prompt in ("[generic-ssh]: ", "0: free): ", "[~/code]: "):
         await term.expect(prompt)
         term.type("")
     await term.expect("Local code tree to sync (none: no sync) [none]: ")
@@ -51,7 +51,7 @@ async def test_ctrl_c_at_the_queue_question_writes_neither_the_host_nor_its_key(
     ssh = f"ssh -p {box.port} -i {fleet.client_key} {fleet.username}@127.0.0.1"
     term = Terminal("add", ssh, "--name", "b1", "--hosts", hosts, cwd=tmp_path, env=NO_COLOR,
                     output_on_terminal=True)  # fmt: skip
-    for prompt in ("[generic-ssh]: ", "(empty: none): "):
+    for prompt in ("[generic-ssh]: ", "0: free): "):
         await term.expect(prompt)
         term.type("")
     await term.expect("Trust this key? Type y or yes to trust; anything else cancels [N]: ")

@@ -399,7 +399,7 @@ async def test_cli_at_a_terminal_asks_and_an_unconfirmed_key_writes_nothing(
     asked.type("")  # the default
     await asked.expect("[generic-ssh]: ")
     asked.type("")
-    await asked.expect("(empty: none): ")
+    await asked.expect("0: free): ")
     asked.type("1.10")
     await asked.expect("Trust this key? Type y or yes to trust; anything else cancels [N]: ")
     assert box.host_key.get_fingerprint("sha256") in asked.out.decode()
@@ -423,7 +423,7 @@ async def test_cli_at_a_terminal_asks_and_an_unconfirmed_key_writes_nothing(
     agreed.type("b1")
     await agreed.expect("[generic-ssh]: ")
     agreed.type("lambda")
-    await agreed.expect("(empty: none): ")
+    await agreed.expect("0: free): ")
     agreed.type("")
     await agreed.expect("[N]: ")
     agreed.type("yes")  # as the prompt says: y or yes

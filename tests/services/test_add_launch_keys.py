@@ -83,7 +83,7 @@ async def test_cli_at_a_terminal_asks_the_launch_keys_with_the_profiles_defaults
     term.type("b1")
     await term.expect("[generic-ssh]: ")
     term.type("runpod")
-    await term.expect("(empty: none): ")
+    await term.expect("0: free): ")
     term.type("")
     await term.expect("Trust this key? Type y or yes to trust; anything else cancels [N]: ")
     term.type("y")  # then what a first launch needs

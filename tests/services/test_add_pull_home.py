@@ -48,7 +48,7 @@ async def test_add_at_a_terminal_asks_again_after_a_whole_home(tmp_path, home):
     hosts.write_text(FLEET)
     term = Terminal("add", "local", "--name", "h", "--hosts", hosts, cwd=tmp_path,
                     env={"NO_COLOR": "1"}, output_on_terminal=True)  # fmt: skip
-    prompts = ("[generic-ssh]: ", "(empty: none): ", "[~/code]: ", "[none]: ", "[queues/h.txt]: ",
+    prompts = ("[generic-ssh]: ", "0: free): ", "[~/code]: ", "[none]: ", "[queues/h.txt]: ",
                "--out {out}]: ", "(results) [~/runs]: ")  # fmt: skip
     for prompt in prompts:
         await term.expect(prompt)
@@ -74,7 +74,7 @@ async def test_a_durable_dir_of_the_whole_home_offers_no_pull_default_it_would_r
     hosts.write_text(FLEET)
     term = Terminal("add", "local", "--name", "h", "--hosts", hosts, cwd=tmp_path,
                     env={"NO_COLOR": "1"}, output_on_terminal=True)  # fmt: skip
-    prompts = ("[generic-ssh]: ", "(empty: none): ", "[~/code]: ", "[none]: ", "[queues/h.txt]: ",
+    prompts = ("[generic-ssh]: ", "0: free): ", "[~/code]: ", "[none]: ", "[queues/h.txt]: ",
                "--out {out}]: ")  # fmt: skip
     for prompt in prompts:
         await term.expect(prompt)
