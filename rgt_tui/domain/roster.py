@@ -67,9 +67,35 @@ class RosterCheck:
         return not self.missing
 
 
+def box_home(manifest: Manifest) -> str | None:
+    """The box's home, as a pull root written with ``~`` was resolved there (None: no
+    root tells)."""
+    for root in manifest.roots:
+        given, path = root.given.rstrip("/"), root.path.rstrip("/")
+        if given == "~" and path:
+            return path
+        if given.startswith("~/") and path.endswith(given[1:]) and len(path) > len(given) - 1:
+            return path[: len(path) - len(given) + 1]
+    return None
+
+
+def _durables(manifest: Manifest, durable_dir: str) -> list[str]:
+    """``durable_dir`` as written, and with its ``~`` resolved as the pull's roots were
+    (``~/results`` against a root given as ``/root/results``: review h514 #5)."""
+    durable = durable_dir.rstrip("/") or "/"
+    home = box_home(manifest) if durable == "~" or durable.startswith("~/") else None
+    return [durable] + ([home.rstrip("/") + durable[1:]] if home else [])
+
+
 def output_prefixes(manifest: Manifest, durable_dir: str, name: str) -> tuple[str, ...]:
     """Local folder(s), relative to the host folder, where cell ``name``'s outputs land."""
-    durable = durable_dir.rstrip("/") or "/"
+    found = []
+    for durable in _durables(manifest, durable_dir):
+        found += _prefixes(manifest, durable, name)
+    return tuple(dict.fromkeys(found))
+
+
+def _prefixes(manifest: Manifest, durable: str, name: str) -> list[str]:
     cell_dir = f"{durable.rstrip('/')}/{name}"
     found = []
     for root in manifest.roots:
@@ -87,7 +113,7 @@ def output_prefixes(manifest: Manifest, durable_dir: str, name: str) -> tuple[st
                 continue
             inner = f"{below}/{name}" if below else name
             found.append(manifest.local_relpath(root.index, inner))
-    return tuple(dict.fromkeys(found))
+    return found
 
 
 def in_outputs(path: str, name: str, prefixes: Sequence[str]) -> bool:
@@ -128,7 +154,10 @@ def reconcile(
             missing.append((name, why))
             continue
         prefixes = output_prefixes(manifest, durable_dir, name)
-        if writes_out and not prefixes:
+        # A durable_dir under ~ that no root resolves cannot be placed: as before, any
+        # folder named after the cell (the rule cannot tell it is not pulled).
+        placed = not durable_dir.startswith("~") or box_home(manifest) is not None
+        if writes_out and not prefixes and placed:
             out = f"{durable_dir.rstrip('/')}/{name}"
             roots = ", ".join(r.given for r in manifest.roots) or "none"
             missing.append(

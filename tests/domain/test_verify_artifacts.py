@@ -102,6 +102,30 @@ def test_roster_finds_output_folders_under_durable_dir():
     assert 'add "/elsewhere" to the host\'s pull' in left.missing[0][1]
 
 
+def test_durable_dir_spelled_with_a_tilde_is_placed_as_the_roots_resolved_it():
+    """Review h514 #5: `durable_dir = "~/results"` with a pull root spelled
+    `/root/results` read "under no pull folder". A ~ a root resolved is resolved the same;
+    one no root resolves cannot be placed, and the cell is found by name as before."""
+    statuses = {"a/best.pt": "verified"}
+    spelled = Manifest(
+        "h", (PullRoot(0, "/root/results", "/root/results", ""),),
+        (ManifestEntry(0, "a/best.pt", 1, 1.0, "s"),),
+    )  # fmt: skip
+    assert reconcile(["a"], spelled, "~/results", statuses, writes_out=True).complete
+    eval_only = Manifest(
+        "h", (PullRoot(0, "~/eval", "/root/eval", ""),),
+        (ManifestEntry(0, "a/best.pt", 1, 1.0, "s"),),
+    )  # fmt: skip
+    left = reconcile(["a"], eval_only, "~/results", statuses, writes_out=True)
+    assert not left.complete and "under no pull folder" in left.missing[0][1]
+    both = Manifest(
+        "h", (PullRoot(0, "~/runs", "/root/runs", ""),),
+        (ManifestEntry(0, "a/best.pt", 1, 1.0, "s"),),
+    )  # fmt: skip
+    assert output_prefixes(both, "/root/runs", "a") == ("a",)
+    assert output_prefixes(both, "~/runs", "a") == ("a",)
+
+
 def test_a_run_template_names_out_or_not():
     from rgt_tui.domain.queue_file import writes_out
 
