@@ -33,7 +33,8 @@ _DEST = re.compile(r"(?i)\b(?:to|into|as)\s+$")
 _NEXT = re.compile(r"[;|]")  # "saved A; removed old B": B is no claim
 # Of a log: its last claims are near its end; an evaluation's output after the final
 # save is rarely longer (256 KiB let a claim before 350 KB of eval output pass: h511 #4).
-TAIL_BYTES = 2 << 20
+# Reading it costs ~40 ms a log (2 MiB took 150 ms: a verify of many cells; review h514).
+TAIL_BYTES = 512 << 10
 
 
 @dataclass(frozen=True)
@@ -58,21 +59,40 @@ def last_claims(text: str) -> list[SavedClaim]:
     return sorted(last.values(), key=lambda c: -c.line)
 
 
+# The suffixes that make a kind of their own; any other (``model.ckpt-1000``,
+# ``run.2024-05-01``) is one kind with folders and bare names, or each step a rotating
+# run deleted would read as its kind's last claim (review h514 #7).
+_KINDS = frozenset({
+    ".pt", ".pth", ".ckpt", ".bin", ".safetensors", ".json", ".jsonl", ".ndjson", ".npz",
+    ".npy", ".h5", ".hdf5", ".pkl", ".pickle", ".msgpack", ".onnx", ".gguf", ".tar", ".gz",
+    ".zip", ".csv", ".parquet", ".yaml", ".yml", ".txt",
+})  # fmt: skip
+
+
 def _kind(path: str) -> str:
-    """A claimed path's suffix (``.pt``, ``.safetensors``; "" for a folder or a name
-    without one): what a run rotates is one kind."""
+    """A claimed path's kind: its suffix when a known one (``.pt``, ``.json``), else ""
+    (a folder, a bare name, a numbered step): what a run rotates is one kind."""
     name = path.rsplit("/", 1)[-1]
-    return name[name.rfind(".") :].lower() if "." in name.lstrip(".") else ""
+    suffix = name[name.rfind(".") :].lower() if "." in name.lstrip(".") else ""
+    return suffix if suffix in _KINDS else ""
 
 
 def _claims(text: str) -> list[SavedClaim]:
-    """Every line's claim, in order."""
+    """Every line's claim, in order (lines end at "\n", as an editor numbers them; a
+    progress bar's "\r" does not end one). The claim words are found in the whole text
+    at once, not line by line."""
     found = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        claim = _CLAIM.search(line)
-        if claim is None:
-            continue
-        rest = _NEXT.split(line[claim.end() :], maxsplit=1)[0]
+    number, counted, done = 1, 0, -1
+    for claim in _CLAIM.finditer(text):
+        start = text.rfind("\n", 0, claim.start()) + 1
+        if start <= done:
+            continue  # the line's first claim word was taken
+        end = text.find("\n", claim.end())
+        end = len(text) if end < 0 else end
+        number += text.count("\n", counted, start)
+        counted, done = start, end
+        line = text[start:end]
+        rest = _NEXT.split(line[claim.start() - start + len(claim.group()) :], maxsplit=1)[0]
         paths = list(_PATH.finditer(rest))
         if not paths:
             continue
