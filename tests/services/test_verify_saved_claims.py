@@ -212,6 +212,11 @@ async def test_a_log_over_the_pulls_cap_is_checked_by_its_end(make_loopback_flee
         assert not again.failed, again.failed
         assert again.box_logs is not None and "cells/big.log" in again.box_logs.note
         report = await verify_host(host, tmp_path, transport=None)
+        # An unchanged log's end is not read again at the next pull (review h514 #9).
+        tail = tmp_path / "box1" / ".rgt" / "box-logs" / "cells" / "big.log.tail"
+        written = tail.stat().st_ino  # a tail read again lands by rename: a new inode
+        await pull_host(host, tmp_path, transport, options=fast())
+        assert tail.stat().st_ino == written and tail.stat().st_size == 512 << 10
     finally:
         await transport.close()
     assert report.roster is not None and report.roster.present == ()

@@ -32,7 +32,7 @@ from rgt_tui.domain.manifest import Manifest
 from rgt_tui.domain.saved_claims import TAIL_BYTES
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_bytes
-from rgt_tui.services.pull.local_tree import HostTree
+from rgt_tui.services.pull.local_tree import HostTree, LocalConflict
 from rgt_tui.services.records import BOX_LOGS_DIR
 from rgt_tui.transport.base import Transport
 
@@ -101,43 +101,69 @@ def _cell_log(path: str) -> bool:
     return path.startswith("cells/") and path.endswith(".log")
 
 
+MAX_TAILS = 64  # log ends read per pull, the newest logs first
+
+
 async def keep_tails(
     transport: Transport,
     root: str,
     tree: HostTree,
+    listing: Manifest,
     kept: Manifest,
     left_out: tuple[tuple[str, int], ...],
+    failed: set[str],
 ) -> str:
     """Each cell log the caps left on the box (under ``root``, the box's logs folder),
-    its last ``TAIL_BYTES`` read now into ``cells/NAME.log.tail``; a log pulled whole
-    this time drops its tail. Returns what could not be read ("" when all was)."""
-    failed = []
-    for path, listed in left_out:
-        if not _cell_log(path):
-            continue
+    its last ``TAIL_BYTES`` read now into ``cells/NAME.log.tail``, stamped with the log's
+    listed mtime so that an unchanged log is not read again; at most ``MAX_TAILS`` a pull.
+    A log pulled whole this time (not among ``failed``, the local paths whose copy
+    failed) drops its tail; a tail that could not be read again goes, rather than stand
+    for the log's end (review h514 #8, #9). Returns what could not be read ("")."""
+    mtimes = {e.path: e.mtime for e in listing.entries}
+    unread = []
+    for path, listed in [p for p in left_out if _cell_log(p[0])][:MAX_TAILS]:
+        rel = path + TAIL_SUFFIX
+        mtime = mtimes.get(path, 0.0)
+        stamp = await asyncio.to_thread(_tail_stamp, tree, rel)
+        if stamp is not None and abs(stamp - mtime) < 1e-3:
+            continue  # the log has not changed since its end was read
         where = f"{root.rstrip('/')}/{path}"
         try:
             now = await transport.stat(where)
             size = now.size if now is not None else listed
             data = await transport.read_range(where, max(0, size - TAIL_BYTES), TAIL_BYTES)
-            await asyncio.to_thread(_write_tail, tree, path + TAIL_SUFFIX, data)
-        except OSError as exc:  # the transport's errors are OSErrors too
-            failed.append(f"{printable(path, 120)} ({printable(exc, 200)})")
+            await asyncio.to_thread(_write_tail, tree, rel, data, mtime)
+        except OSError as exc:  # the transport's file errors are OSErrors too
+            await asyncio.to_thread(_drop_tail, tree, rel)
+            unread.append(f"{printable(path, 120)} ({printable(exc, 200)})")
     for entry in kept.entries:
-        if _cell_log(entry.path):
+        if _cell_log(entry.path) and kept.local_relpath(entry.root, entry.path) not in failed:
             await asyncio.to_thread(_drop_tail, tree, entry.path + TAIL_SUFFIX)
-    if not failed:
+    if not unread:
         return ""
-    return "the end of a log left on the box could not be read: " + "; ".join(failed[:3])
+    return "the end of a log left on the box could not be read: " + "; ".join(unread[:3])
 
 
-def _write_tail(tree: HostTree, rel: str, data: bytes) -> None:
-    """``data`` as ``rel`` in the logs tree, whole or not at all (never through a link)."""
+def _tail_stamp(tree: HostTree, rel: str) -> float | None:
+    """The listed mtime a tail was stamped with (None: no tail)."""
+    try:
+        st = tree.lstat(rel)
+    except (OSError, LocalConflict):
+        return None
+    return st.st_mtime if st is not None else None
+
+
+def _write_tail(tree: HostTree, rel: str, data: bytes, mtime: float) -> None:
+    """``data`` as ``rel`` in the logs tree, whole or not at all (tmp, fsync, rename;
+    never through a link), stamped ``mtime``."""
     with tree.entry(rel, create=True) as (fd, name):
         part = f"{name}.part"
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
         with os.fdopen(os.open(part, flags, 0o600, dir_fd=fd), "wb") as out:
             out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.utime(part, (mtime, mtime), dir_fd=fd, follow_symlinks=False)
         os.replace(part, name, src_dir_fd=fd, dst_dir_fd=fd)
 
 

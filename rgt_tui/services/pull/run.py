@@ -538,7 +538,9 @@ async def _pull_box_logs(run: PullRun, *, once: bool = False) -> BoxLogs | None:
         await _copy_with_retries(sub, list(plan.to_pull))
         await _local(record.save, folder)
         root = listing.roots[0].path if listing.roots else LOGS_ROOT
-        tails = await keep_tails(run.transport, root, tree, sub.manifest, left_out)
+        tails = await keep_tails(
+            run.transport, root, tree, listing, sub.manifest, left_out, set(sub.failed)
+        )
     except (PullError, ManifestError) as exc:
         return BoxLogs(folder, note=f"the logs were not pulled: {exc}")
     except TransportError:
