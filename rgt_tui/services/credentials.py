@@ -16,6 +16,7 @@ names, and the file must not wait on the box for the teardown.
 
 from __future__ import annotations
 
+import dataclasses
 import netrc
 import os
 import shlex
@@ -168,12 +169,16 @@ async def send_credentials(
     values = [(c.name, resolve(host, c, environ=environ, home=home)) for c in creds]
     text = env_file_text(values)
     result = await run_ctl(transport, "credentials", len(text.encode("utf-8")), input=text)
+    # A box whose shell echoes its input (an rc file reading stdin) sends the values back:
+    # masked in its whole answer, before any of it is cut to be shown (h512 #1; a value
+    # cut in half was shown in part: review h514 #10).
+    secrets = [v for _, v in values]
+    result = dataclasses.replace(
+        result, stdout=_masked(result.stdout, secrets), stderr=_masked(result.stderr, secrets)
+    )
     error = refusal(host, result)
     if error is not None:
-        # A box whose shell echoes its input (an rc file reading stdin) sends the values
-        # back in its error: never shown (h512 #1).
-        said = _masked(error.message, [v for _, v in values])
-        raise CredentialError(host, f"the box refused the credentials: {said}")
+        raise CredentialError(host, f"the box refused the credentials: {error.message}")
     if "credentials\tok" not in result.stdout.splitlines():
         raise CredentialError(
             host,
@@ -185,11 +190,14 @@ async def send_credentials(
 
 
 def _masked(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with each secret, as sent and as quoted for bash, written as [hidden]."""
-    for secret in sorted(secrets, key=len, reverse=True):
-        for form in {secret, shlex.quote(secret)}:
-            if len(form) >= 4:  # a 1-3 character value would hide ordinary words
-                text = text.replace(form, "[hidden]")
+    """``text`` with each secret written as [hidden]: as sent, as quoted for bash, and
+    each piece of it that quoting splits apart (``'\\''``, as ``set -x`` shows it)."""
+    forms = set()
+    for secret in secrets:
+        forms |= {secret, shlex.quote(secret), *secret.split("'")}
+    for form in sorted(forms, key=len, reverse=True):
+        if len(form) >= 4:  # a 1-3 character piece would hide ordinary words
+            text = text.replace(form, "[hidden]")
     return text
 
 

@@ -188,7 +188,9 @@ async def test_a_box_that_echoes_what_it_is_sent_never_shows_the_values(tmp_path
     from rgt_tui.services.fleet.file import load_fleet
     from rgt_tui.transport import transport_for
 
-    secret = f"hf_{uuid.uuid4().hex}"
+    # Long enough that the line shown is cut within it (review h514 #10: a value cut in
+    # half by the 300-character limit was shown in part), with a quote to split it.
+    secret = f"hf_{uuid.uuid4().hex * 8}'{uuid.uuid4().hex}"
     with started_boxes(tmp_path, ("box1",)) as (box,):
         # HOME is the workdir. Its login logs what it reads, then gives up.
         (box.workdir / ".bashrc").write_text("cat >&2; exit 3\n")
@@ -207,4 +209,4 @@ async def test_a_box_that_echoes_what_it_is_sent_never_shows_the_values(tmp_path
         finally:
             await transport.close()
     assert said.startswith("box1: the box"), said  # refused, or not confirmed
-    assert secret not in said and secret[3:20] not in said, said
+    assert secret not in said and secret[3:20] not in said and secret[-20:] not in said, said
