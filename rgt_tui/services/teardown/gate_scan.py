@@ -1,9 +1,11 @@
 """The gate's re-scan of the box now: what answers, what runs there, what is unfinished.
 
 ``scan_now`` re-scans the box (its listing without hashes, which box it is, its queue's
-cells as the backend reads them), reads the groups it is a rank of and, where the host's
-backend gates on its jobs (Slurm), the queue's jobs; a box that does not answer is said
-so as the rest of the product says it (``_unanswered``). ``cells_seen`` turns the queue's
+cells as the backend reads them) and, where the host's backend gates on its jobs
+(Slurm), the queue's jobs; a box that does not answer is said so as the rest of the
+product says it (``_unanswered``). ``groups_seen`` reads the groups it is a rank of, once
+the gate has re-hashed the local copy; ``hand_run_note`` names processes holding the
+GPUs while no cell runs. ``cells_seen`` turns the queue's
 view into the gate's unfinished and moved cells (a move counts only when it is on
 record); ``moved_now`` is that fact for a box that did not answer, from the last check.
 All of it is what this check found (``BoxNow``); ``gate`` records it in the journal.
