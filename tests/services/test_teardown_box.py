@@ -811,3 +811,25 @@ async def test_a_pulled_copy_beside_a_box_not_identified_yet_is_not_called_anoth
     assert "of another box" not in said, said
     assert "box1's box is not identified yet (it has not answered here)" in said, said
     assert "check again once box1 answers" in said, said
+
+
+async def test_another_entry_answering_with_this_boxs_host_key_is_named(ready: Setup) -> None:
+    """h511 #2: a second login account on the same machine (its own ~/.rgt/box-id, the
+    machine's host key) read "ready", and its teardown would destroy the other entry's
+    unpulled results. Named under the checklist, not locked: boxes made from one image can
+    share a key and be apart."""
+    from rgt_tui.domain.box_identity import BoxIdentity
+
+    async with open_transport(ready.host) as t:
+        first = await check_gate(ready.fleet, ready.host, t, ready.journal)
+    assert first.box is not None and first.box.host_key, first.box
+    hosts = ready.loopback.hosts_file
+    hosts.write_text(hosts.read_text() + '\n[[hosts]]\nname = "box1u"\nssh = "acct2@10.9.9.9"\n')
+    fleet = load_fleet(hosts)
+    ready.journal.observe_box("box1u", BoxIdentity("f" * 32, first.box.host_key), time.time())
+    async with open_transport(ready.host) as t:
+        report = await check_gate(fleet, fleet.host("box1"), t, ready.journal)
+    said = " ".join(report.problems)
+    assert "box1u answered with this box's host key" in said, report.problems
+    assert "most likely another login account on the same machine" in said
+    assert all(c.key != "account" for c in report.conditions)  # a note, not a lock

@@ -54,6 +54,7 @@ from rgt_tui.services.teardown.gate_conditions import (
     roster_now,
     roster_unanswered,
     same_box,
+    same_key,
 )
 from rgt_tui.services.teardown.gate_scan import (
     BoxNow,
@@ -409,6 +410,20 @@ async def gather(
     if shared:
         condition = account_condition(host, shared, how, jh.box.describe() if jh.box else "")
         conditions = (*conditions[:-1], condition, conditions[-1])
+    elif jh.box is not None and not records_only:
+        # Another entry's box answers with this box's host key: most likely another
+        # account on this machine, which a teardown destroys too. A note, not a lock:
+        # boxes made from one image can share a key and be apart (h511 #2).
+        twins = await asyncio.to_thread(same_key, fleet, host, journal, jh.box)
+        if twins:
+            names = ", ".join(printable(n, 200) for n in twins)
+            problems.append(
+                f"{names} answered with this box's host key ({jh.box.host_key}) under "
+                f"another box id: most likely another login account on the same machine, "
+                f"whose queue and results this gate does not count — a teardown of "
+                f"{host.name} destroys it too (unless both boxes were made from one image "
+                "that carries its host keys): pull and verify it first"
+            )
     return GateReport(
         host,
         profile,

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from rgt_tui.domain import teardown_gate as g
+from rgt_tui.domain.box_identity import BoxIdentity
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import local_time
@@ -116,9 +117,9 @@ def roster_now(
     )
 
 
-def same_box(fleet: Fleet, host: HostConfig, journal: Journal, box_id: str) -> tuple[str, ...]:
-    """The other entries whose journal's last box is ``box_id`` and not torn down
-    (blocking: one journal read each)."""
+def _other_boxes(fleet: Fleet, host: HostConfig, journal: Journal) -> list[tuple[str, BoxIdentity]]:
+    """(name, its journal's last box) of every other entry not torn down (blocking: one
+    journal read each)."""
     found = []
     for other in fleet.hosts:
         if other.name == host.name or other.group is not None:
@@ -127,9 +128,29 @@ def same_box(fleet: Fleet, host: HostConfig, journal: Journal, box_id: str) -> t
             jh = journal.load(other.name)
         except JournalError:
             continue
-        if jh.box is not None and jh.box.box_id == box_id and jh.torn_down_at is None:
-            found.append(other.name)
-    return tuple(found)
+        if jh.box is not None and jh.torn_down_at is None:
+            found.append((other.name, jh.box))
+    return found
+
+
+def same_box(fleet: Fleet, host: HostConfig, journal: Journal, box_id: str) -> tuple[str, ...]:
+    """The other entries whose journal's last box is ``box_id`` and not torn down
+    (blocking)."""
+    return tuple(name for name, box in _other_boxes(fleet, host, journal) if box.box_id == box_id)
+
+
+def same_key(fleet: Fleet, host: HostConfig, journal: Journal, box: BoxIdentity) -> tuple[str, ...]:
+    """The other entries whose last box answered with ``box``'s host key under another
+    box id: most likely another login account on the same machine (each account has its
+    own ~/.rgt/box-id; h511 #2), or boxes made from one image that carries its host keys.
+    Blocking."""
+    if not box.host_key:
+        return ()
+    return tuple(
+        name
+        for name, other in _other_boxes(fleet, host, journal)
+        if other.host_key == box.host_key and other.box_id != box.box_id
+    )
 
 
 def account_condition(host: HostConfig, shared: tuple[str, ...], how: str, box: str) -> g.Condition:
