@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from rgt_tui.domain.health import (
+    IDLE_ALERT,
     SEVERITY_ORDER,
     UNKNOWN_RATE_FIX,
     Alert,
@@ -189,7 +190,12 @@ def merge_alerts(*groups: Iterable[Alert]) -> tuple[Alert, ...]:
 def host_alerts(
     snap: HostSnapshot | None, state: HealthState, health: HealthContext, cost: CostContext
 ) -> tuple[Alert, ...]:
-    """Every active alert of a host: the health rules' and the cost rules', merged."""
-    return merge_alerts(
+    """Every active alert of a host: the health rules' and the cost rules', merged. A
+    forgotten box (GEN1) says all its idle alert would: the idle one goes (h513 #11: each
+    reminder came as two notifications for one box)."""
+    merged = merge_alerts(
         evaluate(snap, state, health), tracker_alerts(snap, health), cost_alerts(snap, cost)
     )
+    if any(a.id == FORGOTTEN_ALERT for a in merged):
+        return tuple(a for a in merged if a.id != IDLE_ALERT)
+    return merged

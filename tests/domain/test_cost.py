@@ -109,6 +109,13 @@ def test_host_alerts_merge_health_and_cost_most_severe_first():
         ("cost.forgotten", "critical"),
         ("connection.lost", "warning"),
     ]
+    # Idle for an hour too: GEN1 says it all; one notice per reminder, not two (h513 #11).
+    idle = HealthState(idle_since=5_000_000.0 - 3600)
+    billed = HealthContext(cost_per_hour=1.0)
+    cost = CostContext(profile("runpod"), 1.0, now=100.0, received_at=100.0)
+    assert [a.id for a in host_alerts(snap, idle, billed, cost)] == ["cost.forgotten"]
+    running = HostSnapshot("h", t=5_000_000.0)  # not done: the idle alert stands alone
+    assert [a.id for a in host_alerts(running, idle, billed, cost)] == ["cost.idle"]
     twice = Alert("x", "info", "m", "G")
     assert merge_alerts([twice], [twice, Alert("y", "critical", "m", "G")]) == (
         Alert("y", "critical", "m", "G"),
