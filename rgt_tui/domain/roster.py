@@ -154,10 +154,10 @@ def reconcile(
             missing.append((name, why))
             continue
         prefixes = output_prefixes(manifest, durable_dir, name)
-        # A durable_dir under ~ that no root resolves cannot be placed: as before, any
-        # folder named after the cell (the rule cannot tell it is not pulled).
-        placed = not durable_dir.startswith("~") or box_home(manifest) is not None
-        if writes_out and not prefixes and placed:
+        # A durable_dir under ~ that no root written with ~ resolves cannot be placed:
+        # missing too, never found by a folder's name (review h516 #1: that let an eval
+        # folder stand for checkpoints again); the fix writes it as durable_dir is.
+        if writes_out and not prefixes:
             out = f"{durable_dir.rstrip('/')}/{name}"
             roots = ", ".join(r.given for r in manifest.roots) or "none"
             missing.append(

@@ -78,17 +78,19 @@ def _kind(path: str) -> str:
 
 
 def _claims(text: str) -> list[SavedClaim]:
-    """Every line's claim, in order (lines end at "\n", as an editor numbers them; a
-    progress bar's "\r" does not end one). The claim words are found in the whole text
-    at once, not line by line."""
+    """Every claim, in order: one per line, or per piece of a line a "\r" ends (lines
+    are numbered at "\n", as an editor numbers them). The claim words are found in the
+    whole text at once, not line by line."""
     found = []
     number, counted, done = 1, 0, -1
     for claim in _CLAIM.finditer(text):
-        start = text.rfind("\n", 0, claim.start()) + 1
+        # A "\r" ends a claim too (a progress bar rewritten in place holds one save per
+        # redraw, the last one the newest: review h516 #6), but not a numbered line.
+        start = max(text.rfind("\n", 0, claim.start()), text.rfind("\r", 0, claim.start())) + 1
         if start <= done:
-            continue  # the line's first claim word was taken
-        end = text.find("\n", claim.end())
-        end = len(text) if end < 0 else end
+            continue  # the piece's first claim word was taken
+        ends = [i for i in (text.find("\n", claim.end()), text.find("\r", claim.end())) if i >= 0]
+        end = min(ends, default=len(text))
         number += text.count("\n", counted, start)
         counted, done = start, end
         line = text[start:end]

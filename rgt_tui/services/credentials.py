@@ -194,7 +194,9 @@ def _masked(text: str, secrets: Iterable[str]) -> str:
     each piece of it that quoting splits apart (``'\\''``, as ``set -x`` shows it)."""
     forms = set()
     for secret in secrets:
-        forms |= {secret, shlex.quote(secret), *secret.split("'")}
+        # Each line of a multi-line value (a PEM key) too: a box echoes it line by line.
+        pieces = [q for line in secret.splitlines() for q in line.split("'")]
+        forms |= {secret, shlex.quote(secret), *pieces}
     for form in sorted(forms, key=len, reverse=True):
         if len(form) >= 4:  # a 1-3 character piece would hide ordinary words
             text = text.replace(form, "[hidden]")

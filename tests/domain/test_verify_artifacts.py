@@ -103,15 +103,24 @@ def test_roster_finds_output_folders_under_durable_dir():
 
 
 def test_durable_dir_spelled_with_a_tilde_is_placed_as_the_roots_resolved_it():
-    """Review h514 #5: `durable_dir = "~/results"` with a pull root spelled
-    `/root/results` read "under no pull folder". A ~ a root resolved is resolved the same;
-    one no root resolves cannot be placed, and the cell is found by name as before."""
+    """Review h514 #5: `durable_dir = "~/results"` beside a pull root written with ~ is
+    placed as that root's ~ resolved. One no root written with ~ resolves cannot be placed:
+    missing, with the fix, never found by a folder's name (review h516 #1: an eval folder
+    stood for the checkpoints again)."""
     statuses = {"a/best.pt": "verified"}
     spelled = Manifest(
         "h", (PullRoot(0, "/root/results", "/root/results", ""),),
         (ManifestEntry(0, "a/best.pt", 1, 1.0, "s"),),
     )  # fmt: skip
-    assert reconcile(["a"], spelled, "~/results", statuses, writes_out=True).complete
+    unplaced = reconcile(["a"], spelled, "~/results", statuses, writes_out=True)
+    assert (
+        not unplaced.complete and 'add "~/results" to the host\'s pull' in (unplaced.missing[0][1])
+    )
+    by_tilde = Manifest(
+        "h", (PullRoot(0, "~/results", "/root/results", ""),),
+        (ManifestEntry(0, "a/best.pt", 1, 1.0, "s"),),
+    )  # fmt: skip
+    assert reconcile(["a"], by_tilde, "/root/results", statuses, writes_out=True).complete
     eval_only = Manifest(
         "h", (PullRoot(0, "~/eval", "/root/eval", ""),),
         (ManifestEntry(0, "a/best.pt", 1, 1.0, "s"),),

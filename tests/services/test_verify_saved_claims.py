@@ -217,9 +217,18 @@ async def test_a_log_over_the_pulls_cap_is_checked_by_its_end(make_loopback_flee
         written = tail.stat().st_ino  # a tail read again lands by rename: a new inode
         await pull_host(host, tmp_path, transport, options=fast())
         assert tail.stat().st_ino == written and tail.stat().st_size == 512 << 10
+        # Its end not read at a pull (the pull writes why): no older copy stands for it,
+        # the cell is missing (review h516 #7).
+        tail.with_name("big.log.unread").write_text("permission denied on box1")
+        unread = await verify_host(host, tmp_path, transport=None)
     finally:
         await transport.close()
     assert report.roster is not None and report.roster.present == ()
+    assert unread.roster is not None and "big" not in unread.roster.present
+    assert (
+        "could not be read at the last pull (permission denied on box1)"
+        in (dict(unread.roster.missing)["big"])
+    )
     why = dict(report.roster.missing)["big"]
     assert why.startswith(
         f"the end of its log (.rgt/box-logs/cells/big.log.tail) says it saved "

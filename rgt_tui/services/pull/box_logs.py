@@ -42,6 +42,7 @@ MAX_BYTES = 256 << 20  # per host: logs, not checkpoints; the newest first
 
 _WANTED = re.compile(r"queue\.log|cells/[^/]{1,200}\.(?:log|state|oom)")
 TAIL_SUFFIX = ".tail"  # a cell log's last bytes, when the log itself stays on the box
+UNREAD_SUFFIX = ".unread"  # why those bytes could not be read at the last pull
 
 
 @dataclass(frozen=True)
@@ -133,12 +134,18 @@ async def keep_tails(
             size = now.size if now is not None else listed
             data = await transport.read_range(where, max(0, size - TAIL_BYTES), TAIL_BYTES)
             await asyncio.to_thread(_write_tail, tree, rel, data, mtime)
+            await asyncio.to_thread(_drop_tail, tree, path + UNREAD_SUFFIX)
         except OSError as exc:  # the transport's file errors are OSErrors too
+            # Said where verify looks, so that no older copy stands for the log's end (a
+            # box that makes its log unreadable: review h516 #7).
+            why = printable(exc, 200)
             await asyncio.to_thread(_drop_tail, tree, rel)
-            unread.append(f"{printable(path, 120)} ({printable(exc, 200)})")
+            await asyncio.to_thread(_write_tail, tree, path + UNREAD_SUFFIX, why.encode(), 0.0)
+            unread.append(f"{printable(path, 120)} ({why})")
     for entry in kept.entries:
         if _cell_log(entry.path) and kept.local_relpath(entry.root, entry.path) not in failed:
-            await asyncio.to_thread(_drop_tail, tree, entry.path + TAIL_SUFFIX)
+            for suffix in (TAIL_SUFFIX, UNREAD_SUFFIX):
+                await asyncio.to_thread(_drop_tail, tree, entry.path + suffix)
     if not unread:
         return ""
     return "the end of a log left on the box could not be read: " + "; ".join(unread[:3])
@@ -172,5 +179,5 @@ def _drop_tail(tree: HostTree, rel: str) -> None:
     try:
         with tree.entry(rel, create=False) as (fd, name):
             os.unlink(name, dir_fd=fd)
-    except FileNotFoundError:
-        pass
+    except (OSError, LocalConflict):
+        pass  # not there (or not a file of ours): nothing to drop, never the pull's failure

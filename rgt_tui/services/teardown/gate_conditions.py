@@ -144,12 +144,15 @@ def same_key(fleet: Fleet, host: HostConfig, journal: Journal, box: BoxIdentity)
     box id: most likely another login account on the same machine (each account has its
     own ~/.rgt/box-id; h511 #2), or boxes made from one image that carries its host keys.
     Blocking."""
-    if not box.host_key:
-        return ()
+    if not box.host_key or host.is_local or host.is_login_node:
+        return ()  # a cluster's login node: its accounts share the key, not a teardown
+    kinds = {h.name: h for h in fleet.hosts}
     return tuple(
         name
         for name, other in _other_boxes(fleet, host, journal)
-        if other.host_key == box.host_key and other.box_id != box.box_id
+        if other.host_key == box.host_key
+        and other.box_id != box.box_id
+        and not (kinds[name].is_local or kinds[name].is_login_node)
     )
 
 

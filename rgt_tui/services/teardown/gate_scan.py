@@ -161,6 +161,10 @@ async def groups_seen(
     return tuple(seen)
 
 
+# How the telemetry agent's command line begins on the box (``agent.agent_command``).
+AGENT_COMMAND_START = "python3 -u - --interval "
+
+
 async def hand_run_note(host: HostConfig, transport: Transport, now: BoxNow) -> str:
     """A note, when no cell of the box's queue (nor of a group's) runs, yet processes of
     the box hold its GPUs: a run started by hand, whose writes after this check no pull
@@ -171,20 +175,25 @@ async def hand_run_note(host: HostConfig, transport: Transport, now: BoxNow) -> 
 
     if now.running or any(seen.running for seen in now.groups):
         return ""
-    if isinstance(backend_for(host), JobGated):
-        return ""  # a cluster's login node: its jobs are the jobs line's
+    if isinstance(backend_for(host), JobGated) or host.is_local:
+        # A cluster's login node: its jobs are the jobs line's. This machine: its desktop
+        # (a browser, the compositor) holds the GPU (review h516 #3).
+        return ""
     try:
         evidence = await read_vram_evidence(host.name, transport)
     except (TransportError, VramError, OSError, ValueError):
         return ""
     # A holder of a /dev/nvidia* file of this box; nvidia-smi's list alone where that
     # walk could not run (its PIDs may be the host's, another process's here).
+    # No cell runs, so a process that names one outlived it (`nohup … &` in a cell): as
+    # much a run by hand (review h516 #4). rgt-tui's own telemetry agent holds the device
+    # through NVML while the TUI or watch runs (review h516 #3): not one.
     users = [
         p
         for p in evidence.processes
         if p.visible
-        and not p.cell
         and p.comm != "nvidia-smi"
+        and not p.cmdline.startswith(AGENT_COMMAND_START)
         and (p.devices if evidence.walk == "ok" else p.listed)
     ]
     if not users:
@@ -192,6 +201,7 @@ async def hand_run_note(host: HostConfig, transport: Transport, now: BoxNow) -> 
     shown = "; ".join(
         f"pid {p.pid} {printable(evidence.command_of(p), 80)}"
         + (f" ({p.smi_mib} MiB)" if p.smi_mib is not None else "")
+        + (f", left behind by cell {printable(p.cell, 80)}" if p.cell else "")
         for p in users[:3]
     )
     more = f" and {len(users) - 3} more" if len(users) > 3 else ""

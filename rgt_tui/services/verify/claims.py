@@ -12,7 +12,7 @@ from rgt_tui.domain.manifest import Manifest
 from rgt_tui.domain.roster import RosterCheck
 from rgt_tui.domain.saved_claims import TAIL_BYTES, claimed_local, holds, last_claims
 from rgt_tui.domain.text import printable
-from rgt_tui.services.pull.box_logs import TAIL_SUFFIX
+from rgt_tui.services.pull.box_logs import TAIL_SUFFIX, UNREAD_SUFFIX
 from rgt_tui.services.records import pulled_cell_log
 
 
@@ -70,6 +70,16 @@ def _claims(
         # A log the pull's caps left on the box: its end, read at the pull, is newer than
         # any whole copy an earlier pull left here (h511 #3).
         tail = pulled_cell_log(name, ".log" + TAIL_SUFFIX)
+        unread = folder / pulled_cell_log(name, ".log" + UNREAD_SUFFIX)
+        if unread.is_file():
+            # Its end could not be read at the last pull: no older copy stands for it.
+            why = printable(unread.read_text(errors="replace"), 200)
+            found[name] = (
+                f"the end of its log on the box could not be read at the last pull ({why}), "
+                'so its last "saved …" was not checked — pull again once the box lets it '
+                "be read, or accept it as missing"
+            )
+            continue
         shown = tail if (folder / tail).is_file() else pulled_cell_log(name)
         try:
             with open(folder / shown, "rb") as f:

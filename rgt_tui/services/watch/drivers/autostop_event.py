@@ -77,6 +77,9 @@ def stopped_event(
         *(f"{key}: {evidence[key]}" for key in GATE_KEYS if key in evidence),
         f"GPUs under {thresholds.idle_util_pct:g} % for {fmt_duration(idle_for)} "
         f"(autostop_minutes = {host.watch.autostop_minutes:g})",
+        # The gate's notes (a run started by hand, another account on the machine): not
+        # its locks, but what the user must hear of a stop made unattended (review h516 #2).
+        *(f"note: {problem}" for problem in report.problems),
     ]
     if ok:
         title = f"{host.name} stopped: queue done, results pulled and verified, GPUs idle"
