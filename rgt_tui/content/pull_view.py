@@ -146,10 +146,11 @@ def verify_lines(report: VerificationReport) -> list[Content]:
     ]
     listed = any(not c.ok for c in report.checks) or report.flags
     if counts["hash-only"] and listed:  # else the files: line counts them already
+        only = counts["hash-only"]
         lines.append(
             Content.styled(
-                f"  {counts['hash-only']:,} hash-only files not listed (nothing loads them; "
-                f"rgt-tui verify {report.host} --all lists every file)",
+                f"  {plural(only, 'hash-only file', shown=f'{only:,}')} not listed (nothing "
+                f"loads them; rgt-tui verify {report.host} --all lists every file)",
                 MUTED,
             )
         )

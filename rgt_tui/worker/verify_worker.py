@@ -226,10 +226,12 @@ def load_torch(path: str) -> tuple[str, str]:
             if written
             else "; saved without CRC-32s, so its records' bytes were not checked"
         )
+    else:  # the old format carries no CRC-32s: said as for a zip saved without (h515 #4)
+        crc = "; the old format holds no CRC-32s, so its tensors' bytes were not checked"
     return (
         "loaded",
-        f"loaded with torch {info['torch']} (weights_only{crc}): {tensors} tensors, "
-        f"{values:,} values",
+        f"loaded with torch {info['torch']} (weights_only{crc}): {tensors} "
+        f"tensor{'s' if tensors != 1 else ''}, {values:,} values",
     )
 
 

@@ -99,6 +99,9 @@ async def test_a_checkpoint_named_as_no_torch_file_is_loaded_all_the_same(
     checks = {c.path.split("/")[-1]: c for c in report.checks}
     assert checks["whole.pth.tar"].status == "verified", checks["whole.pth.tar"]
     assert checks["legacy_step_3"].status == "verified", checks["legacy_step_3"]
+    # Its bytes were not checked, and it says so (h515 #4), in words that agree.
+    assert "the old format holds no CRC-32s" in checks["legacy_step_3"].detail
+    assert "1 tensor, 3 values" in checks["legacy_step_3"].detail
     for name in ("model_best.pth.tar", "ckpt_step_25"):
         assert checks[name].kind == "torch" and checks[name].status == "corrupt", checks[name]
     for name in ("arrays.npz", "plain.pkl"):

@@ -209,7 +209,7 @@ async def hand_run_note(host: HostConfig, transport: Transport, now: BoxNow) -> 
     return (
         f"no queue cell runs, yet {count} the GPUs: {shown}{more} — a run started "
         f"by hand? What it writes after this check is in no pull: stop it (`rgt-tui vram "
-        f"{host.name}` lists and stops them), then pull and verify again"
+        f"{host.name}`, or x on the GPUs tab, lists and stops them), then pull and verify"
     )
 
 
