@@ -117,9 +117,9 @@ def roster_now(
     )
 
 
-def _other_boxes(fleet: Fleet, host: HostConfig, journal: Journal) -> list[tuple[str, BoxIdentity]]:
-    """(name, its journal's last box) of every other entry not torn down (blocking: one
-    journal read each)."""
+def _other_boxes(fleet: Fleet, host: HostConfig, journal: Journal) -> list[tuple[str, HostJournal]]:
+    """(name, its journal) of every other entry whose journal has a box and no teardown
+    (blocking: one journal read each)."""
     found = []
     for other in fleet.hosts:
         if other.name == host.name or other.group is not None:
@@ -129,31 +129,41 @@ def _other_boxes(fleet: Fleet, host: HostConfig, journal: Journal) -> list[tuple
         except JournalError:
             continue
         if jh.box is not None and jh.torn_down_at is None:
-            found.append((other.name, jh.box))
+            found.append((other.name, jh))
     return found
 
 
 def same_box(fleet: Fleet, host: HostConfig, journal: Journal, box_id: str) -> tuple[str, ...]:
     """The other entries whose journal's last box is ``box_id`` and not torn down
     (blocking)."""
-    return tuple(name for name, box in _other_boxes(fleet, host, journal) if box.box_id == box_id)
+    return tuple(
+        name
+        for name, jh in _other_boxes(fleet, host, journal)
+        if jh.box is not None and jh.box.box_id == box_id
+    )
 
 
 def same_key(fleet: Fleet, host: HostConfig, journal: Journal, box: BoxIdentity) -> tuple[str, ...]:
-    """The other entries whose last box answered with ``box``'s host key under another
-    box id: most likely another login account on the same machine (each account has its
-    own ~/.rgt/box-id; h511 #2), or boxes made from one image that carries its host keys.
-    Blocking."""
+    """Each other entry whose last box answered with ``box``'s host key under another box
+    id, with where its results stand here (``box3 (verified here)``): most likely another
+    login account on the same machine (each account has its own ~/.rgt/box-id; h511 #2),
+    or boxes made from one image that carries its host keys. Blocking."""
     if not box.host_key or host.is_local or host.is_login_node:
         return ()  # a cluster's login node: its accounts share the key, not a teardown
     kinds = {h.name: h for h in fleet.hosts}
-    return tuple(
-        name
-        for name, other in _other_boxes(fleet, host, journal)
-        if other.host_key == box.host_key
-        and other.box_id != box.box_id
-        and not (kinds[name].is_local or kinds[name].is_login_node)
-    )
+    found = []
+    for name, jh in _other_boxes(fleet, host, journal):
+        other = jh.box
+        if other is None or other.host_key != box.host_key or other.box_id == box.box_id:
+            continue
+        if kinds[name].is_local or kinds[name].is_login_node:
+            continue
+        state = jh.gate()
+        # Where the user's "pull and verify it first" stands (h515 #2: the note read the
+        # same before and after).
+        verified = state.verify_ok and state.verify_problems == ()
+        found.append(f"{name} ({'verified here' if verified else 'not verified here'})")
+    return tuple(found)
 
 
 def account_condition(host: HostConfig, shared: tuple[str, ...], how: str, box: str) -> g.Condition:
