@@ -148,6 +148,7 @@ class FleetScreen(FleetView, Screen[None]):
         self._tallied_stopped: frozenset[str] | None = None  # None: nothing counted yet
         self._shown = boxes
         self._cost_per_hour = 0.0
+        self._unpriced = 0
         self._spent = 0.0  # the fleet's spend, summed once a second (``_refresh_summary``)
         self.notices = NoticeLine()  # shown in the header, above the grid (never over it)
         self.problem = ""  # the fleet file's mistake, shown above the notices until fixed
@@ -340,6 +341,10 @@ class FleetScreen(FleetView, Screen[None]):
         self._cost_per_hour = sum(
             p.host.cost_per_hour or 0.0 for p in self.panes.values() if p.bills_now()
         )
+        # Boxes with no rate: the $/h leaves them out, and says how many (h515 #1).
+        self._unpriced = sum(
+            1 for p in self.panes.values() if p.bills_now() and p.host.alert_rate is None
+        )
         self._publish_summary()
 
     def _publish_summary(self) -> None:
@@ -355,6 +360,7 @@ class FleetScreen(FleetView, Screen[None]):
             critical=critical,
             warnings=warnings,
             cost_per_hour=self._cost_per_hour,
+            unpriced=self._unpriced,
             cost_so_far=round(self._spent, 2),
             filter=self._filter.value,
         )

@@ -44,6 +44,7 @@ class FleetSummary:
     critical: int = 0
     warnings: int = 0
     cost_per_hour: float = 0.0  # of the hosts not torn down
+    unpriced: int = 0  # boxes that bill now with no cost_per_hour: not in the $/h
     # Every host's spend, each stopped at its teardown; to the cent, as shown, so that
     # the header repaints when the figure changes, not at every sample.
     cost_so_far: float = 0.0
@@ -154,6 +155,9 @@ class FleetHeader(Widget):
             parts += [("  $", "$foreground-muted"), f"{s.cost_so_far:.2f} so far"]
         if s.cost_per_hour:
             parts += [("  $", "$foreground-muted"), f"{s.cost_per_hour:.2f}/h"]
+        if s.unpriced:
+            plus = " + " if s.cost_per_hour else "  "
+            parts.append((f"{plus}{s.unpriced} unpriced", "$warning"))
         lines = [Content.assemble(*parts)]
         # One line each, cut to the width: they must not grow over the panes either (the
         # whole text is in the notices list, n).

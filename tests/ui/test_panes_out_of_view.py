@@ -224,3 +224,18 @@ async def test_bang_selects_the_next_pane_with_an_alert_critical_first(tmp_path:
             picked.append(screen.selected.host.name if screen.selected else None)
         assert picked == ["box7", "box9", "box4", "box7"]  # critical ones first, round again
         await wait_for(lambda: _in_view(screen.panes["box7"]), pilot=pilot)
+
+
+async def test_the_header_counts_boxes_billing_at_no_known_rate(tmp_path: Path) -> None:
+    """h515 #1: the header's $/h left a box with no cost_per_hour out without a word;
+    it now says how many bill at a rate not set. One set to 0 costs nothing."""
+    text = (
+        '[[hosts]]\nname = "a"\nssh = "root@10.0.1.1"\ncost_per_hour = 2.5\n\n'
+        '[[hosts]]\nname = "b"\nssh = "root@10.0.1.2"\n\n'
+        '[[hosts]]\nname = "c"\nssh = "root@10.0.1.3"\ncost_per_hour = 0\n'
+    )
+    app = make_app(tmp_path, fleet=write_fleet(tmp_path, text))
+    async with app.run_test(size=(120, 30)) as pilot:
+        for name in ("a", "b", "c"):
+            app.post_message(HostUpdated(make_update(name, agent_sample(name))))
+        await wait_for(lambda: "$2.50/h + 1 unpriced" in screen_text(app), pilot=pilot)
