@@ -149,6 +149,7 @@ class FleetScreen(FleetView, Screen[None]):
         self._shown = boxes
         self._cost_per_hour = 0.0
         self._unpriced = 0
+        self._alert_walk: HostPane | None = None  # the pane ! chose last (action_next_alert)
         self._spent = 0.0  # the fleet's spend, summed once a second (``_refresh_summary``)
         self.notices = NoticeLine()  # shown in the header, above the grid (never over it)
         self.problem = ""  # the fleet file's mistake, shown above the notices until fixed
@@ -465,11 +466,22 @@ class FleetScreen(FleetView, Screen[None]):
         ranked = [(rank(p), i, p) for i, p in enumerate(self.visible_panes)]
         ring = [p for r, _, p in sorted(ranked, key=lambda t: t[:2]) if r < 2]
         if not ring:
-            self.notify("No pane shows an alert", timeout=3)
+            hidden = sum(1 for p in self.panes.values() if not p.display and rank(p) < 2)
+            self.notify(
+                f"No pane shown has an alert; the filter hides {hidden} that do (Esc clears it)"
+                if hidden
+                else "No pane shows an alert",
+                timeout=3,
+            )
             return
+        # A walk of the ring goes on from the pane the last ! chose; from any other
+        # selection it starts at the first critical one (h515 #6: from a warning's pane,
+        # chosen by hand, ! went on to the next warning).
         current = self.selected
-        at = ring.index(current) if current in ring else -1
-        self.select(ring[(at + 1) % len(ring)].host.name)
+        walking = current is not None and current is self._alert_walk and current in ring
+        target = ring[(ring.index(current) + 1) % len(ring)] if walking else ring[0]
+        self._alert_walk = target
+        self.select(target.host.name)
 
     def _for_selected(self, message: Callable[[str], Message]) -> None:
         """Post ``message(host)`` for the selected pane's host (none selected: said)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support.pilot import make_app, screen_text, wait_for
+from support.pilot import make_app, notes, screen_text, wait_for
 from support.samples import FROZEN, agent_sample, disk, make_update, many_hosts_fleet, write_fleet
 
 from rgt_tui.messages import HostUpdated
@@ -223,7 +223,19 @@ async def test_bang_selects_the_next_pane_with_an_alert_critical_first(tmp_path:
             await pilot.pause()
             picked.append(screen.selected.host.name if screen.selected else None)
         assert picked == ["box7", "box9", "box4", "box7"]  # critical ones first, round again
-        await wait_for(lambda: _in_view(screen.panes["box7"]), pilot=pilot)
+        # A pane chosen by hand starts the walk again at the first critical one (h515 #6).
+        screen.select("box4")
+        await pilot.pause()
+        await pilot.press("exclamation_mark")
+        await pilot.pause()
+        assert screen.selected is not None and screen.selected.host.name == "box7"
+        await wait_for(lambda: _in_view(screen.panes["box7"]), pilot=pilot)  # scrolled to
+        # A filter hiding them: said (h515 #6: "No pane shows an alert" beside the count).
+        screen.apply_filter("box1")
+        await pilot.pause()
+        screen.action_next_alert()
+        await pilot.pause()
+        assert any("the filter hides 3 that do" in n for n in notes(app)), notes(app)
 
 
 async def test_the_header_counts_boxes_billing_at_no_known_rate(tmp_path: Path) -> None:
