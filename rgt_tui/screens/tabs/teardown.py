@@ -40,6 +40,7 @@ from rgt_tui.content.pull_view import join
 from rgt_tui.content.teardown_text import MUTED, checklist_lines, outcome_lines, profile_lines
 from rgt_tui.controllers.jobs import HostJobs
 from rgt_tui.domain import teardown_gate as g
+from rgt_tui.domain.units import plural
 from rgt_tui.screens.dialog import DialogButton, KeyHint
 from rgt_tui.screens.job_keys import JobRequested
 from rgt_tui.screens.tabs.base import DetailTab, HostView
@@ -559,6 +560,11 @@ class TeardownTab(DetailTab):
         confirm.border_subtitle = (
             f"Enter: {does} · Tab: cell box · Esc: back" if where == "confirm-name" else ""
         )
+        # The notes under the checklist (a run started by hand, another account on the
+        # machine) sit above the fold at 80x24 once the tab scrolls here (h515 #3).
+        report = self.jobs.gate if self.jobs is not None else None
+        notes = len(report.problems) if report is not None else 0
+        confirm.border_title = f"! {plural(notes, 'note')} above: read first" if notes else ""
 
     def _unticked(self) -> list:
         """The checklist's unticked lines but the typed name's (none before a check)."""
