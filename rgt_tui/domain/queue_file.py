@@ -17,6 +17,9 @@ parser still counts it as cell k (``ParsedQueue.moved``, ``slots``), because the
 copy must stay a prefix of the file and cell k must keep its index (``sent_prefix_end``
 (queue_prefix) accepts exactly this rewrite of a sent line). A moved cell is not live: it takes no part
 in the name check and runs nowhere (its box records a skip).
+
+Just past 450 lines on purpose: the line format, the name rules and the ``run``
+template's parts and rendering are one grammar, read together when any of it changes.
 """
 
 from __future__ import annotations

@@ -24,6 +24,10 @@ safe loader refuses a damaged pickle in the same words ("Unsupported operand 0" 
 zeroed byte), so a refusal is called ``unsafe`` only when the pickle is well formed and the
 refusal names code (a global, a call, an instruction that builds an object); otherwise the
 file is ``corrupt``.
+
+Just past 450 lines on purpose: it runs as one file in the user's own Python (the
+standard library and torch only), so its loaders and the words for what they find cannot
+be split into modules that Python would have to import.
 """
 
 from __future__ import annotations
