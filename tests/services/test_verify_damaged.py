@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import pickle
+from pathlib import Path
 
 import torch
 from support.pulls import box_results, fast, host_of
@@ -22,6 +23,18 @@ class Payload:
 
     def __reduce__(self):
         return (os.system, ("true",))
+
+
+async def _pull_and_verify(fleet, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """The box's files pulled into ``tmp_path`` and verified there, the box re-scanned."""
+    host = host_of(fleet)
+    transport = transport_for(host)
+    try:
+        pulled = await pull_host(host, tmp_path, transport, options=fast())
+        assert not pulled.failed, pulled.failed
+        return await verify_host(host, tmp_path, transport=transport)
+    finally:
+        await transport.close()
 
 
 def zeroed(data: bytes, start: int, end: int) -> bytes:
@@ -42,14 +55,7 @@ async def test_a_checkpoint_with_zeroed_bytes_is_corrupt_not_unsafe(make_loopbac
     torch.save({"w": torch.zeros(2), "hook": Payload()}, res / "evil.pt")
     (res / "evil.ckpt").write_bytes(pickle.dumps({"hook": Payload()}, protocol=2))
 
-    host = host_of(fleet)
-    transport = transport_for(host)
-    try:
-        pulled = await pull_host(host, tmp_path, transport, options=fast())
-        assert not pulled.failed, pulled.failed
-        report = await verify_host(host, tmp_path, transport=transport)
-    finally:
-        await transport.close()
+    report = await _pull_and_verify(fleet, tmp_path)
 
     checks = {c.path: c for c in report.checks}
     assert checks["solo1/step-21.pt"].status == "verified"
@@ -88,14 +94,7 @@ async def test_a_checkpoint_named_as_no_torch_file_is_loaded_all_the_same(
         z.writestr("a.npy", b"\x93NUMPY")
     (res / "plain.pkl").write_bytes(pickle.dumps({"a": 1}, protocol=2))
 
-    host = host_of(fleet)
-    transport = transport_for(host)
-    try:
-        pulled = await pull_host(host, tmp_path, transport, options=fast())
-        assert not pulled.failed, pulled.failed
-        report = await verify_host(host, tmp_path, transport=transport)
-    finally:
-        await transport.close()
+    report = await _pull_and_verify(fleet, tmp_path)
     checks = {c.path.split("/")[-1]: c for c in report.checks}
     assert checks["whole.pth.tar"].status == "verified", checks["whole.pth.tar"]
     assert checks["legacy_step_3"].status == "verified", checks["legacy_step_3"]
@@ -121,14 +120,7 @@ async def test_a_checkpoint_changed_inside_a_tensor_is_corrupt(make_loopback_fle
     data[at + 100 : at + 164] = bytes(b ^ 0x5A for b in data[at + 100 : at + 164])
     (res / "flipped.pt").write_bytes(bytes(data))
 
-    host = host_of(fleet)
-    transport = transport_for(host)
-    try:
-        pulled = await pull_host(host, tmp_path, transport, options=fast())
-        assert not pulled.failed, pulled.failed
-        report = await verify_host(host, tmp_path, transport=transport)
-    finally:
-        await transport.close()
+    report = await _pull_and_verify(fleet, tmp_path)
     checks = {c.path.split("/")[-1]: c for c in report.checks}
     assert checks["good.pt"].status == "verified", checks["good.pt"]
     assert "every record's CRC-32 checked" in checks["good.pt"].detail
@@ -150,14 +142,7 @@ async def test_a_checkpoint_saved_without_crcs_is_loaded_not_called_corrupt(
         torch.save({"w": torch.full((2_000,), 3.0)}, res / "fast.pt")
     finally:
         torch.serialization.set_crc32_options(True)
-    host = host_of(fleet)
-    transport = transport_for(host)
-    try:
-        pulled = await pull_host(host, tmp_path, transport, options=fast())
-        assert not pulled.failed, pulled.failed
-        report = await verify_host(host, tmp_path, transport=transport)
-    finally:
-        await transport.close()
+    report = await _pull_and_verify(fleet, tmp_path)
     (check,) = [c for c in report.checks if c.path.endswith("fast.pt")]
     assert check.status == "verified", check
     assert "saved without CRC-32s, so its records' bytes were not checked" in check.detail
