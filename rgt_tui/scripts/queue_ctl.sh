@@ -98,10 +98,11 @@ session_present() {  # SESSION
 }
 
 # "done boot pid" of the last launch record, empty when there is none.
-last_launch() {
-    [ -r "$q/runner.state" ] || return 0
+last_launch() {  # [FILE]: runner.state, or the text on stdin with "-"
+    local f=${1:-$q/runner.state}
+    [ "$f" = - ] || [ -r "$f" ] || return 0
     awk '$1 == "launch" && NF >= 7 { b = $3; p = $NF; l = 1; d = 0 } $1 == "done" { d = 1 }
-         END { if (l) print d, b, p }' "$q/runner.state"
+         END { if (l) print d, b, p }' "$f"
 }
 
 # The rule a second launch is refused by: the last launch is of this boot, has no done
@@ -267,12 +268,24 @@ probe() {  # SESSION WORKDIR DURABLE [diag]
     # has none), and at most 10000 of them.
     [ -d "$rgt/sync-kept" ] && [ ! -L "$rgt/sync-kept" ] &&
         printf 'synckept\t%s\n' "$(find "$rgt/sync-kept" -mindepth 2 -type f 2>/dev/null | head -n 10000 | wc -l)"
-    info=$(last_launch)
-    if [ -n "$info" ]; then
-        read -r d b p <<<"$info"
-        if [ "$b" = "$boot" ] && runner_pid_alive "$p"; then printf 'runner_alive\t1\n'; else printf 'runner_alive\t0\n'; fi
-    fi
-    [ -r "$q/runner.state" ] && while IFS= read -r line; do printf 'runner\t%s\n' "$line"; done <"$q/runner.state"
+    # Whether the runner lives, for the launch the records printed below end with: the
+    # records are read after the check (a runner writes its done record, then exits),
+    # and read again when a launch came in between (its runner_alive line was missing,
+    # read as a runner gone: a false "queue stopped", and its real end never told).
+    local records alive checked
+    for _ in 1 2 3; do
+        info=$(last_launch)
+        alive=""
+        if [ -n "$info" ]; then
+            read -r d b p <<<"$info"
+            if [ "$b" = "$boot" ] && runner_pid_alive "$p"; then alive=1; else alive=0; fi
+        fi
+        records=$(cat -- "$q/runner.state" 2>/dev/null)
+        checked=$(printf '%s\n' "$records" | last_launch - | cut -d' ' -f2-)
+        [ "$checked" = "${info#* }" ] && break
+    done
+    [ -n "$alive" ] && printf 'runner_alive\t%s\n' "$alive"
+    [ -n "$records" ] && while IFS= read -r line; do printf 'runner\t%s\n' "$line"; done <<<"$records"
     [ -r "$q/cells.tsv" ] && while IFS= read -r line; do
         printf 'cell\t%s\n' "$line"
         IFS=$tab read -r idx name cmd <<<"$line"
