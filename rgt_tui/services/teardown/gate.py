@@ -51,6 +51,7 @@ from rgt_tui.services.teardown.gate_conditions import (
     account_condition,
     box_condition,
     idle_condition,
+    other_boxes,
     roster_now,
     roster_unanswered,
     same_box,
@@ -316,13 +317,12 @@ async def gather(
         local_check = await asyncio.to_thread(
             _local_check, folder, local[0], host.durable_dir, acked, clock()
         )
+    hand_run = ""
     if transport is not None and now.error is None and not records_only:
         # After the re-hash: the box's own copy, re-hashed above, is not hashed again
         # for the groups' folders it holds.
         own = (local, local_check) if local_check is not None else None
         now = replace(now, groups=await groups_seen(fleet, host, transport, own))
-    hand_run = ""
-    if transport is not None and now.error is None and not records_only:
         hand_run = await hand_run_note(host, transport, now)
     at = clock()
     problems: list[str] = []
@@ -402,10 +402,16 @@ async def gather(
         conditions = (*conditions[:-1], *groups, conditions[-1])
     shared = sharing_account(fleet, host)
     how = "log{s} in to the same account ({ssh})"
+    # The other entries' journals, read once for both questions below.
+    others = (
+        await asyncio.to_thread(other_boxes, fleet, host, journal)
+        if not shared and jh.box is not None
+        else []
+    )
     if not shared and jh.box is not None:
         # The same box under another spelling (localhost for 127.0.0.1, an alias): the
         # journals say which entries reached it (hour s23c #5).
-        shared = await asyncio.to_thread(same_box, fleet, host, journal, jh.box.box_id)
+        shared = same_box(others, jh.box.box_id)
         how = "reached the same box ({box})"
     if shared:
         condition = account_condition(host, shared, how, jh.box.describe() if jh.box else "")
@@ -414,7 +420,7 @@ async def gather(
         # Another entry's box answers with this box's host key: most likely another
         # account on this machine, which a teardown destroys too. A note, not a lock:
         # boxes made from one image can share a key and be apart (h511 #2).
-        twins = await asyncio.to_thread(same_key, fleet, host, journal, jh.box)
+        twins = same_key(fleet, host, others, jh.box)
         if twins:
             names = ", ".join(printable(n, 200) for n in twins)
             problems.append(

@@ -6,7 +6,7 @@ the box line (which box, not answering, a refused host key), the idle line (unkn
 while the box does not answer; a group's cell), the roster (a cell added to the queue
 file since the last verify, or a name on two lines; a cell last seen on a box that does not answer), and the
 account line (another entry of the fleet logs in to this account or reached this box).
-Pure but for ``same_box``, which reads the other entries' journals.
+Pure but for ``other_boxes``, which reads the other entries' journals.
 """
 
 from __future__ import annotations
@@ -117,9 +117,9 @@ def roster_now(
     )
 
 
-def _other_boxes(fleet: Fleet, host: HostConfig, journal: Journal) -> list[tuple[str, HostJournal]]:
-    """(name, its journal) of every other entry whose journal has a box and no teardown
-    (blocking: one journal read each)."""
+def other_boxes(fleet: Fleet, host: HostConfig, journal: Journal) -> list[tuple[str, HostJournal]]:
+    """(name, its journal) of every other entry whose journal has a box and no teardown:
+    read once per check for ``same_box`` and ``same_key`` (blocking: a journal read each)."""
     found = []
     for other in fleet.hosts:
         if other.name == host.name or other.group is not None:
@@ -133,26 +133,23 @@ def _other_boxes(fleet: Fleet, host: HostConfig, journal: Journal) -> list[tuple
     return found
 
 
-def same_box(fleet: Fleet, host: HostConfig, journal: Journal, box_id: str) -> tuple[str, ...]:
-    """The other entries whose journal's last box is ``box_id`` and not torn down
-    (blocking)."""
-    return tuple(
-        name
-        for name, jh in _other_boxes(fleet, host, journal)
-        if jh.box is not None and jh.box.box_id == box_id
-    )
+def same_box(others: list[tuple[str, HostJournal]], box_id: str) -> tuple[str, ...]:
+    """Those of ``others`` (``other_boxes``) whose last box is ``box_id``."""
+    return tuple(name for name, jh in others if jh.box is not None and jh.box.box_id == box_id)
 
 
-def same_key(fleet: Fleet, host: HostConfig, journal: Journal, box: BoxIdentity) -> tuple[str, ...]:
-    """Each other entry whose last box answered with ``box``'s host key under another box
+def same_key(
+    fleet: Fleet, host: HostConfig, others: list[tuple[str, HostJournal]], box: BoxIdentity
+) -> tuple[str, ...]:
+    """Each of ``others`` whose last box answered with ``box``'s host key under another box
     id, with where its results stand here (``box3 (verified here)``): most likely another
     login account on the same machine (each account has its own ~/.rgt/box-id; h511 #2),
-    or boxes made from one image that carries its host keys. Blocking."""
+    or boxes made from one image that carries its host keys."""
     if not box.host_key or host.is_local or host.is_login_node:
         return ()  # a cluster's login node: its accounts share the key, not a teardown
     kinds = {h.name: h for h in fleet.hosts}
     found = []
-    for name, jh in _other_boxes(fleet, host, journal):
+    for name, jh in others:
         other = jh.box
         if other is None or other.host_key != box.host_key or other.box_id == box.box_id:
             continue
