@@ -23,7 +23,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from rgt_tui.domain import teardown_gate as g
 from rgt_tui.domain.box_identity import BoxIdentity
@@ -66,7 +65,7 @@ from rgt_tui.services.teardown.gate_scan import (
     scan_now,
 )
 from rgt_tui.services.teardown.group import group_condition
-from rgt_tui.services.teardown.held_here import local_records
+from rgt_tui.services.teardown.held_here import Records, local_records
 from rgt_tui.transport.base import Transport
 
 
@@ -184,7 +183,7 @@ def _facts(
     folder: Path,
     jh: HostJournal,
     now: BoxNow,
-    local: tuple[Manifest | None, Any, str | None],
+    local: Records,
     at: float,
     attempt: str,
     local_check: g.LocalCopyChecked | None = None,

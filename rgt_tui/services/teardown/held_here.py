@@ -36,12 +36,15 @@ from rgt_tui.transport.base import Transport
 
 # A remote file as the box listed it: (its path on the box, size, mtime).
 Listed = tuple[str, int, float]
+# A pulled folder's records (``local_records``): its manifest, verification record, and
+# why the manifest is unusable.
+Records = tuple[Manifest | None, Any, str | None]
 # The box's own pulled copy as the gate read it (``local_records``) and re-hashed it in
 # this check: reused, not read and hashed again.
-OwnCopy = tuple[tuple[Manifest | None, Any, str | None], g.LocalCopyChecked]
+OwnCopy = tuple[Records, g.LocalCopyChecked]
 
 
-def local_records(folder: Path) -> tuple[Manifest | None, Any, str | None]:
+def local_records(folder: Path) -> Records:
     """The kept manifest and verification record, and why the manifest is unusable."""
     try:
         manifest = load_manifest(folder)
@@ -65,7 +68,7 @@ class Copies(NamedTuple):
 def verified_copies(
     folder: Path,
     box: BoxIdentity | None,
-    records: tuple[Manifest | None, Any, str | None] | None = None,
+    records: Records | None = None,
 ) -> Copies:
     """Each file the last pull into ``folder`` listed and its verify found here whole, as
     the box listed it, with its local path and facts; the links that pull kept; its pull
