@@ -5,6 +5,9 @@ that takes every rank's durable dir with ``pull_ranks = "all"``.
 
 No torch here (test_group_torchrun.py runs the real torchrun): each rank's cell is a
 bash script that prints its rank and waits, so the commands are what is tested.
+
+Just past 450 lines on purpose: two real OpenSSH boxes are started once per test, and
+the group's commands are one story on them; split, each file would start its own.
 """
 
 from __future__ import annotations

@@ -6,6 +6,9 @@ starts empty), the real console entry point (under a pseudo-terminal where it as
 shipped, heavily commented hosts.example.toml, and the add screen driven by the Pilot.
 
 One flow (paste → key → block), tested end to end in one file.
+
+Over 450 lines on purpose: `add` is one conversation (paste, host key, questions,
+write), each test a turn of it over the same real sshd fixture.
 """
 
 from __future__ import annotations

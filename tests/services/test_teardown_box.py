@@ -13,6 +13,9 @@ Every case stands on ``support.gate_box.Setup`` (a box with pulled and verified
 results, its journal and command-line helpers) and the ``ready`` fixture
 (``tests/services/conftest.py``). A teardown recorded by hand, and what voids its
 confirmation: ``test_teardown_manual.py``.
+
+Over 450 lines on purpose: one real box, queue and journal fixture (support.gate_box)
+serves every condition of the gate; split, each file would rebuild it.
 """
 
 from __future__ import annotations
