@@ -59,6 +59,7 @@ from rgt_tui.services.teardown.gate_conditions import (
 from rgt_tui.services.teardown.gate_scan import (
     BoxNow,
     cells_seen,
+    gpu_holders,
     groups_seen,
     hand_run_note,
     moved_now,
@@ -309,20 +310,27 @@ async def gather(
     pulling = await asyncio.to_thread(pull_running, folder)
     local = await asyncio.to_thread(local_records, folder)
     now = await asyncio.to_thread(cells_seen, fleet, host, now, local[0])
-    local_check = None
-    if local[0] is not None and not records_only:
-        # Every byte of the local copy, re-hashed now, off the event loop (local_copy).
-        acked = await asyncio.to_thread(_acked_missing, journal, host.name)
-        local_check = await asyncio.to_thread(
-            _local_check, folder, local[0], host.durable_dir, acked, clock()
-        )
-    hand_run = ""
-    if transport is not None and now.error is None and not records_only:
-        # After the re-hash: the box's own copy, re-hashed above, is not hashed again
-        # for the groups' folders it holds.
-        own = (local, local_check) if local_check is not None else None
-        now = replace(now, groups=await groups_seen(fleet, host, transport, own))
-        hand_run = await hand_run_note(host, transport, now)
+    asks_box = transport is not None and now.error is None and not records_only
+    # Who holds the box's GPUs is asked while the local copy is re-hashed here.
+    holders = asyncio.create_task(gpu_holders(host, transport, now)) if asks_box else None
+    try:
+        local_check = None
+        if local[0] is not None and not records_only:
+            # Every byte of the local copy, re-hashed now, off the event loop (local_copy).
+            acked = await asyncio.to_thread(_acked_missing, journal, host.name)
+            local_check = await asyncio.to_thread(
+                _local_check, folder, local[0], host.durable_dir, acked, clock()
+            )
+        hand_run = ""
+        if holders is not None:
+            # After the re-hash: the box's own copy, re-hashed above, is not hashed again
+            # for the groups' folders it holds.
+            own = (local, local_check) if local_check is not None else None
+            now = replace(now, groups=await groups_seen(fleet, host, transport, own))
+            hand_run = hand_run_note(host, now, await holders)
+    finally:
+        if holders is not None:
+            holders.cancel()  # the re-hash failed: nothing waits for the answer
     at = clock()
     problems: list[str] = []
     moved: list[BoxHistory] = []

@@ -5,7 +5,7 @@ cells as the backend reads them) and, where the host's backend gates on its jobs
 (Slurm), the queue's jobs; a box that does not answer is said so as the rest of the
 product says it (``_unanswered``). ``groups_seen`` reads the groups it is a rank of, once
 the gate has re-hashed the local copy; ``hand_run_note`` names processes holding the
-GPUs while no cell runs. ``cells_seen`` turns the queue's
+GPUs while no cell runs (``gpu_holders`` reads them). ``cells_seen`` turns the queue's
 view into the gate's unfinished and moved cells (a move counts only when it is on
 record); ``moved_now`` is that fact for a box that did not answer, from the last check.
 All of it is what this check found (``BoxNow``); ``gate`` records it in the journal.
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from rgt_tui.domain import teardown_gate as g
 from rgt_tui.domain.box_identity import BoxIdentity
@@ -32,6 +33,9 @@ from rgt_tui.services.queue.scheduler import JobGated
 from rgt_tui.services.runtime.preemption import told_with_fix
 from rgt_tui.services.teardown.held_here import OwnCopy, unsaved_of_group
 from rgt_tui.transport.base import Transport
+
+if TYPE_CHECKING:
+    from rgt_tui.services.box.vram import VramEvidence
 
 
 @dataclass(frozen=True)
@@ -165,29 +169,34 @@ async def groups_seen(
 AGENT_COMMAND_START = "python3 -u - --interval "
 
 
-async def hand_run_note(host: HostConfig, transport: Transport, now: BoxNow) -> str:
-    """A note, when no cell of the box's queue (nor of a group's) runs, yet processes of
-    the box hold its GPUs: a run started by hand, whose writes after this check no pull
-    holds (h511 #7: the gate read "the queue is idle" and "ready" between the saves of a
-    script run by hand). "" when none, and when the box cannot say (best effort: a note,
-    not a condition, so a holder that cannot be stopped never locks the gate)."""
+async def gpu_holders(host: HostConfig, transport: Transport, now: BoxNow) -> VramEvidence | None:
+    """The box's GPU holders for ``hand_run_note``, or None when no note can be: a cell
+    runs, the host is a login node or this machine, or the box cannot say (best effort).
+    Read beside the local re-hash (``gate.gather``), so a slow nvidia-smi on the box
+    (each of its calls is cut at 20 s there) adds nothing to a check that re-hashes."""
     from rgt_tui.services.box.vram import VramError, read_vram_evidence
 
-    if now.running or any(seen.running for seen in now.groups):
-        return ""
+    if now.running:
+        return None
     if isinstance(backend_for(host), JobGated) or host.is_local:
         # A cluster's login node: its jobs are the jobs line's. This machine: its desktop
         # (a browser, the compositor) holds the GPU (review h516 #3).
-        return ""
+        return None
     try:
-        evidence = await read_vram_evidence(host.name, transport)
+        return await read_vram_evidence(host.name, transport)
     except (TransportError, VramError, OSError, ValueError):
+        return None
+
+
+def hand_run_note(host: HostConfig, now: BoxNow, evidence: VramEvidence | None) -> str:
+    """A note, when no cell of the box's queue (nor of a group's) runs, yet processes of
+    the box hold its GPUs (``evidence``, from ``gpu_holders``): a run started by hand,
+    whose writes after this check no pull holds (h511 #7: the gate read "the queue is
+    idle" and "ready" between the saves of a script run by hand). "" when none, and when
+    the box could not say: a note, not a condition, so a holder that cannot be stopped
+    never locks the gate."""
+    if evidence is None or now.running or any(seen.running for seen in now.groups):
         return ""
-    # A holder of a /dev/nvidia* file of this box; nvidia-smi's list alone where that
-    # walk could not run (its PIDs may be the host's, another process's here).
-    # No cell runs, so a process that names one outlived it (`nohup … &` in a cell): as
-    # much a run by hand (review h516 #4). rgt-tui's own telemetry agent holds the device
-    # through NVML while the TUI or watch runs (review h516 #3): not one.
     users = [
         p
         for p in evidence.processes
