@@ -83,25 +83,36 @@ FORGOTTEN_ALERT = "cost.forgotten"
 
 
 def forgotten_box_alert(
-    queue_done_at: float | None, now: float, rate: float | None, grace_minutes: float = 30.0
+    queue_done_at: float | None,
+    now: float,
+    rate: float | None,
+    grace_minutes: float = 30.0,
+    *,
+    stopped: bool = False,
 ) -> Alert | None:
     """GEN1: the queue finished a while ago and the box still bills. A box of no known
     rate (no ``cost_per_hour``) is told too: unknown is not free (h513 #1: deleting the
-    line silenced a critical alert); ``cost_per_hour = 0`` says it costs nothing."""
+    line silenced a critical alert); ``cost_per_hour = 0`` says it costs nothing.
+    ``stopped``: the queue ended on the user's stop, cells left to run (h513 #8: "queue
+    finished … tear it down" stood beside the stop's own "L relaunches")."""
     if queue_done_at is None or rate == 0:
         return None
     since = (now - queue_done_at) / 60
     if since < grace_minutes:
         return None
+    if stopped:
+        ended, way = "stopped", "relaunch what is left (L), or pull, verify and tear it down"
+    else:
+        ended, way = "finished", "pull, verify and tear it down"
     bills = (
-        f"still bills ${rate:.2f}/h (${since / 60 * rate:.2f} since it finished)"
+        f"still bills ${rate:.2f}/h (${since / 60 * rate:.2f} since it {ended})"
         if rate is not None
         else f"still answers, at a rate not set ({UNKNOWN_RATE_FIX})"
     )
     return Alert(
         FORGOTTEN_ALERT,
         "critical",
-        f"queue finished {since:.0f} min ago and the box {bills}: pull, verify and tear it down",
+        f"queue {ended} {since:.0f} min ago and the box {bills}: {way}",
         "GEN1",
     )
 
@@ -168,7 +179,10 @@ def cost_alerts(snap: HostSnapshot | None, ctx: CostContext) -> tuple[Alert, ...
     alerts = list(profile_clock_alerts(ctx.profile, ctx.unreachable_since, ctx.now))
     received = ctx.received_at if ctx.received_at is not None else ctx.now
     done_at = sample_queue_done_at(snap, received)
-    forgotten = forgotten_box_alert(done_at, ctx.now, ctx.rate, ctx.forgotten_minutes)
+    stopped = snap is not None and snap.queue_stopped
+    forgotten = forgotten_box_alert(
+        done_at, ctx.now, ctx.rate, ctx.forgotten_minutes, stopped=stopped
+    )
     if forgotten is not None:
         alerts.append(forgotten)
     return tuple(alerts)

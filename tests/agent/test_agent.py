@@ -865,12 +865,17 @@ def test_queue_watch_finds_the_running_cell_and_follows_it(tmp_path):
         with open(qdir / "cells" / f"{name}.state", "a") as f:
             f.write("\nend 410 0\n")
     (qdir / "runner.state").write_text("launch 90 boot1 tmux 0 /x 1\ndone 420 3 0\n")
-    assert watch.poll("boot1") == (None, None, None, 420.0)
-    # A new launch clears the done time.
+    assert watch.poll("boot1") == (None, None, None, 420.0) and not watch.stopped
+    # A launch that ended on the user's stop says so (h513 #8: GEN1 read "finished").
     (qdir / "runner.state").write_text(
-        "launch 90 boot1 tmux 0 /x 1\ndone 420 3 0\nlaunch 500 boot1 tmux 0 /x 2\n"
+        "launch 90 boot1 tmux 0 /x 1\nstop 400 user\nstopped 410 2\ndone 420 1 0\n"
     )
-    assert watch.poll("boot1")[3] is None
+    assert watch.poll("boot1")[3] == 420.0 and watch.stopped
+    # A new launch clears the done time and the stop.
+    (qdir / "runner.state").write_text(
+        "launch 90 boot1 tmux 0 /x 1\nstopped 410 2\ndone 420 3 0\nlaunch 500 boot1 tmux 0 /x 2\n"
+    )
+    assert watch.poll("boot1")[3] is None and not watch.stopped
 
 
 def test_queue_watch_does_not_reread_every_record_every_sample(tmp_path, monkeypatch):
@@ -923,6 +928,12 @@ def test_agent_reports_the_running_cell_its_log_and_outputs(tmp_path, isolated_h
         holder.wait()
     (line,) = run_shell(f"RGT_BOOT_ID_FILE={shlex.quote(str(boot))} {command}")
     assert line["cell"] is None and line["log_mtime"] is None  # its process is gone
+    assert line["queue_done_at"] is None and line["queue_stopped"] is False
+    # The launch ended on the user's stop: the sample says it (GEN1's words, h513 #8).
+    (qdir / "runner.state").write_text("launch 90 boot-7 tmux 0 /x 1\nstopped 95 1\ndone 99 0 0\n")
+    (line,) = run_shell(f"RGT_BOOT_ID_FILE={shlex.quote(str(boot))} {command}")
+    assert line["queue_done_at"] == 99.0 and line["queue_stopped"] is True
+    assert snap(line).queue_stopped
 
 
 def test_an_unread_mount_is_said_as_the_fleet_file_writes_it(tmp_path):

@@ -63,6 +63,23 @@ def test_forgotten_box_after_grace():
     assert forgotten_box_alert(1000.0, 1e9, 0.0) is None
 
 
+def test_forgotten_box_after_a_stop_names_the_relaunch():
+    """A queue the user stopped left cells to run: GEN1 says stopped and names L beside
+    the teardown (h513 #8: "finished … tear it down" stood beside the stop's "L
+    relaunches"), and the sample's flag reaches it through cost_alerts."""
+    alert = forgotten_box_alert(1000.0, 1000.0 + 90 * 60, 2.0, stopped=True)
+    assert alert is not None
+    assert alert.message.startswith("queue stopped 90 min ago")
+    assert "$3.00 since it stopped" in alert.message
+    assert "relaunch what is left (L), or pull, verify and tear it down" in alert.message
+    now = 1_000_000.0
+    for stopped, word in ((True, "queue stopped"), (False, "queue finished")):
+        sample = HostSnapshot("h", t=now, queue_done_at=now - 3600, queue_stopped=stopped)
+        ctx = CostContext(profile("vastai"), 2.0, now, received_at=now)
+        (gen1,) = [a for a in cost_alerts(sample, ctx) if a.gotcha == "GEN1"]
+        assert gen1.message.startswith(word)
+
+
 def test_autodl_powered_off_13_days_is_released_in_2():
     (alert,) = profile_clock_alerts(profile("autodl"), 0.0, 13 * DAY)
     assert "released in 2 days" in alert.message and alert.severity == "critical"

@@ -44,20 +44,23 @@ def open_attempt(state_text, boot_id):
         return None
 
 
-def last_done_at(runner_text):
-    """When the last launch wrote its done record (box clock); None while it runs or
+def last_done(runner_text):
+    """(when the last launch wrote its done record (box clock), whether it ended on a
+    stop the user asked for: its ``stopped`` record); (None, False) while it runs or
     when the queue was never launched."""
-    done = None
+    done, stopped = None, False
     for line in complete_lines(runner_text):
         words = line.split()
         if words[0] == "launch":
-            done = None
+            done, stopped = None, False
+        elif words[0] == "stopped":
+            stopped = True
         elif words[0] == "done" and len(words) >= 2:
             try:
                 done = float(words[1])
             except ValueError:
                 done = None
-    return done
+    return done, stopped
 
 
 def _signature(path):
@@ -86,6 +89,7 @@ class QueueWatch:
         self.started = None  # when its attempt started (box clock), for the tracker check
         self.scanner = None
         self.done_at = None
+        self.stopped = False  # the last launch ended on the user's stop, not its end
         self._runner_sig = None
         self._cells_sig = None
         self._last_scan = None
@@ -97,7 +101,7 @@ class QueueWatch:
         launched = sig != self._runner_sig
         if launched:
             self._runner_sig = sig
-            self.done_at = last_done_at(read_optional(runner) or "")
+            self.done_at, self.stopped = last_done(read_optional(runner) or "")
         attempt = self._attempt(self.cell, boot_id) if self.cell is not None else None
         ended = self.cell is not None and attempt is None
         if ended:

@@ -78,6 +78,7 @@ class Agent:
             "ckpt": None,  # the running cell's checkpoints (issue 40; probe/checkpoints.py)
             "cell": None,
             "queue_done_at": None,
+            "queue_stopped": False,
             "cell_started": None,
             "tracker_seen": None,
             "box_id": None,
@@ -126,6 +127,7 @@ class Agent:
                 errors, "queue", lambda: self.queue.poll(boot), (None, None, None, None)
             )
             sample["cell"], sample["queue_done_at"] = cell, done_at
+            sample["queue_stopped"] = self.queue.stopped
             if cell is not None:
                 started = self.queue.started
                 sample["cell_started"] = started
