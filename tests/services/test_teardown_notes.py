@@ -8,6 +8,8 @@ real git tree synced over it, the real journal and the command line."""
 
 from __future__ import annotations
 
+import os
+
 from support.code_trees import add_code, git_tree, write
 from support.gate_box import Setup
 
@@ -36,3 +38,33 @@ async def test_the_checklist_names_the_copies_a_sync_kept_on_the_box(ready: Setu
     assert "note: ~/.rgt/sync-kept on the box holds 1 file" in shown
     check = await ready.cli("teardown", "box1", "--check")
     assert "  note: ~/.rgt/sync-kept on the box holds 1 file" in check.stdout, check.stdout
+
+
+async def test_the_checklist_names_a_cell_log_the_pull_left_on_the_box(ready: Setup) -> None:
+    """A cell log over the cap of logs a pull brings stays on the box; only its end is
+    kept here. The pull said so once; the checklist said nothing, and the teardown took
+    the whole log with the box (h515 #9). A note, not a lock: logs are not results.
+    The log is sparse: 256 MiB of nothing, a few blocks on disk."""
+    from rgt_tui.services.pull.box_logs import MAX_BYTES
+
+    cells = ready.box.root / ".rgt" / "queue" / "cells"
+    cells.mkdir(parents=True, exist_ok=True)
+    log = cells / "cellA.log"
+    log.write_bytes(b"")
+    os.truncate(log, MAX_BYTES + (1 << 20))
+    with log.open("a") as f:
+        f.write("epoch 1 done\n")
+    await ready.pull_and_verify()
+    report = await ready.check()
+    (note,) = report.notes
+    assert note.startswith(
+        "1 cell log stayed on the box at the last pull, over the 256M of logs a pull "
+        "brings: cells/cellA.log — only the last 512K of it is here"
+    ), note
+    assert report.ready_but_confirmation
+    check = await ready.cli("teardown", "box1", "--check")
+    assert "  note: 1 cell log stayed on the box at the last pull" in check.stdout, check.stdout
+    # Pulled whole once it is small again: no note.
+    os.truncate(log, 1000)
+    await ready.pull_and_verify()
+    assert (await ready.check()).notes == ()

@@ -152,6 +152,21 @@ async def keep_tails(
     return "the end of a log left on the box could not be read: " + "; ".join(unread[:3])
 
 
+def logs_left_on_box(host_folder: Path) -> tuple[str, ...]:
+    """The cell logs the last pulls left on the box (over the caps), as the tails kept
+    of them name them (``cells/NAME.log``): a teardown takes them with the box."""
+    cells = host_folder / BOX_LOGS_DIR / "cells"
+    try:
+        names = os.listdir(cells)
+    except OSError:
+        return ()
+    # A log pulled whole drops both (``keep_tails``); an older whole copy beside a tail
+    # is the log as it was, not as it is.
+    tails = [n for n in names if n.endswith((".log" + TAIL_SUFFIX, ".log" + UNREAD_SUFFIX))]
+    left = {n.removesuffix(TAIL_SUFFIX).removesuffix(UNREAD_SUFFIX) for n in tails}
+    return tuple(sorted(f"cells/{n}" for n in left))
+
+
 def _tail_stamp(tree: HostTree, rel: str) -> float | None:
     """The listed mtime a tail was stamped with (None: no tail)."""
     try:

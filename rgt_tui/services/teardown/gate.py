@@ -31,12 +31,15 @@ from rgt_tui.domain.manifest import Manifest, ManifestError
 from rgt_tui.domain.profiles import Profile
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.domain.roster import in_outputs, output_prefixes
+from rgt_tui.domain.saved_claims import TAIL_BYTES
 from rgt_tui.domain.shared_account import sharing_account
 from rgt_tui.domain.text import printable
-from rgt_tui.domain.units import plural
+from rgt_tui.domain.units import fmt_bytes, plural
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.journal import BoxHistory, HostJournal, Journal, JournalError
 from rgt_tui.services.local_copy import check_local_copy
+from rgt_tui.services.pull.box_logs import MAX_BYTES as LOGS_MAX_BYTES
+from rgt_tui.services.pull.box_logs import logs_left_on_box
 from rgt_tui.services.queue.backends import backend_for
 from rgt_tui.services.queue.scheduler import JobGated
 from rgt_tui.services.reclaimed import reclaimed_here
@@ -448,22 +451,35 @@ async def gather(
         bool(moved),
         tuple(jh.history),
         cells_now,
-        _notes(host, now.view),
+        _notes(host, now.view, await asyncio.to_thread(logs_left_on_box, folder)),
     )
 
 
-def _notes(host: HostConfig, view: QueueView | None) -> tuple[str, ...]:
+def _notes(host: HostConfig, view: QueueView | None, logs_left: tuple[str, ...]) -> tuple[str, ...]:
     """What the box holds beside the results that a teardown destroys unasked: the
-    box's own copies a sync replaced (edits made there), in ~/.rgt/sync-kept."""
-    if view is None or not view.sync_kept:
-        return ()
-    n = view.sync_kept
-    count = "10000 files or more" if n >= 10000 else plural(n, "file")
-    return (
-        f"~/.rgt/sync-kept on the box holds {count}: the box's own copies of files a sync "
-        "replaced (edits made there), not results and never pulled; copy what you need "
-        f"home before the box goes (rgt-tui shell {host.name} opens a shell there)",
-    )
+    box's own copies a sync replaced (edits made there), in ~/.rgt/sync-kept; the cell
+    logs over the pull's cap, of which only the end is here (h515 #9: the pull said
+    so once, the checklist never)."""
+    notes = []
+    if view is not None and view.sync_kept:
+        n = view.sync_kept
+        count = "10000 files or more" if n >= 10000 else plural(n, "file")
+        notes.append(
+            f"~/.rgt/sync-kept on the box holds {count}: the box's own copies of files a "
+            "sync replaced (edits made there), not results and never pulled; copy what you "
+            f"need home before the box goes (rgt-tui shell {host.name} opens a shell there)"
+        )
+    if logs_left:
+        shown = ", ".join(printable(n, 120) for n in logs_left[:3])
+        more = f" and {len(logs_left) - 3} more" if len(logs_left) > 3 else ""
+        each = "it" if len(logs_left) == 1 else "each"
+        notes.append(
+            f"{plural(len(logs_left), 'cell log')} stayed on the box at the last pull, over "
+            f"the {fmt_bytes(LOGS_MAX_BYTES)} of logs a pull brings: {shown}{more} — only "
+            f"the last {fmt_bytes(TAIL_BYTES)} of {each} is here (what verify reads); copy "
+            f"the whole log from ~/.rgt/queue before the box goes if you need it"
+        )
+    return tuple(notes)
 
 
 def _queue_cells(host: HostConfig) -> tuple[str, ...] | None:
