@@ -68,3 +68,13 @@ async def test_the_checklist_names_a_cell_log_the_pull_left_on_the_box(ready: Se
     os.truncate(log, 1000)
     await ready.pull_and_verify()
     assert (await ready.check()).notes == ()
+    # Gone from the box's queue folder (a --fresh launch moves it aside): its tail goes
+    # at the next pull, rather than name a log the box lacks (review h516 #8).
+    os.truncate(log, MAX_BYTES + (1 << 20))
+    await ready.pull_and_verify()
+    assert len((await ready.check()).notes) == 1
+    log.unlink()
+    await ready.pull_and_verify()
+    assert (await ready.check()).notes == ()
+    kept = ready.fleet.results_dir / "box1" / ".rgt" / "box-logs" / "cells"
+    assert (kept / "cellA.log").is_file() and not list(kept.glob("*.tail"))

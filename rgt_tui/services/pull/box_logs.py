@@ -143,19 +143,32 @@ async def keep_tails(
             await asyncio.to_thread(_drop_tail, tree, rel)
             await asyncio.to_thread(_write_tail, tree, path + UNREAD_SUFFIX, why.encode(), 0.0)
             unread.append(f"{printable(path, 120)} ({why})")
-    for entry in kept.entries:
-        if _cell_log(entry.path) and kept.local_relpath(entry.root, entry.path) not in failed:
-            for suffix in (TAIL_SUFFIX, UNREAD_SUFFIX):
-                await asyncio.to_thread(_drop_tail, tree, entry.path + suffix)
+    whole = [
+        e.path
+        for e in kept.entries
+        if _cell_log(e.path) and kept.local_relpath(e.root, e.path) not in failed
+    ]
+    # A log gone from the box's queue folder (a --fresh launch moved it aside) has no
+    # end to stand for (review h516 #8): its tail would name a log the box lacks.
+    gone = [p for p in await asyncio.to_thread(_tailed, tree.root) if p not in mtimes]
+    for path in whole + gone:
+        for suffix in (TAIL_SUFFIX, UNREAD_SUFFIX):
+            await asyncio.to_thread(_drop_tail, tree, path + suffix)
     if not unread:
         return ""
     return "the end of a log left on the box could not be read: " + "; ".join(unread[:3])
 
 
 def logs_left_on_box(host_folder: Path) -> tuple[str, ...]:
-    """The cell logs the last pulls left on the box (over the caps), as the tails kept
+    """The cell logs the last pull left on the box (over the caps), as the tails kept
     of them name them (``cells/NAME.log``): a teardown takes them with the box."""
-    cells = host_folder / BOX_LOGS_DIR / "cells"
+    return _tailed(host_folder / BOX_LOGS_DIR)
+
+
+def _tailed(logs_folder: Path) -> tuple[str, ...]:
+    """The cell logs (``cells/NAME.log``) whose end, or why it could not be read, is
+    kept in ``logs_folder``."""
+    cells = logs_folder / "cells"
     try:
         names = os.listdir(cells)
     except OSError:
