@@ -540,8 +540,8 @@ def check_durable(facts: BoxFacts, ctx: CheckContext) -> Check:
         return Check(
             "durable",
             False,
-            f"{where} is on the pod's own filesystem, lost with the pod: {survives}",
-            f"mount a PersistentVolumeClaim and set durable_dir for {ctx.host} on it",
+            f"{where} is {p.durable_mount_lost}: {survives}",
+            p.durable_mount_fix.replace("{host}", ctx.host),
         )
     ruled = p.durable_under or p.durable_not_under or p.durable_own_mount
     exists = "" if facts.durable_exists else " (not created yet; it can be)"

@@ -34,6 +34,10 @@ class Profile:
     durable_under: tuple[str, ...] = ()
     durable_not_under: tuple[str, ...] = ()
     durable_own_mount: bool = False
+    # With ``durable_own_mount``: what becomes of a durable dir on the root filesystem
+    # (the pod's, RunPod's container disk) and the fix ("{host}": the host's name).
+    durable_mount_lost: str = ""
+    durable_mount_fix: str = ""
     # Whether the platform has a stop that can be undone (the box starts again with its
     # disk): the only kind ``rgt-tui watch`` may run on its own (a host's opt-in ``stop``
     # with ``autostop_minutes``). False where the only verb destroys (Lambda: terminate)

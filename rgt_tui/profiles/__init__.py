@@ -31,6 +31,8 @@ REQUIRED = (
 )  # fmt: skip
 # Optional keys: the auto-release clock, and where a durable dir survives the teardown verb.
 OPTIONAL = ("release_after_off_days", "durable_under", "durable_not_under", "durable_own_mount")
+# What a durable dir on the root filesystem loses, and the fix (with durable_own_mount).
+OPTIONAL += ("durable_mount_lost", "durable_mount_fix")
 # Whether the platform's stop can be undone (``Profile.reversible_stop``; absent: false,
 # so ``watch`` never runs a stop on a platform nobody has said has one).
 OPTIONAL += ("reversible_stop",)
@@ -72,6 +74,10 @@ def parse_profile(data: dict[str, Any], source: str) -> Profile:
     ):
         if key in data and not isinstance(data[key], bool):
             raise ProfileError(f"{source}: {key} must be true or false")
+    if data.get("durable_own_mount"):
+        for key in ("durable_mount_lost", "durable_mount_fix"):
+            if not isinstance(data.get(key), str) or not data[key].strip():
+                raise ProfileError(f"{source}: durable_own_mount needs {key}, as text")
     days = data.get("release_after_off_days")
     if days is not None and (
         isinstance(days, bool) or not isinstance(days, (int, float)) or days <= 0
@@ -110,6 +116,8 @@ def parse_profile(data: dict[str, Any], source: str) -> Profile:
         durable_under=tuple(data.get("durable_under", ())),
         durable_not_under=tuple(data.get("durable_not_under", ())),
         durable_own_mount=data.get("durable_own_mount", False),
+        durable_mount_lost=data.get("durable_mount_lost", ""),
+        durable_mount_fix=data.get("durable_mount_fix", ""),
         reversible_stop=data.get("reversible_stop", False),
         pull_every=every_s,
         egress_usd_per_gb=None if egress is None else float(egress),

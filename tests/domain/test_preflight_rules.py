@@ -118,6 +118,18 @@ def test_kubernetes_durable_dir_must_be_its_own_mount():
     assert not on_layer.ok and "PersistentVolumeClaim" in on_layer.fix
 
 
+def test_runpod_workspace_must_be_a_volume_not_the_container_disk():
+    """A pod made without a volume disk has /workspace as a folder of its container
+    disk, which RunPod wipes on every stop: preflight read it "ok" (h523 #1)."""
+    bad = check_durable(_facts("/workspace/ck", "/", fstype="ext4"), _ctx("runpod"))
+    assert not bad.ok, bad.detail
+    assert "is on the container disk, not a volume mounted there" in bad.detail
+    assert "RunPod wipes it on every stop" in bad.detail
+    assert bad.fix.startswith("give the pod a volume disk or a Network Volume mounted at")
+    assert bad.fix.endswith("then set durable_dir for h under it")
+    assert check_durable(_facts("/workspace/ck", "/workspace", fstype="xfs"), _ctx("runpod")).ok
+
+
 def test_durable_prefix_is_a_path_not_a_string_prefix():
     assert not check_durable(_facts("/workspace2/r", "/"), _ctx("runpod")).ok
     assert check_durable(_facts("/workspace/r", "/workspace"), _ctx("runpod")).ok
@@ -135,6 +147,8 @@ def test_profile_durable_keys_are_checked():
         parse_profile({**base, "durable_under": "/w"}, "p.toml")
     with pytest.raises(ProfileError, match="durable_own_mount must be true or false"):
         parse_profile({**base, "durable_own_mount": "yes"}, "p.toml")
+    with pytest.raises(ProfileError, match="durable_own_mount needs durable_mount_lost"):
+        parse_profile({**base, "durable_own_mount": True}, "p.toml")
 
 
 def test_driver_cuda_from_smi_or_the_driver_table():
