@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
 from rgt_tui.domain.artifacts import is_leftover, kind_of
@@ -71,6 +71,28 @@ def sidecar_of(rel: str) -> str:
     """Where a checkpoint's sidecar would be: ``<dir>/<stem>.json``."""
     p = PurePosixPath(rel)
     return str(p.with_name(p.stem + SIDECAR_SUFFIX))
+
+
+def unpushed_sidecars_left_out(files: list[CellFile]) -> list[CellFile]:
+    """``files`` with the sidecar of each checkpoint that is not pushed (damaged,
+    changed, not verified) left out too: beside the checkpoints pushed it would name a
+    step whose file is not there, and a script that resumes from its newest sidecar
+    would look for it (h523 #2). A checkpoint pushed as its earlier copy keeps its name,
+    so its sidecar is not left out here (``resume._sidecar_left_out`` checks that one)."""
+    pushed = {f.rel for f in files if f.good and is_checkpoint(f.rel)}
+    kept = {sidecar_of(rel) for rel in pushed}  # ckpt.pt and ckpt.safetensors share one
+    unpushed = {
+        sidecar_of(f.rel): f.rel
+        for f in files
+        if not f.good and is_checkpoint(f.rel) and f.rel not in pushed
+    }
+    unpushed = {side: rel for side, rel in unpushed.items() if side not in kept}
+    return [
+        replace(f, why=f"the sidecar of {unpushed[f.rel]}, which is not pushed")
+        if f.good and f.rel in unpushed
+        else f
+        for f in files
+    ]
 
 
 def sidecar_step(text: str, checkpoint_sha256: str) -> int | None:

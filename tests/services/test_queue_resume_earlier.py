@@ -103,3 +103,44 @@ async def test_a_cut_short_checkpoint_resumes_from_its_verified_earlier_copy(mak
     here = newest_verified(qf.fleet, qf.host("box2"), "ck")
     assert here is not None and here.from_host == "box1" and here.path == "checkpoint.pt"
     (qf.root("box2") / "go").touch()
+
+
+def _save_step(out, step: int) -> None:
+    """A run that keeps every step: step-N.pt and its sidecar step-N.json."""
+    torch.save({"step": step, "w": torch.full((8, 8), float(step))}, out / f"step-{step}.pt")
+    data = (out / f"step-{step}.pt").read_bytes()
+    side = {"step": step, "sha256": hashlib.sha256(data).hexdigest()}
+    (out / f"step-{step}.json").write_text(json.dumps(side))
+
+
+async def test_the_sidecar_of_a_checkpoint_left_out_is_left_out_too(make_queue_fleet):
+    """h523 #2: step-2.pt was cut short, so the move resumes from step-1.pt; its sidecar
+    step-2.json was pushed all the same, and a run that resumes from its newest sidecar
+    would look for a step-2.pt the target never got."""
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    qf.write_queue(f"{qf.cell_script('ck', GATE, name='box1')} t 1\n", "box1")
+    qf.write_queue("", "box2")
+    (qf.root("box2") / "cells").mkdir(parents=True, exist_ok=True)
+    (qf.root("box2") / "cells" / "ck.sh").write_text(GATE + "\n")
+    t1 = qf.transport("box1")
+    await launch(await plan_launch(qf.fleet, qf.host("box1"), t1), t1)
+    await t1.close()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="ck to run")
+    out = qf.root("box1") / "results" / "ck"
+    out.mkdir(parents=True, exist_ok=True)
+    _save_step(out, 1)
+    _save_step(out, 2)
+    os.truncate(out / "step-2.pt", (out / "step-2.pt").stat().st_size // 2)  # the disk filled
+    await pull_verify(qf, "box1")
+    await qf.loopback.box("box1").stop()  # preempted
+    t1, t2 = qf.transport("box1"), qf.transport("box2")
+    try:
+        planned = await plan_resume_move(qf.fleet, qf.host("box1"), "ck", "box2", t1, t2)
+    finally:
+        await t1.close()
+        await t2.close()
+    assert planned.ok, planned.problems
+    assert planned.checkpoint is not None and planned.checkpoint.rel == "step-1.pt"
+    assert sorted(f.rel for f in planned.files) == ["step-1.json", "step-1.pt"]
+    words = "\n".join(resume_lines(planned))
+    assert "not pushed: step-2.json — the sidecar of step-2.pt, which is not pushed" in words

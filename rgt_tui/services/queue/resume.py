@@ -51,6 +51,7 @@ from rgt_tui.domain.checkpoints import (
     sidecar_of,
     sidecar_step,
     step_in_name,
+    unpushed_sidecars_left_out,
 )
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
@@ -524,6 +525,7 @@ async def plan_resume_move(
             )
     if ckpt is not None and is_earlier_copy(ckpt):
         files = await asyncio.to_thread(_sidecar_left_out, folder, files, ckpt)
+    files = unpushed_sidecars_left_out(files)
     good = [f for f in files if f.good]
     step, step_from = (None, "")
     if ckpt is not None:
