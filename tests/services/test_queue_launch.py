@@ -31,6 +31,7 @@ async def test_launch_returns_at_once_and_the_queue_leaves_complete_records(make
 
     plan = await plan_launch(qf.fleet, host, transport)
     assert plan.ok, plan.problems
+    assert not any("has no {out}" in w for w in plan.warnings), plan.warnings
     assert (plan.detach, plan.session, plan.start_index) == ("tmux", "rgt-box1", 0)
     assert [(c.name, c.epochs, c.where.rsplit(":", 1)[1]) for c in plan.cells] == [
         ("ok_one", 2, "2"), ("fails", 20, "3"), ("ok_two", 4, "5"),
@@ -301,3 +302,20 @@ async def test_work_is_refused_on_a_box_recorded_as_torn_down(make_queue_fleet):
         await append_cells(qf.fleet, qf.host(), qf.transport())
     assert "is recorded as torn down" in str(caught.value)
     assert not (qf.qdir() / "runner.state").exists()  # nothing ran there
+
+
+async def test_a_run_template_without_out_is_warned_of_in_the_plan(make_queue_fleet):
+    """h522 #1: a template without {out} passed add, queue check, preflight and the
+    plan unsaid; its cells wrote into the workdir, and the gate matched an earlier run's
+    folders of the same names. The plan now says so (a warning: such a run still runs)."""
+    qf = await make_queue_fleet(1, run="bash {cfg} {name}")
+    qf.write_queue(f"{qf.cell_script('solo', 'echo hi')} train 1\n")
+    transport = qf.transport()
+    try:
+        plan = await plan_launch(qf.fleet, qf.host(), transport)
+    finally:
+        await transport.close()
+    assert plan.ok, plan.problems
+    (said,) = [w for w in plan.warnings if "has no {out}" in w]
+    assert said.startswith("the run template has no {out}: where each cell writes is not known")
+    assert "pass {out} to the command (e.g. --out {out})" in said

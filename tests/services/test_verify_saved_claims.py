@@ -90,6 +90,46 @@ async def test_the_last_saved_claim_must_be_on_the_box(make_loopback_fleet, tmp_
     assert not report.ok and "liar" in format_report(report)
 
 
+async def test_a_run_whose_saves_all_lie_outside_the_pull_is_missing(make_loopback_fleet, tmp_path):
+    """h522 #1: a run template without {out} saved into the workdir; the pull brought
+    an earlier run's files of the same cell names, the roster matched them by name and
+    the gate opened over them. A log whose saves all lie outside every pull folder, a
+    checkpoint among them, now makes its cell missing. One save outside beside one
+    inside (a cache, a tokenizer) changes nothing."""
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    logs = fleet.box("box1").root / ".rgt" / "queue" / "cells"
+    logs.mkdir(parents=True)
+    workdir = fleet.box("box1").root / "code" / "outputs"
+    for name in ("stale", "mixed"):
+        (res / name).mkdir(parents=True)
+        torch.save({"w": torch.ones(2)}, res / name / "best.pt")  # an earlier run's
+    (workdir / "stale").mkdir(parents=True)
+    torch.save({"w": torch.ones(2)}, workdir / "stale" / "ckpt_001.pt")
+    (logs / "stale.log").write_text(f"epoch 1\nsaved {workdir / 'stale' / 'ckpt_001.pt'}\n")
+    (logs / "mixed.log").write_text(
+        f"saved tokenizer to {fleet.box('box1').root / '.cache' / 'tok.json'}\n"
+        f"saved checkpoint to {res / 'mixed' / 'best.pt'}\n"
+    )
+    queue = tmp_path / "queue.txt"
+    queue.write_text("configs/stale.yaml train\nconfigs/mixed.yaml train\n")
+    host = host_of(fleet, queue=queue)
+    transport = transport_for(host)
+    try:
+        pulled = await pull_host(host, tmp_path, transport, options=fast())
+        assert not pulled.failed, pulled.failed
+        report = await verify_host(host, tmp_path, transport=None)
+    finally:
+        await transport.close()
+    assert report.roster is not None and report.roster.present == ("mixed",)
+    why = dict(report.roster.missing)["stale"]
+    assert why.startswith(
+        f"line 2 of its log (.rgt/box-logs/cells/stale.log) says it saved "
+        f"{workdir}/stale/ckpt_001.pt, which is under no pull folder ("
+    ), why
+    assert "this run's results were not pulled — add that folder to the host's pull" in why
+
+
 def test_the_last_claim_of_a_log_and_where_it_lands() -> None:
     text = (
         "saved /runs/a/ck1.pt\n"

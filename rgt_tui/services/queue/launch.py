@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from rgt_tui.domain.config import Credential, Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
-from rgt_tui.domain.queue_file import QueueCell, expand_home
+from rgt_tui.domain.queue_file import QueueCell, expand_home, writes_out
 from rgt_tui.domain.queue_prefix import prefix_problem, sent_prefix_end, unsent_text
 from rgt_tui.domain.queue_records import tmux_session_name
 from rgt_tui.domain.queue_state import (
@@ -409,6 +409,14 @@ async def plan_launch(
     if not facts.workdir_exists:
         problems.append(
             f"workdir {workdir} does not exist on {host.name} — create it, or fix workdir in hosts.toml"
+        )
+    if host.run and not writes_out(host.run):
+        # Where each cell writes is then unknown: the roster matches results by the cell's
+        # name, which an earlier run's folder of that name satisfies (h522 #1).
+        warnings.append(
+            "the run template has no {out}: where each cell writes is not known, so verify "
+            "and the teardown gate find its results only by a folder named after it under "
+            "the pull folders — pass {out} to the command (e.g. --out {out})"
         )
     if not facts.durable_exists:
         warnings.append(

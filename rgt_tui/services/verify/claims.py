@@ -8,6 +8,7 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
+from rgt_tui.domain.checkpoints import is_checkpoint
 from rgt_tui.domain.manifest import Manifest
 from rgt_tui.domain.roster import RosterCheck
 from rgt_tui.domain.saved_claims import TAIL_BYTES, claimed_local, holds, last_claims
@@ -88,19 +89,36 @@ def _claims(
                 text = f.read(TAIL_BYTES).decode("utf-8", "replace")
         except OSError:
             continue  # no log pulled: nothing claimed here
+        claims = last_claims(text)
+        placed = [(c, claimed_local(manifest, c.path)) for c in claims]
+        whole = size <= TAIL_BYTES and shown != tail
+        where = "line {} of" if whole else "the end of"
+        elsewhere = [c for c, local in placed if local is None and is_checkpoint(c.path)]
+        if elsewhere and all(local is None for _, local in placed):
+            # Every save it names lies outside the pull folders, a checkpoint among them:
+            # what the roster matched by the cell's name is not what this run wrote
+            # (h522 #1: a run template without {out} saved into the workdir, and the
+            # gate opened over an earlier run's files of the same names).
+            claim = elsewhere[-1]
+            roots = ", ".join(r.given for r in manifest.roots) or "none"
+            found[name] = (
+                f"{where.format(claim.line)} its log ({shown}) says it saved "
+                f"{printable(claim.path, 300)}, which is under no pull folder ({roots}): "
+                "this run's results were not pulled — add that folder to the host's pull "
+                "(and {out} to its run template), then pull and verify, or accept it as "
+                "missing"
+            )
+            continue
         # The latest claim of each kind whose file the box did not hold.
         failed = (
             (claim, local)
-            for claim in last_claims(text)
-            if (local := claimed_local(manifest, claim.path)) is not None
-            and not holds(pulled, local)
+            for claim, local in placed
+            if local is not None and not holds(pulled, local)
         )
         claim, local = next(failed, (None, ""))
         if claim is None:
             continue
-        whole = size <= TAIL_BYTES and shown != tail
-        where = f"line {claim.line} of" if whole else "the end of"
-        said = f"{where} its log ({shown}) says it saved {printable(claim.path, 300)}"
+        said = f"{where.format(claim.line)} its log ({shown}) says it saved {printable(claim.path, 300)}"
         if added is not None and local in added:
             found[name] = (
                 f"{said}, which the box holds now but did not when the pull listed it — pull again"
