@@ -39,7 +39,9 @@ __all__ = [
 
 LAUNCH_KEYS = ("workdir", "code", "queue", "run", "durable_dir", "pull")
 # Cells run in the workdir, so the template needs no `cd`; {cfg} is the queue line's path.
-DEFAULT_RUN = "python train.py --config {cfg} --out {out}"
+# python3: a bare Debian or Ubuntu box has no `python` (h522 #10); a venv or conda env
+# has both.
+DEFAULT_RUN = "python3 train.py --config {cfg} --out {out}"
 NONE = ("none", "-")  # typed for code, queue or run: leave the key out
 # A part of a suggested folder only the user knows ("/lambda/nfs/<filesystem>/runs").
 _FILL_IN = re.compile(r"<[^<>]+>")
@@ -105,7 +107,7 @@ def _parser_says(key: str, value: object, fleet_path: Path) -> None:
 
 
 _FIXES = {
-    "run": "e.g. python train.py --config {cfg} --out {out}",
+    "run": "e.g. python3 train.py --config {cfg} --out {out}",
     "workdir": "a folder on the box, e.g. /workspace/code",
     "durable_dir": "a folder on the box, e.g. /workspace/runs",
 }
