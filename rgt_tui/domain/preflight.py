@@ -112,7 +112,9 @@ class PreflightReport:
             "host": self.host,
             "ok": not self.failed,
             "checks": [
-                {"name": c.name, "ok": c.ok, "detail": c.detail, "fix": c.fix} for c in self.checks
+                # ran: false, a check that could not run (ok then says only "not failed")
+                {"name": c.name, "ok": c.ok, "ran": c.ran, "detail": c.detail, "fix": c.fix}
+                for c in self.checks
             ],
             "code": self.code.record() if self.code is not None else None,
             "note": self.note,

@@ -132,8 +132,13 @@ def check_arch(facts: BoxFacts, ctx: CheckContext) -> Check:
     version = clip(torch.get("version", "?"), 40)
     if not torch.get("available") or not devices:
         kind = "a CPU-only build" if not torch.get("cuda") else "CUDA unusable here (see gpu)"
+        # Nothing was compared: not run, never read as passed (h523 #4: "ok arch" on a
+        # box where no GPU check had run at all).
         return Check(
-            "arch", True, f"no GPU torch can use ({kind}): no architecture to compare (U28)"
+            "arch",
+            True,
+            f"no GPU torch can use ({kind}): no architecture to compare (U28)",
+            ran=False,
         )
     bad: list[str] = []
     caps: list[tuple[int, int]] = []

@@ -283,8 +283,11 @@ def check_driver(facts: BoxFacts, ctx: CheckContext) -> Check:
     build = version(str(torch.get("cuda") or ""))
     if build is None:
         if not facts.smi:
-            return Check(
-                "driver", True, "no NVIDIA driver and a CPU-only torch: nothing to compare"
+            return Check(  # not run: nothing was compared (h523 #4)
+                "driver",
+                True,
+                "no NVIDIA driver and a CPU-only torch: nothing to compare",
+                ran=False,
             )
         return Check(
             "driver",
