@@ -85,6 +85,17 @@ def plan_notes(plan: LaunchPlan) -> Content:
             ),
         ),
     ]
+    if plan.ok and plan.runs:
+        # The command the first cell runs, as the CLI's plan prints each (h522 #2: the
+        # template's missing {out} showed nowhere in this dialog).
+        first = plan.runs[0]
+        lines.append(
+            Content.assemble(
+                ("command ", muted),
+                shown(f"$ {first.command}"),
+                (f"  (cell {first.index}; each cell its own fields)", muted),
+            )
+        )
     lines += [Content(shown(note)) for note in plan.notes]  # a Slurm host: the array, its limits
     if plan.credentials:  # names and sources only (U34)
         lines.append(Content.assemble(("credentials ", muted), plan_line(plan.credentials)))

@@ -67,6 +67,8 @@ async def test_l_confirms_runs_the_queue_shows_it_and_refuses_a_second_launch(
         assert modal.query_one("#launch-start", Input).value == "0"
         notes_text = text_of(modal.query_one("#launch-notes", Static))
         assert "detach tmux" in notes_text and f"session {modal.plan.session}" in notes_text
+        # The first cell's command, as the CLI's plan prints it (h522 #2).
+        assert f"command $ {modal.plan.runs[0].command}  (cell 0;" in notes_text, notes_text
         # A queue under setsid nohup (no tmux on the box) has no session to name.
         assert modal.plan is not None
         nohup = plan_notes(dataclasses.replace(modal.plan, detach="nohup")).plain
