@@ -13,6 +13,7 @@ from support.fleet_files import set_host_key
 
 from rgt_tui.content.ready_text import sync_result_lines
 from rgt_tui.services.code_sync import code_status, fleet_files, sync_code
+from rgt_tui.services.fleet.add_keys import QUEUE_TEMPLATE
 from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.transport import transport_for
 
@@ -101,6 +102,33 @@ async def test_copies_of_the_fleet_file_by_name_or_by_content_are_held_back_too(
     assert set(copies) <= set(result.removed), result.removed
     assert status is not None and status.in_sync, status
     assert not set(copies) & set(status.uncommitted)  # never sent: no uncommitted change
+
+
+async def test_a_queue_file_add_made_and_no_entry_names_now_is_held_back(
+    make_loopback_fleet, tmp_path
+):
+    """h522 #3: after an entry was renamed (README step 10's way to reuse a box), its old
+    queue file, which the fleet file no longer names, went to the box with the next sync
+    and counted as an uncommitted change. A file that starts with the header `add` writes
+    is held back like the queue files the fleet file names; a queue-like file of the
+    project's own (no such header) is still sent."""
+    fleet, code, root = await _fleet_in_tree(make_loopback_fleet, tmp_path)
+    host = fleet.host("box1")
+    old = "queues/box1-before-rename.txt"
+    write(code, old, QUEUE_TEMPLATE.format(name="box1") + "configs/a.yaml train\n")
+    write(code, "data/splits.txt", "# rgt-tui is not named here\ntrain 0.9\n")
+    git(code, "add", "-f", old, "data/splits.txt")  # committed, as a user's tree holds them
+    git(code, "commit", "-qm", "queues")
+    t = transport_for(host)
+    try:
+        result = await sync_code(host, t, method="sftp", withhold=fleet_files(fleet))
+        status = await code_status(host, t, withhold=fleet_files(fleet))
+    finally:
+        await t.close()
+    on_box = box_files(root)
+    assert old not in on_box and "data/splits.txt" in on_box, on_box
+    assert old in result.withheld, result.withheld
+    assert status is not None and old not in status.uncommitted
 
 
 async def test_cli_sync_says_what_it_left_out_and_check_names_the_uncommitted_files(

@@ -38,6 +38,7 @@ from rgt_tui.services.code_sync.rules import (
     name_ok,
     never_sent,
     reads_as_fleet_file,
+    reads_as_queue_file,
 )
 from rgt_tui.services.code_sync.types import MAX_DIFFERS, SyncError
 
@@ -153,7 +154,11 @@ def list_tree(
         if holder is not None:  # a file held back, or one under a held folder (once)
             withheld.append(rel if holder == rel else holder + "/")
             continue
-        if copy_of(rel, held_files) or reads_as_fleet_file(root / rel, rel):  # a copy
+        if (
+            copy_of(rel, held_files)
+            or reads_as_fleet_file(root / rel, rel)
+            or reads_as_queue_file(root / rel)
+        ):  # a copy, or a queue file no entry names now
             withheld.append(rel)
             copies.add(rel)
             continue

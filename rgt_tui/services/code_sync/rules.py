@@ -9,7 +9,8 @@ a tracked path is never ignored), elsewhere the tree's own ``.gitignore`` files
 sync's own ``.rgt-sync.*``, secrets (``is_secret``) and names that cannot cross (control characters, not UTF-8)
 never; nor the fleet file in use and the queue files it names (``held_back``: they name
 every box, its address, key path and teardown command), nor copies of them by name
-(``is_copy_name``) or, for the fleet file, by content (``reads_as_fleet_file``), nor the
+(``is_copy_name``) or by content (``reads_as_fleet_file``; a queue file ``add`` made:
+``reads_as_queue_file``), nor the
 fleet's ``results_dir``
 and everything under it (what pulls bring back from the boxes). The box cannot apply
 these rules itself (it has no ``.git``, and its
@@ -166,17 +167,8 @@ def reads_as_fleet_file(path: Path, rel: str) -> bool:
     file in use. Only names with ``.toml`` are read."""
     if ".toml" not in rel.rsplit("/", 1)[-1].lower():
         return False
-    try:
-        # Non-blocking, and a regular file only: a FIFO named x.toml held the listing for
-        # good (the review of s39 #4); it is said as "not a regular file" by the listing.
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-        with os.fdopen(fd, "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                return False
-            head = f.read(_FLEET_READ)
-    except OSError:
-        return False  # unreadable: the listing says why when it hashes it
-    if _FLEET_TABLE.search(head) is None:
+    head = _head(path, _FLEET_READ)
+    if head is None or _FLEET_TABLE.search(head) is None:
         return False
     try:
         hosts = tomllib.loads(head.decode("utf-8")).get("hosts")
@@ -191,6 +183,32 @@ def reads_as_fleet_file(path: Path, rel: str) -> bool:
     return isinstance(hosts, list) and any(
         isinstance(h, dict) and "name" in h and "ssh" in h for h in hosts
     )
+
+
+# The first line `rgt-tui add` writes into a queue file it creates (QUEUE_TEMPLATE).
+QUEUE_HEADER = b"# rgt-tui queue for "
+
+
+def reads_as_queue_file(path: Path) -> bool:
+    """Whether the file at ``path`` is a queue file ``rgt-tui add`` made (its header),
+    whatever the fleet file names now: after an entry is renamed, its old queue file
+    went to the box with the next sync and counted as code (h522 #3)."""
+    head = _head(path, len(QUEUE_HEADER))
+    return head == QUEUE_HEADER
+
+
+def _head(path: Path, size: int) -> bytes | None:
+    """The first ``size`` bytes of the regular file at ``path``; None when it is none or
+    cannot be read (the listing says why when it hashes it). Non-blocking, and a regular
+    file only: a FIFO named x.toml held the listing for good (the review of s39 #4)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                return None
+            return f.read(size)
+    except OSError:
+        return None
 
 
 def git_top(folder: Path) -> Path | None:
