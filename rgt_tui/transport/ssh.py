@@ -388,7 +388,9 @@ class SshTransport(SftpSessions):
                     f"connection refused by {plan.target}{how}: is sshd running on that port?",
                     "check the port in the provider's SSH command"
                     + (f" and what ~/.ssh/config sets for {address}" if plan.via_config else "")
-                    + f" (the fleet file's ssh for {self.host})",
+                    + f" (the fleet file's ssh for {self.host}); if it answered there "
+                    "before, its sshd or the box restarted or stopped (a reboot, a stop, "
+                    "a preemption): try again once it is back",
                 ) from exc
             if tunnel is not None and isinstance(exc, asyncssh.ChannelOpenError):
                 # The last hop could not open the way to the box: its words, named as its.

@@ -174,7 +174,9 @@ def test_an_unreachable_host_exits_1_with_one_message(
     assert err.splitlines() == [
         f"rgt-tui {' '.join(argv)}: box1 unreachable: connection refused by "
         f"127.0.0.1:{port}: is sshd running on that port?",
-        "  fix: check the port in the provider's SSH command (the fleet file's ssh for box1)",
+        "  fix: check the port in the provider's SSH command (the fleet file's ssh for box1); "
+        "if it answered there before, its sshd or the box restarted or stopped (a reboot, a "
+        "stop, a preemption): try again once it is back",
     ]
 
 
@@ -263,7 +265,9 @@ def test_an_unreachable_host_with_json_is_a_json_answer_too(
         "host": "box1",
         "reachable": False,
         "error": f"connection refused by 127.0.0.1:{port}: is sshd running on that port?",
-        "fix": "check the port in the provider's SSH command (the fleet file's ssh for box1)",
+        "fix": "check the port in the provider's SSH command (the fleet file's ssh for box1); "
+        "if it answered there before, its sshd or the box restarted or stopped (a reboot, a "
+        "stop, a preemption): try again once it is back",
     }
     assert "box1 unreachable: connection refused" in err
 
