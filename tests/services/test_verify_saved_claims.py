@@ -4,6 +4,7 @@ the box was torn down). Real loopback box, real torch files, the box's own logs 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
@@ -93,9 +94,11 @@ async def test_the_last_saved_claim_must_be_on_the_box(make_loopback_fleet, tmp_
 async def test_a_run_whose_saves_all_lie_outside_the_pull_is_missing(make_loopback_fleet, tmp_path):
     """h522 #1: a run template without {out} saved into the workdir; the pull brought
     an earlier run's files of the same cell names, the roster matched them by name and
-    the gate opened over them. A log whose saves all lie outside every pull folder, a
-    checkpoint among them, now makes its cell missing. One save outside beside one
-    inside (a cache, a tokenizer) changes nothing."""
+    the gate opened over them. With no {out} in the template, a log whose saves all lie
+    outside every pull folder, a checkpoint under the workdir among them, now makes its
+    cell missing. One save outside beside one inside (a cache, a tokenizer) changes
+    nothing, nor does a save outside the workdir (/tmp, a cache), nor any of it with
+    {out} in the template (review h524 #1, #2: a linked pull root read as outside)."""
     fleet = await make_loopback_fleet(1)
     res = box_results(fleet)
     logs = fleet.box("box1").root / ".rgt" / "queue" / "cells"
@@ -111,17 +114,24 @@ async def test_a_run_whose_saves_all_lie_outside_the_pull_is_missing(make_loopba
         f"saved tokenizer to {fleet.box('box1').root / '.cache' / 'tok.json'}\n"
         f"saved checkpoint to {res / 'mixed' / 'best.pt'}\n"
     )
+    (res / "scratch").mkdir(parents=True)
+    torch.save({"w": torch.ones(2)}, res / "scratch" / "best.pt")
+    (logs / "scratch.log").write_text(f"saved checkpoint to {tmp_path / 'scratch' / 'x.pt'}\n")
     queue = tmp_path / "queue.txt"
-    queue.write_text("configs/stale.yaml train\nconfigs/mixed.yaml train\n")
-    host = host_of(fleet, queue=queue)
+    queue.write_text("".join(f"configs/{n}.yaml train\n" for n in ("stale", "mixed", "scratch")))
+    run = "python3 train.py --config {cfg}"  # no {out}
+    host = host_of(fleet, queue=queue, run=run, workdir=str(workdir.parent))
     transport = transport_for(host)
     try:
         pulled = await pull_host(host, tmp_path, transport, options=fast())
         assert not pulled.failed, pulled.failed
         report = await verify_host(host, tmp_path, transport=None)
+        with_out = dataclasses.replace(host, run=run + " --out {out}")
+        placed = await verify_host(with_out, tmp_path, transport=None)
     finally:
         await transport.close()
-    assert report.roster is not None and report.roster.present == ("mixed",)
+    assert report.roster is not None and report.roster.present == ("mixed", "scratch")
+    assert placed.roster is not None and placed.roster.present == ("stale", "mixed", "scratch")
     why = dict(report.roster.missing)["stale"]
     assert why.startswith(
         f"line 2 of its log (.rgt/box-logs/cells/stale.log) says it saved "
@@ -274,3 +284,17 @@ async def test_a_log_over_the_pulls_cap_is_checked_by_its_end(make_loopback_flee
         f"the end of its log (.rgt/box-logs/cells/big.log.tail) says it saved "
         f"{res}/big/ckpt_final.pt, and the box held no such file"
     ), why
+
+
+def test_a_workdir_as_the_fleet_file_writes_it_holds_a_claim() -> None:
+    """The home is not known where claims are read: ``~/proj`` matches by what follows
+    it; the home or the root as a workdir never holds every path."""
+    from rgt_tui.services.verify.claims import under_workdir
+
+    assert under_workdir("/root/proj/outputs/a/ck.pt", "~/proj")
+    assert under_workdir("/home/u/proj/outputs/a/ck.pt", "$HOME/proj/")
+    assert under_workdir("/workspace/code/out/ck.pt", "/workspace/code")
+    assert not under_workdir("/workspace/code2/out/ck.pt", "/workspace/code")
+    assert not under_workdir("/root/.cache/ck.pt", "~")
+    assert not under_workdir("/tmp/ck.pt", "/")
+    assert not under_workdir("/tmp/ck.pt", None)

@@ -24,6 +24,7 @@ def claims_kept(
     pulled: set[str],
     *,
     added: set[str] | None = None,
+    workdir: str | None = None,
 ) -> RosterCheck:
     """``rost`` with each present cell whose log's last "saved …" names a file the box
     did not hold made missing, saying so (``domain.saved_claims``); a cell missing for
@@ -38,11 +39,17 @@ def claims_kept(
     box did not hold keeps the cell missing (a failed
     save must never pass, whatever ran at the pull: review h492 #1). A cell unfinished or
     running now (offline: at the pull) is missing by its state already: its claim is not
-    added to that."""
+    added to that.
+
+    ``workdir``: the host's, given only when its run template has no ``{out}``; a cell
+    whose log's saves all lie outside the pull folders, a checkpoint under the workdir
+    among them, is then missing (h522 #1). With ``{out}`` the roster places the cell's
+    folder itself (review h524 #1, #2: a linked pull root or a cache save read as
+    "outside")."""
     missing = []
     skip = {n for n, _ in rost.unfinished}
     names = [n for n in (*rost.present, *(n for n, _ in rost.missing)) if n not in skip]
-    said = _claims(folder, manifest, pulled, names, added)
+    said = _claims(folder, manifest, pulled, names, added, workdir)
     for name in rost.present:
         if name in said:
             missing.append((name, said[name]))
@@ -57,12 +64,28 @@ def claims_kept(
     )
 
 
+def under_workdir(path: str, workdir: str | None) -> bool:
+    """Whether box path ``path`` lies under ``workdir`` as the fleet file writes it
+    (``~/proj``, ``$HOME/proj``: the part after the home, matched inside the path, for
+    the home itself is not known here). False without a workdir, and for the home or the
+    root as the workdir (every path would be under it)."""
+    if not workdir:
+        return False
+    for home in ("~", "$HOME", "${HOME}"):
+        if workdir == home or workdir.startswith(home + "/"):
+            inner = workdir[len(home) :].strip("/")
+            return bool(inner) and f"/{inner}/" in path
+    root = workdir.rstrip("/")
+    return bool(root) and path.startswith(root + "/")
+
+
 def _claims(
     folder: Path,
     manifest: Manifest,
     pulled: set[str],
     names: list[str],
     added: set[str] | None,
+    workdir: str | None = None,
 ) -> dict[str, str]:
     """Each of ``names`` whose log's last "saved …" of some kind of file names a file
     the box did not hold, with the words that say so."""
@@ -93,13 +116,17 @@ def _claims(
         placed = [(c, claimed_local(manifest, c.path)) for c in claims]
         whole = size <= TAIL_BYTES and shown != tail
         where = "line {} of" if whole else "the end of"
-        elsewhere = [c for c, local in placed if local is None and is_checkpoint(c.path)]
+        elsewhere = [
+            c
+            for c, local in placed
+            if local is None and is_checkpoint(c.path) and under_workdir(c.path, workdir)
+        ]
         if elsewhere and all(local is None for _, local in placed):
-            # Every save it names lies outside the pull folders, a checkpoint among them:
-            # what the roster matched by the cell's name is not what this run wrote
-            # (h522 #1: a run template without {out} saved into the workdir, and the
-            # gate opened over an earlier run's files of the same names).
-            claim = elsewhere[-1]
+            # Every save it names lies outside the pull folders, a checkpoint under the
+            # workdir among them: what the roster matched by the cell's name is not what
+            # this run wrote (h522 #1: a run template without {out} saved into the
+            # workdir, and the gate opened over an earlier run's files of the same names).
+            claim = elsewhere[0]  # the newest
             roots = ", ".join(r.given for r in manifest.roots) or "none"
             found[name] = (
                 f"{where.format(claim.line)} its log ({shown}) says it saved "

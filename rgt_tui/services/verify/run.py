@@ -186,7 +186,13 @@ async def verify_host(
     if rost is not None and rost.present:
         # Its log, pulled after the listing, may name a save the listing predates (h491 #4).
         rost = await asyncio.to_thread(
-            claims_kept, folder, manifest, rost, set(statuses), added=added
+            claims_kept,
+            folder,
+            manifest,
+            rost,
+            set(statuses),
+            added=added,
+            workdir=None if writes_out(host.run) else host.workdir,
         )
     problems = problem_lines(manifest, results, flags, rost, reclaimed=len(here.intact))
     problems += others
