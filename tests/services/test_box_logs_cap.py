@@ -21,3 +21,33 @@ def test_a_log_over_the_cap_is_left_out_by_name_and_size_and_the_rest_still_come
     assert note.startswith("left on the box, over the cap of 256M of logs a pull brings: ")
     assert "queue.log (300M)" in note and "before teardown" in note
     assert left_out_note(()) == ""
+
+
+async def test_a_tail_stays_while_the_box_still_holds_its_log(tmp_path) -> None:
+    """A log the listing refused (unreadable, changed while hashed) is still on the box:
+    its tail, or why its end could not be read, stays for verify (review h524 #8); only
+    a log gone from the box's queue folder drops its tail (review h516 #8)."""
+    from rgt_tui.domain.manifest import PullRoot, Refusal
+    from rgt_tui.services.pull.box_logs import keep_tails
+    from rgt_tui.services.pull.local_tree import HostTree
+
+    cells = tmp_path / "cells"
+    cells.mkdir()
+    for name in ("refused.log.unread", "gone.log.tail", "kept.log.tail"):
+        (cells / name).write_text("end")
+    root = PullRoot(0, "~/.rgt/queue", "/box/.rgt/queue", "")
+    entry = ManifestEntry(0, "cells/kept.log", 10, 1.0, "0" * 64)
+    listing = Manifest(
+        "box1",
+        (root,),
+        (entry,),
+        refused=(Refusal(0, "cells/refused.log", "changed while being hashed"),),
+    )
+    kept = Manifest("box1", (root,), ())
+    tree = HostTree(tmp_path)
+    try:
+        said = await keep_tails(None, "/box/.rgt/queue", tree, listing, kept, (), set())  # type: ignore[arg-type]
+    finally:
+        tree.close()
+    assert said == ""
+    assert sorted(p.name for p in cells.iterdir()) == ["kept.log.tail", "refused.log.unread"]

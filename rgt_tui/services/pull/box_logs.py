@@ -150,7 +150,10 @@ async def keep_tails(
     ]
     # A log gone from the box's queue folder (a --fresh launch moved it aside) has no
     # end to stand for (review h516 #8): its tail would name a log the box lacks.
-    gone = [p for p in await asyncio.to_thread(_tailed, tree.root) if p not in mtimes]
+    # One the listing refused (unreadable, changed while hashed) is still there: its
+    # tail, or why it could not be read, stays (review h524 #8).
+    listed = set(mtimes) | {r.path for r in listing.refused}
+    gone = [p for p in await asyncio.to_thread(_tailed, tree.root) if p not in listed]
     for path in whole + gone:
         for suffix in (TAIL_SUFFIX, UNREAD_SUFFIX):
             await asyncio.to_thread(_drop_tail, tree, path + suffix)
