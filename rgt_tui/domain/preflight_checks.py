@@ -539,7 +539,18 @@ def check_durable(facts: BoxFacts, ctx: CheckContext) -> Check:
                 f"{where} is under {rule} ({root}), which is {wiped}: {survives}",
                 f"set durable_dir for {ctx.host} on the shared filesystem ($HOME, /scratch)",
             )
-    if p.durable_own_mount and (mount is None or mount[5] == "/" or facts.fstype in OVERLAY_FS):
+    if p.durable_own_mount and mount is None:
+        # df gave nothing (a stale network volume: "Transport endpoint is not
+        # connected"): which mount holds it is not known, so neither is the cause
+        # (review h524 #7: it read "on the container disk").
+        return Check(
+            "durable",
+            False,
+            f"{where}: which mount holds it could not be read (df gave nothing), so "
+            f"whether it outlives {p.title}'s {p.teardown_verb} is not known",
+            f"run df {real} on the box (rgt-tui shell {ctx.host}) to see why",
+        )
+    if p.durable_own_mount and (mount[5] == "/" or facts.fstype in OVERLAY_FS):
         return Check(
             "durable",
             False,

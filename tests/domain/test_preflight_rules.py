@@ -128,6 +128,10 @@ def test_runpod_workspace_must_be_a_volume_not_the_container_disk():
     assert bad.fix.startswith("give the pod a volume disk or a Network Volume mounted at")
     assert bad.fix.endswith("then set durable_dir for h under it")
     assert check_durable(_facts("/workspace/ck", "/workspace", fstype="xfs"), _ctx("runpod")).ok
+    # df gave nothing (a stale network volume): not known, and not said as the disk.
+    unread = check_durable(BoxFacts(durable_real="/workspace/ck", fstype="?"), _ctx("runpod"))
+    assert not unread.ok and "which mount holds it could not be read" in unread.detail
+    assert "container disk" not in unread.detail and unread.fix.startswith("run df /workspace/ck")
 
 
 def test_durable_prefix_is_a_path_not_a_string_prefix():
