@@ -73,6 +73,40 @@ def sidecar_of(rel: str) -> str:
     return str(p.with_name(p.stem + SIDECAR_SUFFIX))
 
 
+def step_folders_left_out(files: list[CellFile]) -> list[CellFile]:
+    """``files`` with every file of a step folder (``checkpoint-500/``, ``step_1200/``:
+    a folder whose name carries a step) that holds a file not pushed left out too: such
+    a folder is one checkpoint (a Hugging Face Trainer's weights, optimizer, scheduler
+    and trainer_state, whatever their names), and a target given its good files without
+    its damaged weights resumes from a folder it cannot load (review h524 #6)."""
+    broken: dict[str, str] = {}
+    for f in files:
+        if f.good:
+            continue
+        parts = PurePosixPath(f.rel).parts[:-1]
+        for i, part in enumerate(parts):
+            if step_in_name(part) is not None:
+                broken.setdefault("/".join(parts[: i + 1]), PurePosixPath(f.rel).name)
+                break
+    if not broken:
+        return files
+
+    def folder_of(rel: str) -> str | None:
+        return next((d for d in broken if rel.startswith(d + "/")), None)
+
+    out = []
+    for f in files:
+        folder = folder_of(f.rel) if f.good else None
+        if folder is not None:
+            f = replace(
+                f,
+                why=f"in {folder}/, whose {broken[folder]} is not pushed: a checkpoint "
+                "folder goes whole or not at all",
+            )
+        out.append(f)
+    return out
+
+
 def unpushed_sidecars_left_out(files: list[CellFile]) -> list[CellFile]:
     """``files`` with the sidecar of each checkpoint that is not pushed (damaged,
     changed, not verified) left out too: beside the checkpoints pushed it would name a

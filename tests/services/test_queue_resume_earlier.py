@@ -144,3 +144,46 @@ async def test_the_sidecar_of_a_checkpoint_left_out_is_left_out_too(make_queue_f
     assert sorted(f.rel for f in planned.files) == ["step-1.json", "step-1.pt"]
     words = "\n".join(resume_lines(planned))
     assert "not pushed: step-2.json — the sidecar of step-2.pt, which is not pushed" in words
+
+
+async def test_a_step_folder_with_a_damaged_checkpoint_is_left_out_whole(make_queue_fleet):
+    """Review h524 #6: a Hugging Face Trainer keeps checkpoint-N/ folders (weights,
+    optimizer, trainer_state). Its newest weights cut short, the move pushed that
+    folder's good optimizer and state without them, and resumed from a folder the run
+    cannot load. A step folder holding a checkpoint not pushed now goes whole or not at
+    all: the move resumes from checkpoint-1/."""
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    qf.write_queue(f"{qf.cell_script('ck', GATE, name='box1')} t 1\n", "box1")
+    qf.write_queue("", "box2")
+    (qf.root("box2") / "cells").mkdir(parents=True, exist_ok=True)
+    (qf.root("box2") / "cells" / "ck.sh").write_text(GATE + "\n")
+    t1 = qf.transport("box1")
+    await launch(await plan_launch(qf.fleet, qf.host("box1"), t1), t1)
+    await t1.close()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="ck to run")
+    out = qf.root("box1") / "results" / "ck"
+    for step in (1, 2):
+        folder = out / f"checkpoint-{step}"
+        folder.mkdir(parents=True)
+        torch.save({"w": torch.full((8, 8), float(step))}, folder / "pytorch_model.bin")
+        torch.save({"lr": 0.1 * step}, folder / "optimizer.pt")
+        (folder / "trainer_state.json").write_text(json.dumps({"global_step": step}))
+    weights = out / "checkpoint-2" / "pytorch_model.bin"
+    os.truncate(weights, weights.stat().st_size // 2)  # the save was cut short
+    await pull_verify(qf, "box1")
+    await qf.loopback.box("box1").stop()  # preempted
+    t1, t2 = qf.transport("box1"), qf.transport("box2")
+    try:
+        planned = await plan_resume_move(qf.fleet, qf.host("box1"), "ck", "box2", t1, t2)
+    finally:
+        await t1.close()
+        await t2.close()
+    assert planned.ok, planned.problems
+    assert planned.checkpoint is not None, "\n".join(resume_lines(planned))
+    assert planned.checkpoint.rel.startswith("checkpoint-1/"), "\n".join(resume_lines(planned))
+    assert {f.rel.split("/")[0] for f in planned.files} == {"checkpoint-1"}
+    words = "\n".join(resume_lines(planned))
+    assert (
+        "not pushed: checkpoint-2/optimizer.pt — in checkpoint-2/, whose pytorch_model.bin is "
+        "not pushed: a checkpoint folder goes whole or not at all"
+    ) in words, words

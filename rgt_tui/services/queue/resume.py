@@ -50,6 +50,7 @@ from rgt_tui.domain.checkpoints import (
     newest_checkpoint,
     sidecar_of,
     sidecar_step,
+    step_folders_left_out,
     step_in_name,
     unpushed_sidecars_left_out,
 )
@@ -501,7 +502,7 @@ async def plan_resume_move(
     status, stopped, exact = "", None, False
     if move.source_answered:
         status, stopped, exact = await _cell_state(source, source_transport, name)
-    files = await asyncio.to_thread(cell_files, fleet, source, name)
+    files = step_folders_left_out(await asyncio.to_thread(cell_files, fleet, source, name))
     folder = fleet_host_dir(fleet, source)
     ran = status in UNFINISHED or not move.source_answered or bool(files)
     ckpt = newest_checkpoint(files)
@@ -511,7 +512,7 @@ async def plan_resume_move(
     if ckpt is None and not from_scratch and not any(is_checkpoint(f.rel) for f in files):
         hop = await asyncio.to_thread(earlier_hop, fleet, source.name, name)
         if hop is not None:
-            files_from, files = hop
+            files_from, files = hop[0], step_folders_left_out(hop[1])
             folder, ckpt, ran = (
                 fleet_host_dir(fleet, fleet.host(files_from)),
                 newest_checkpoint(files),
