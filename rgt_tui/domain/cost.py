@@ -93,7 +93,8 @@ def forgotten_box_alert(
     """GEN1: the queue finished a while ago and the box still bills. A box of no known
     rate (no ``cost_per_hour``) is told too: unknown is not free (h513 #1: deleting the
     line silenced a critical alert); ``cost_per_hour = 0`` says it costs nothing.
-    ``stopped``: the queue ended on the user's stop, cells left to run (h513 #8: "queue
+    ``stopped``: the queue stopped before its last cell (the user's stop, or a group's),
+    cells left to run (h513 #8: "queue
     finished … tear it down" stood beside the stop's own "L relaunches")."""
     if queue_done_at is None or rate == 0:
         return None

@@ -40,7 +40,7 @@ Agent JSON (version 1), every key optional except ``v``::
      "ckpt": {"name", "mtime", "size", "writes": [[at, write_s|null, size]],
               "writing": bool}|null,    # its checkpoints (issue 40: domain/at_risk.py)
      "queue_done_at": float|null,       # box clock: the last launch's done record (GEN1)
-     "queue_stopped": bool,             # that launch ended on the user's stop, not its end
+     "queue_stopped": bool,             # it stopped before its last cell (a stop record)
      "cell_started": float|null,        # box clock: when the running cell's attempt began
      "tracker_seen": bool|null,         # its log printed a --tracker-pattern line (U35);
                                         # null: no patterns, or not read to its end yet
@@ -236,7 +236,7 @@ class HostSnapshot:
     # or the box has no queue) and, once the last launch finished, when (box clock).
     cell: str | None = None
     queue_done_at: float | None = None
-    queue_stopped: bool = False  # ...and it ended on a stop the user asked for
+    queue_stopped: bool = False  # ...and it stopped before its last cell (user, group)
     # The running cell's attempt start (box clock) and whether its log printed the
     # tracker's run line (U35): None when no tracker is checked or not known yet.
     cell_started: float | None = None

@@ -46,8 +46,8 @@ def open_attempt(state_text, boot_id):
 
 def last_done(runner_text):
     """(when the last launch wrote its done record (box clock), whether it ended on a
-    stop the user asked for: its ``stopped`` record); (None, False) while it runs or
-    when the queue was never launched."""
+    stop before its last cell (the user's, or a group's: its ``stopped`` record));
+    (None, False) while it runs or when the queue was never launched."""
     done, stopped = None, False
     for line in complete_lines(runner_text):
         words = line.split()
@@ -89,7 +89,7 @@ class QueueWatch:
         self.started = None  # when its attempt started (box clock), for the tracker check
         self.scanner = None
         self.done_at = None
-        self.stopped = False  # the last launch ended on the user's stop, not its end
+        self.stopped = False  # the last launch stopped before its last cell
         self._runner_sig = None
         self._cells_sig = None
         self._last_scan = None

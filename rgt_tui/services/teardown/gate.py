@@ -316,6 +316,8 @@ async def gather(
     asks_box = transport is not None and now.error is None and not records_only
     # Who holds the box's GPUs is asked while the local copy is re-hashed here.
     holders = asyncio.create_task(gpu_holders(host, transport, now)) if asks_box else None
+    if holders is not None:  # its error is read even when the re-hash fails first
+        holders.add_done_callback(lambda t: t.cancelled() or t.exception())
     try:
         local_check = None
         if local[0] is not None and not records_only:
