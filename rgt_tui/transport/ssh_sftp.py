@@ -49,6 +49,25 @@ class SftpSessions(RangeReads):
     # The quickest SFTP session start seen (seconds): the round trip's estimate.
     _session_open_s: float | None = None
     _require: Callable[[], asyncssh.SSHClientConnection]  # SshTransport's method
+    # The shell's $HOME on a connection ("" when it could not say), for ``~`` paths.
+    _home: tuple[str, asyncssh.SSHClientConnection] | None = None
+
+    async def box_path(self, path: str) -> str:
+        """``path`` as SFTP must be given it: ``~`` is the shell's $HOME, as the queue
+        runner and every command read it. SFTP starts in the account's home from the
+        password file, which a box's sshd (``SetEnv HOME=…``) or login may set apart:
+        then ``~/.rgt/queue/queue.log`` was looked for in the wrong folder, and `logs`
+        said the queue had never been launched (h522 #4). Asked once per connection,
+        and only for a ``~`` path; where the box cannot say, SFTP's own start is used."""
+        if path != "~" and not path.startswith("~/"):
+            return path
+        conn = self._require()
+        if self._home is None or self._home[1] is not conn:
+            self._home = (await _shell_home(conn), conn)
+        home = self._home[0]
+        if not home:
+            return sftp_path(path)
+        return home if path == "~" else f"{home.rstrip('/')}/{path[2:]}"
 
     async def sftp(self, lane: int = 0) -> asyncssh.SFTPClient:
         """The connection's SFTP client for ``lane``, started on first use and shared.
@@ -139,7 +158,7 @@ class SftpSessions(RangeReads):
         """The file's size and mtime over SFTP (inode is None: SFTP v3 does not carry it)."""
         try:
             sftp = await self.sftp()
-            attrs = await sftp.stat(sftp_path(path))
+            attrs = await sftp.stat(await self.box_path(path))
         except (asyncssh.SFTPNoSuchFile, asyncssh.SFTPNoSuchPath):
             return None
         except (OSError, asyncssh.Error) as exc:
@@ -166,7 +185,7 @@ class SftpSessions(RangeReads):
             sftp = await self.sftp(lane)
             # block_size=0: asyncssh's parallel reader is off (its requests outlive a
             # read that is cut off); sftp_reads keeps them in flight instead.
-            handle = await sftp.open(sftp_path(path), "rb", block_size=0)
+            handle = await sftp.open(await self.box_path(path), "rb", block_size=0)
         except (OSError, asyncssh.Error) as exc:
             raise self.file_error(exc, path) from exc
         block = block_size or sftp.limits.max_read_len or SFTP_FALLBACK_BLOCK
@@ -203,7 +222,7 @@ class SftpSessions(RangeReads):
         (SFTP's EXCL: a symlink there is not followed), writes, fsetstat to ``mode``
         (past the box's umask, never wider), then a rename that must not replace."""
         mode = put_mode(mode)
-        target = sftp_path(path)
+        target = await self.box_path(path)
         temp = temp_name(target, secrets.token_hex(4))
         local = source.open("rb")  # noqa: ASYNC230 - opening is quick; reads go to a thread
         reading = False
@@ -326,6 +345,24 @@ class SftpFileReader:
         if handle is not None:
             with contextlib.suppress(Exception):
                 await within(handle.close(), 5)
+
+
+async def _shell_home(conn: asyncssh.SSHClientConnection) -> str:
+    """The box shell's $HOME, "" when it does not answer with a plain absolute path
+    (the box's text: bounded, one line, never shown; sent back to the box only)."""
+    try:
+        done = await within(
+            conn.run('printf %s "$HOME"', check=False, encoding=None), HOME_TIMEOUT_S
+        )
+    except (OSError, asyncssh.Error, asyncio.TimeoutError):
+        return ""
+    out = done.stdout if isinstance(done.stdout, bytes) else b""
+    home = out.decode("utf-8", "surrogateescape")
+    ok = home.startswith("/") and len(home) < 4096 and not any(c in home for c in "\n\r\0")
+    return home if ok and done.exit_status == 0 else ""
+
+
+HOME_TIMEOUT_S = 20.0
 
 
 def sftp_path(path: str) -> str:

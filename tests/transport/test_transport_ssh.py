@@ -310,6 +310,31 @@ async def test_blocks_over_openssh_sftp_server(openssh_server):
         await t.close()
 
 
+async def test_a_tilde_path_is_the_shells_home_not_sftps_start(openssh_server):
+    """h522 #4: this sshd sets the session's HOME (SetEnv) apart from the account's home
+    in the password file, where SFTP starts; the queue runner writes under the shell's
+    $HOME, so `logs` read "~/.rgt/queue/queue.log" in the wrong folder and said the queue
+    was never launched. A ``~`` path is now the shell's $HOME, asked once."""
+    from rgt_tui.services.fleet.file import load_fleet
+
+    log = openssh_server.workdir / ".rgt" / "queue" / "queue.log"
+    log.parent.mkdir(parents=True)
+    log.write_bytes(b"queue launched\n")
+    import pwd
+
+    # The case itself: SFTP starts in the password file's home, elsewhere.
+    assert str(openssh_server.workdir) != pwd.getpwuid(os.getuid()).pw_dir
+    t = transport_for(load_fleet(openssh_server.hosts_file).host("real1"))
+    await t.connect()
+    try:
+        found = await t.stat("~/.rgt/queue/queue.log")
+        assert found is not None and found.size == len(b"queue launched\n")
+        assert await t.read_range("~/.rgt/queue/queue.log", 0, 5) == b"queue"
+        assert await t.stat("/no/such/file") is None  # absolute paths as they were
+    finally:
+        await t.close()
+
+
 async def test_blocks_over_asyncssh_sftp_server(loopback_fleet):
     box = loopback_fleet.boxes[0]
     t = _transport(loopback_fleet, box)
