@@ -94,10 +94,11 @@ class LaunchControl:
         return None
 
     async def plan_launch(
-        self, start: int | None, acks: tuple[str, ...]
+        self, start: int | None, acks: tuple[str, ...], *, fresh: bool = False
     ) -> tuple[LaunchPlan | None, str]:
         """The launch plan from ``start`` (None: ``services.queue.launch.default_start``)
-        with the preflight checks ``acks`` acknowledged; or why none."""
+        with the preflight checks ``acks`` acknowledged (``fresh``: the box's queue moved
+        aside first, as ``launch --fresh``); or why none."""
         from rgt_tui.services.queue.backends import backend_for
         from rgt_tui.services.queue.launch import default_start
 
@@ -112,9 +113,13 @@ class LaunchControl:
                 # The default start is the records' alone: found without preflight (a
                 # user's hour waited 6.4 s for L, two preflights), over the same connection.
                 first = default_start(
-                    await backend.plan_launch(fleet, transport, start_index=0, preflight=False)
+                    await backend.plan_launch(
+                        fleet, transport, start_index=0, preflight=False, fresh=fresh
+                    )
                 )
-            return await backend.plan_launch(fleet, transport, start_index=first, acks=acks)
+            return await backend.plan_launch(
+                fleet, transport, start_index=first, acks=acks, fresh=fresh
+            )
 
         try:
             return await self.connections.use(self.host.name, planned), ""

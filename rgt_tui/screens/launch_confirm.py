@@ -190,6 +190,9 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
         self.plan: LaunchPlan | None = None  # the plan shown: for the start box's text
         # Preflight checks the user acknowledged in this dialog, by name (each re-plans).
         self.acks: tuple[str, ...] = ()
+        # Start over (``launch --fresh``): chosen with its button, after a refusal that
+        # names it (h522 #5: the refusal sent the user to a second terminal).
+        self.fresh = False
         # The plan and the launch (a test hands in its own to hold plans back).
         # Each plan with the fleet file as applied then (``LaunchControl.current``).
         self.control = control or LaunchControl(fleet, host, connections, lambda: self.app.fleet)
@@ -227,6 +230,11 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
                 ack = DialogButton("Acknowledge", does="", id="launch-ack", variant="warning")
                 ack.display = False
                 yield ack
+                fresh = DialogButton(
+                    "Start over", does="plan a fresh start", id="launch-fresh", variant="warning"
+                )
+                fresh.display = False
+                yield fresh
                 yield DialogButton(
                     "Launch", does="launch", id="launch-go", variant="primary", disabled=True
                 )
@@ -297,7 +305,7 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
         run_host_worker(self, self._plan(self._asked, start), "queue-plan", self.host.name)
 
     async def _plan(self, asked: int, start: int | None) -> None:
-        plan, error = await self.control.plan_launch(start, self.acks)
+        plan, error = await self.control.plan_launch(start, self.acks, fresh=self.fresh)
         self.post_message(self.Planned(asked, start, plan, error))
 
     def plan_for_start_box(self, *, again: bool = False) -> None:
@@ -387,6 +395,11 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
         go = self.query_one("#launch-go", Button)
         go.display = plan.ok or acknowledgeable
         go.disabled = not plan.ok
+        # Offered where the refusal names --fresh (sent lines changed, another kind of
+        # queue's records on the box): the plan is made again with the queue set aside.
+        self.query_one("#launch-fresh", Button).display = not self.fresh and any(
+            "--fresh" in p for p in plan.problems
+        )
         # Enter confirms a ready plan, and closes a refused one (never launches it). A
         # plan that runs done cells again (a start typed before them: paid work) is
         # launched only by a deliberate Tab to Launch, never by the Enter that follows.
@@ -402,6 +415,12 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
                 f"{plural(len(rerun), 'done cell')} will run again: Shift+Tab to Launch if you mean it",
                 "bold $warning",
             )
+        elif plan.ok and plan.fresh:
+            said = Content.styled(
+                "Start over: the box's queue is set aside (kept) and every cell runs from its "
+                "first: Shift+Tab to Launch if you mean it",
+                "bold $warning",
+            )
         elif plan.ok:
             said = Content.styled(
                 f"{plural(len(plan.cells), 'cell')} in the queue", "$foreground-muted"
@@ -413,6 +432,18 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
         else:
             said = Content.styled("Refused: this queue cannot be launched now", "bold $error")
         status.update(said)
+
+    @on(Button.Pressed, "#launch-fresh")
+    def _start_over(self) -> None:
+        if self.launching or self.fresh:
+            return
+        self.fresh = True
+        self.query_one("#launch-fresh", Button).display = False
+        start = self.query_one("#launch-start", Input)
+        with start.prevent(Input.Changed):
+            start.value = ""  # a fresh queue's own default start (its first cell)
+        self._asked_for = ""
+        self.replan(None)
 
     @on(Button.Pressed, "#launch-ack")
     def _acknowledge(self) -> None:
@@ -439,8 +470,9 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
 
     def _plan_button(self, plan: LaunchPlan) -> Button:
         """Where the focus goes for ``plan``: Launch for a ready one; Cancel for a refused
-        one or one that runs done cells again (paid work: a deliberate Tab to Launch)."""
-        ready = plan.ok and not _reruns_done(plan)
+        one, one that runs done cells again or a fresh start (paid work, records set
+        aside: a deliberate Tab to Launch)."""
+        ready = plan.ok and not _reruns_done(plan) and not plan.fresh
         return self.query_one("#launch-go" if ready else "#launch-cancel", Button)
 
     # -- launching -----------------------------------------------------------------------

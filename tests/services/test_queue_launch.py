@@ -249,7 +249,7 @@ async def test_a_changed_run_template_names_the_ways_out(make_queue_fleet):
     again = await plan_launch(qf.fleet, qf.host(), transport)
     (problem,) = [p for p in again.problems if "no longer match" in p]
     assert "put the template back as it was" in problem, problem
-    assert "rgt-tui launch box1 --fresh (the Launch dialog has no --fresh" in problem
+    assert "rgt-tui launch box1 --fresh, or Start over in the Launch dialog (L)" in problem
     assert "the done cells run again" in problem
     # `queue append` met the same change with "run template or durable_dir changed?"
     # and no way out.

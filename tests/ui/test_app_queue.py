@@ -457,3 +457,57 @@ async def test_l_pressed_twice_quickly_opens_one_launch_dialog(
         assert len(launches) == 1, app.screen_stack
         await pilot.press("escape")
         await wait_for(lambda: not isinstance(app.screen, LaunchConfirmScreen), pilot=pilot)
+
+
+async def test_start_over_in_the_launch_dialog_after_a_refusal_that_names_fresh(
+    make_queue_fleet, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """h522 #5: with the run template changed after a launch, L (and R) refused with
+    "rgt-tui launch box1 --fresh (the Launch dialog has no --fresh)": the only way on was
+    a second terminal. The dialog now offers Start over beside that refusal; its plan
+    sets the box's queue aside (kept), and focus waits on Cancel: Launch is a deliberate
+    Shift+Tab, never the Enter that follows."""
+    from support.fleet_files import set_host_key
+
+    qf = await make_queue_fleet(1, run="bash {cfg} {name} {out} {task} {epochs}")
+    qf.write_queue(f"{qf.cell_script('quick', 'echo hi')} t 1\n")
+    transport = qf.transport()
+    await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)
+    await transport.close()
+    await wait_view(qf, lambda v: v.state == FINISHED, what="the first queue to finish")
+    set_host_key(qf.loopback.hosts_file, "run", "bash {cfg} {name} {out} {task} 99")
+    qf._fleet = None  # the changed template
+    app = queue_app(qf, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("L")
+        modal = await planned(pilot, app)
+        assert modal.plan is not None and not modal.plan.ok
+        assert "Start over in the Launch dialog" in text_of(
+            modal.query_one("#launch-refused", Static)
+        )
+        fresh = modal.query_one("#launch-fresh", Button)
+        assert fresh.display and not modal.query_one("#launch-go", Button).display
+        fresh.press()
+        await wait_for(
+            lambda: modal.plan is not None and modal.plan.fresh and not modal.replanning,
+            what="the fresh plan",
+            pilot=pilot,
+        )
+        assert modal.plan.ok, modal.plan.problems
+        assert not fresh.display
+        assert "Start over: the box's queue is set aside (kept)" in text_of(
+            modal.query_one("#launch-status", Static)
+        )
+        assert "will be moved aside to ~/.rgt/queue.archived." in text_of(
+            modal.query_one("#launch-notes", Static)
+        )
+        assert app.focused is modal.query_one("#launch-cancel", Button)
+        await pilot.press("shift+tab")
+        assert app.focused is modal.query_one("#launch-go", Button)
+        await pilot.press("enter")
+        await wait_for(
+            lambda: isinstance(app.screen, FleetScreen), what="the modal to close", pilot=pilot
+        )
+    archived = list((qf.root() / ".rgt").glob("queue.archived.*"))
+    assert len(archived) == 1 and (archived[0] / "runner.state").is_file(), archived
+    await wait_view(qf, lambda v: v.state == FINISHED, what="the fresh queue to finish")

@@ -45,7 +45,7 @@ class HeldPlans(LaunchControl):
         self.returned = 0  # plans handed back to the dialog
 
     async def plan_launch(
-        self, start: int | None, acks: tuple[str, ...]
+        self, start: int | None, acks: tuple[str, ...], *, fresh: bool = False
     ) -> tuple[LaunchPlan | None, str]:
         asked = Asked(start)
         self.asked.append(asked)
@@ -53,7 +53,7 @@ class HeldPlans(LaunchControl):
             asked.release.set()
         self.making += 1
         try:
-            made = await super().plan_launch(start, acks)
+            made = await super().plan_launch(start, acks, fresh=fresh)
             await asked.release.wait()
             if asked.then is not None:
                 asked.then()

@@ -120,9 +120,9 @@ class RenderedQueue:
                 "as it was"
             )
         return (
-            f"{what}, or start over on the command line with rgt-tui launch "
-            f"{host} --fresh (the Launch dialog has no --fresh; the done cells run "
-            "again, their records kept aside):\n" + "\n".join(mismatch)
+            f"{what}, or start over: rgt-tui launch {host} --fresh, or Start over in the "
+            "Launch dialog (L) (the done cells run again, their records kept aside):\n"
+            + "\n".join(mismatch)
         )
 
     def moved_out(self, deployed: tuple[DeployedCell, ...]) -> tuple[str, str] | None:

@@ -153,6 +153,6 @@ def other_queue_problem(host: HostConfig, view: QueueView) -> str | None:
         )
     return (
         f"{host.name}'s box holds a group's job (cells {names}: it ran as a rank of a group), "
-        f"not its own queue's: {aside} and starts {host.name}'s own queue (the command "
-        "line: the Launch dialog has no --fresh)"
+        f"not its own queue's: {aside} and starts {host.name}'s own queue (Start over in "
+        "the Launch dialog does the same)"
     )
