@@ -311,8 +311,13 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
             revoke.set_caption("Use launch acks", does="go ahead on what the launch acknowledged")
         else:
             revoke.set_caption("Revoke launch acks", does="retry without the launch's acks")
-        self.query_one("#retry-go", Button).disabled = not plan.ok
-        self.query_one("#retry-resume", Button).disabled = not (plan.ok and self.resumable)
+        go, resume = self.query_one("#retry-go", Button), self.query_one("#retry-resume", Button)
+        go.disabled = not plan.ok
+        resume.disabled = not (plan.ok and self.resumable)
+        # A refusal no acknowledgement lifts shows no Retry or Resume, as the launch dialog
+        # shows no Launch (h522 #5: both sat below a refusal, explained as if offered).
+        go.display = plan.ok or acknowledgeable
+        resume.display = self.resumable and (plan.ok or acknowledgeable)
         # Cancel even when nothing refuses: the retry renames {out} aside (a done cell's
         # results, an unfinished one's checkpoint), so only a chosen Retry does it.
         self.end_replan(cancel)

@@ -304,3 +304,31 @@ async def test_a_cell_waiting_for_its_retry_is_launched_as_it_was_marked(
     assert view.cells[0].status == FAILED
     assert (results / "broke" / "checkpoint.pt").read_text() == "step\n"  # started over
     assert (aside / "checkpoint.pt").exists()  # the set-aside attempt, kept
+
+
+async def test_a_refused_retry_offers_neither_retry_nor_resume(
+    make_queue_fleet: Any, tmp_path: Path
+) -> None:
+    """h522 #5: with the run template changed since the launch, the retry was refused,
+    yet Retry and Resume stood below the refusal, explained as if offered. A refusal no
+    acknowledgement lifts now shows neither (as the launch dialog shows no Launch); its
+    words name the way on, Start over in the Launch dialog."""
+    from support.fleet_files import set_host_key
+
+    qf = await finished_queue(make_queue_fleet)
+    set_host_key(qf.loopback.hosts_file, "run", SCRIPT_RUN + " --changed")
+    qf._fleet = None
+    app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
+    app.runtime.queues.poll_s = 0.5
+    async with app.run_test(size=SIZE) as pilot:
+        retry = await open_retry(pilot, app, 0)
+        assert retry.plan is not None and not retry.plan.ok
+        assert "Refused" in text_of(retry.query_one("#retry-status", Static))
+        assert "Start over in the Launch dialog (L)" in text_of(
+            retry.query_one("#retry-refused", Static)
+        )
+        assert not retry.query_one("#retry-go", Button).display
+        assert not retry.query_one("#retry-resume", Button).display
+        assert app.focused is retry.query_one("#retry-cancel", Button)
+        await pilot.press("enter")
+        await wait_for(lambda: not isinstance(app.screen, RetryConfirmScreen), pilot=pilot)
