@@ -225,8 +225,18 @@ def run_launch(call: Call) -> int:
     except QueueError as exc:
         return call.fail(str(exc))
     except TransportError as exc:
-        if not args.fresh or isinstance(exc, HostKeyError):
+        if isinstance(exc, HostKeyError) or (not args.fresh and exc.fix):
             raise  # the runner's message and fix
+        if not args.fresh:
+            # Lost mid-way (no fix of its own): the launch may have begun on the box (h521
+            # #4: "unreachable: connection lost" and nothing more, after .rgt/queue was
+            # written there).
+            return call.fail(
+                f"{host.name} unreachable: {exc.message}",
+                fix=f"whether the queue started is not known: rgt-tui queue show {host.name} "
+                "says, once it answers; launch again then (a queue already running is "
+                "refused, never run twice)",
+            )
         # The box sets the old queue aside first: a drop after that read as an empty
         # queue where the finished cells had been (s36 faults #2).
         return call.fail(

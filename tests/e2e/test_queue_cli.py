@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import re
 import signal
+from pathlib import Path
 
 from support.cli import Terminal, arun, rgt
 from support.queues import GATE, SCRIPT_RUN, wait_view
+from support.waiting import wait_for
 
 from rgt_tui.domain.queue_state import FINISHED, RUNNING
 
@@ -214,6 +218,48 @@ async def test_a_fresh_launch_that_loses_the_box_says_the_old_queue_may_be_set_a
         "fix: --fresh may have set the box's old queue aside already (in "
         "~/.rgt/queue.archived.<time> on the box, nothing deleted): rgt-tui queue show box1 "
         "says what the box holds; launch again once it answers"
+    ) in said, said
+
+
+def _waiting_on(lock: Path) -> bool:
+    """Whether a process of this machine holds ``lock`` open as its fd 9 without the lock:
+    queue_ctl.sh's ``flock -w 30 9``, waiting (the loopback box runs here)."""
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                if os.readlink(proc / "fd" / "9") == str(lock):
+                    return b"flock" in (proc / "cmdline").read_bytes()
+            except OSError:
+                continue
+    return False
+
+
+async def test_a_launch_cut_off_on_the_box_says_whether_it_started_is_not_known(
+    make_queue_fleet,
+):
+    """h521 #4: a launch whose connection went while the box ran it said only "box1
+    unreachable: connection lost", no fix, after .rgt/queue was written there. The box's
+    launch is held at its queue lock (held here), the box goes, and the words say where
+    to look before launching again."""
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    hosts = str(qf.loopback.hosts_file)
+    qf.write_queue(f"{qf.cell_script('quick', 'echo hi')} t\n")
+    asked = Terminal("launch", "box1", "--hosts", hosts)
+    await asked.expect("[y/N]")
+    lock = qf.root() / ".rgt" / "queue.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with lock.open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        asked.type("y")
+        await wait_for(lambda: _waiting_on(lock), 60, what="the box's launch to wait on its lock")
+        await qf.loopback.box("box1").stop()
+        code, out, err = await asked.finish(timeout=60)
+    assert code == 1, out + err
+    said = " ".join(err.split())
+    assert "box1 unreachable:" in said, said
+    assert (
+        "fix: whether the queue started is not known: rgt-tui queue show box1 says, once it "
+        "answers; launch again then (a queue already running is refused, never run twice)"
     ) in said, said
 
 
