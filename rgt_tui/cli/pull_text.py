@@ -34,8 +34,10 @@ def format_pull_result(result: PullResult, verify_as: str | None = None) -> str:
         whole = [f"; box hashes whole at {s:.2f} s" for n, s in result.stages if n == "manifest"]
         lines.append(f"  stages: {', '.join(spans)}{''.join(whole)}")
     lines += [f"  {line}" for line in large_files_lines(result)]
-    if result.egress is not None and result.to_move:  # U14: what the plan moved, its cost
-        lines.append(f"  {moved_line(result.to_move, result.egress)}")
+    if result.egress is not None and result.moved:  # U14: what left the box, its cost
+        lines.append(f"  {moved_line(result.moved, result.egress)}")
+    for path, nbytes, why in result.again:  # a part thrown away is said, never silent
+        lines.append(f"  AGAIN     {path} ({fmt_bytes(nbytes)}) came again whole: {why}")
     lines += [f"  small files: {text}" for text in tar_streams_text(result.tar_streams)]
     lines += [f"  {label:<9} {text}" for label, text in result.notices]
     lines += [f"  FAILED    {path}: {why}" for path, why in result.failed]
@@ -145,12 +147,12 @@ def tar_stream_text(t: TarStream) -> str:
 def fleet_egress_lines(results: list[PullResult]) -> list[str]:
     """The fleet's total transferred and its egress cost, each host at its own price (U14);
     hosts with no known price are named, not counted as free."""
-    moved = sum(r.to_move for r in results)
+    moved = sum(r.moved for r in results)
     if not moved:
         return []
-    priced = [(r, egress_usd(r.to_move, r.egress)) for r in results if r.egress is not None]
+    priced = [(r, egress_usd(r.moved, r.egress)) for r in results if r.egress is not None]
     usd = sum(c for _, c in priced if c is not None)
-    unknown = [r.host for r, c in priced if c is None and r.to_move]
+    unknown = [r.host for r, c in priced if c is None and r.moved]
     line = f"all hosts: {fmt_bytes(moved)} transferred"  # done, as each host's line says
     if usd > 0:
         line += f" · egress ≈ {fmt_usd(usd)}"

@@ -75,8 +75,15 @@ def pull_result_lines(result: PullResult, *, verified: bool = False) -> list[Con
     ]
     # How the large files came (through OpenSSH's ssh, or SFTP and why): the CLI's words.
     lines += [Content.styled(shown(line), MUTED) for line in large_files_lines(result)]
-    if result.egress is not None and result.to_move:  # U14: what the plan moved, its cost
-        lines.append(Content.styled(moved_line(result.to_move, result.egress), MUTED))
+    if result.egress is not None and result.moved:  # U14: what left the box, its cost
+        lines.append(Content.styled(moved_line(result.moved, result.egress), MUTED))
+    lines += [  # a part thrown away is said, never silent (h521 #2)
+        Content.assemble(
+            ("AGAIN     ", "bold $warning"),
+            shown(f"{path} ({fmt_bytes(nbytes)}) came again whole: {why}"),
+        )
+        for path, nbytes, why in result.again
+    ]
     lines += [  # REPLACED (your earlier copy kept aside), GROWING (pulled up to a size)
         Content.assemble((f"{label:<10}", "bold $warning"), shown(text))
         for label, text in result.notices

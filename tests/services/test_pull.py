@@ -517,3 +517,45 @@ async def test_a_box_never_reached_fails_the_pull_at_once_promising_nothing(
     # Only the pull's own lock and record: no file of the box, no part.
     made = {p.name for p in (tmp_path / "results" / host.name).rglob("*") if p.is_file()}
     assert made <= {"pull.lock", "pulled.json"}, made
+
+
+async def test_a_kept_part_of_another_version_comes_again_and_is_said(
+    make_loopback_fleet, tmp_path
+):
+    """h521 #2: a part kept from a cut pull, damaged since, was thrown away and the file
+    pulled again whole, unsaid: the summary's "transferred" and its egress read 200M
+    low. The file still counts only once its SHA-256 matches; the summary now says it
+    came again, and why, and counts its bytes."""
+    from rgt_tui.cli.pull_text import format_pull_result
+
+    fleet = await make_loopback_fleet(1)
+    size = 24 * MIB
+    digest = random_file(box_results(fleet) / "ckpt" / "last.pt", size)
+    host = host_of(fleet)
+    box = fleet.box("box1")
+    stopping: list[asyncio.Task] = []
+
+    def stop_mid_file(p):
+        if not stopping and any(f.done >= 6 * MIB for f in p.active):
+            stopping.append(asyncio.ensure_future(box.stop()))
+
+    with pytest.raises(PullError, match="lost the connection"):
+        await pull(
+            host, tmp_path, options=fast(max_attempts=2, progress_interval_s=0),
+            on_progress=stop_mid_file,
+        )  # fmt: skip
+    await asyncio.gather(*stopping)
+    part = tmp_path / "box1" / ".rgt" / "parts" / "ckpt" / "last.pt.part"
+    with part.open("r+b") as f:  # four bytes of the kept part overwritten
+        f.seek(1000)
+        f.write(b"\0\1\2\3")
+    await box.start()
+    result, sent = await pull(host, tmp_path, options=fast(progress_interval_s=0), counted=True)
+    assert result.ok and sha(tmp_path / "box1" / "ckpt" / "last.pt") == digest
+    assert result.again == (("ckpt/last.pt", size, "its kept part was of another version"),)
+    assert result.moved == result.to_move + size and sent > size
+    said = format_pull_result(result)
+    assert (
+        "AGAIN     ckpt/last.pt (24M) came again whole: its kept part was of another version"
+        in (said)
+    ), said

@@ -188,6 +188,7 @@ async def _copy_one(run: PullRun, plan: FilePlan, lanes: tuple[int, ...]) -> Non
                 # blamed and dropped (hour s17b #12). Pulled again from zero either way.
                 resumed = plan.resume_from > 0
                 why = "its kept part was of another version" if resumed else "hash mismatch"
+                run.again[plan.local] = (plan.entry.size, why)
                 run.tracker.file_state(plan.local, "retrying", why, attempt=2)
                 if plan.local in run.streamed and not resumed:  # again by SFTP
                     run.bulk_off(plan.local, "its bytes through ssh did not match its SHA-256")

@@ -46,6 +46,9 @@ class PullRun:
     conflicts: list[tuple[str, str]] = field(default_factory=list)
     finished: set[str] = field(default_factory=set)  # pulled, failed or in conflict
     mismatched: set[str] = field(default_factory=set)  # one hash mismatch already
+    # Files pulled again from zero after that mismatch: local path -> (bytes, why). Their
+    # bytes crossed the link twice: the plan's to_move counted them once (h521 #2).
+    again: dict[str, tuple[int, str]] = field(default_factory=dict)
     # Copies started on the walk's listing, before the box's hashes (early.py): the
     # listing, the complete manifest's entries by local path once whole (the install
     # gate waits for it), and the early files it lists at another size or not at all.
@@ -139,6 +142,7 @@ class PullRun:
             elapsed_s=now - self.started,
             copy_s=self.copy_s,
             to_move=self.to_move,
+            again=tuple((path, n, why) for path, (n, why) in self.again.items()),
             egress=self.egress,
             moved_roots=self.moved,
             tar_streams=tuple(

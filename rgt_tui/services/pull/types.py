@@ -111,7 +111,16 @@ class PullResult:
     # The plan's bytes to move (files not here yet, less what their parts hold) and the
     # price per GB they leave the box at (U14: the plan's cost line).
     to_move: int = 0
+    # Files pulled again from zero after a hash mismatch: (local path, bytes, why). They
+    # crossed the link twice; ``moved`` counts them (h521 #2: the summary read low).
+    again: tuple[tuple[str, int, str], ...] = ()
     egress: EgressPrice | None = None
+
+    @property
+    def moved(self) -> int:
+        """What left the box: the plan's bytes and those pulled again from zero."""
+        return self.to_move + sum(n for _, n, _ in self.again)
+
     tar_streams: tuple[TarStream, ...] = ()  # the small files' streams (U15)
     # (remote root, local folder before, now) of roots whose files moved here since the
     # last pull (the pull list changed): the earlier copies stay, the files came again.
