@@ -173,10 +173,12 @@ def run_launch(call: Call) -> int:
     backend = backend_for(host)
 
     unrecorded = ""
+    sent = False  # the launch itself began on the box (not only its plan)
 
     async def recorded(plan: LaunchPlan, transport: Transport) -> LaunchResult:
         # What the launch acknowledged goes with it: its retries go ahead on it.
-        nonlocal unrecorded
+        nonlocal unrecorded, sent
+        sent = True
         result, unrecorded = await launch_recorded(call.fleet, backend, plan, transport)
         return result
 
@@ -225,11 +227,11 @@ def run_launch(call: Call) -> int:
     except QueueError as exc:
         return call.fail(str(exc))
     except TransportError as exc:
-        if isinstance(exc, HostKeyError) or (not args.fresh and exc.fix):
-            raise  # the runner's message and fix
+        if isinstance(exc, HostKeyError) or (not args.fresh and (exc.fix or not sent)):
+            raise  # the runner's message and fix (nothing was sent: review h526 #1)
         if not args.fresh:
-            # Lost mid-way (no fix of its own): the launch may have begun on the box (h521
-            # #4: "unreachable: connection lost" and nothing more, after .rgt/queue was
+            # Lost while the box ran the launch: it may have begun there (h521 #4:
+            # "unreachable: connection lost" and nothing more, after .rgt/queue was
             # written there).
             return call.fail(
                 f"{host.name} unreachable: {exc.message}",
