@@ -293,6 +293,10 @@ def test_a_workdir_as_the_fleet_file_writes_it_holds_a_claim() -> None:
 
     assert under_workdir("/root/proj/outputs/a/ck.pt", "~/proj")
     assert under_workdir("/home/u/proj/outputs/a/ck.pt", "$HOME/proj/")
+    assert under_workdir("/gpfs/home/u/proj/a/ck.pt", "~/proj", ("/gpfs/home/u",))
+    # A folder of that name elsewhere is not the home's (review h526 #2).
+    assert not under_workdir("/mnt/shared/proj/ckpt/last.pt", "~/proj")
+    assert not under_workdir("/home/proj/x.pt", "~/proj")
     assert under_workdir("/workspace/code/out/ck.pt", "/workspace/code")
     assert not under_workdir("/workspace/code2/out/ck.pt", "/workspace/code")
     assert not under_workdir("/root/.cache/ck.pt", "~")

@@ -64,19 +64,39 @@ def claims_kept(
     )
 
 
-def under_workdir(path: str, workdir: str | None) -> bool:
-    """Whether box path ``path`` lies under ``workdir`` as the fleet file writes it
-    (``~/proj``, ``$HOME/proj``: the part after the home, matched inside the path, for
-    the home itself is not known here). False without a workdir, and for the home or the
-    root as the workdir (every path would be under it)."""
+def under_workdir(path: str, workdir: str | None, homes: tuple[str, ...] = ()) -> bool:
+    """Whether box path ``path`` lies under ``workdir`` as the fleet file writes it. A
+    workdir under the home (``~/proj``, ``$HOME/proj``) is placed under each of
+    ``homes`` (the box's, as the pull roots written with ``~`` resolved it), ``/root``
+    and ``/home/<user>``: never anywhere a folder of that name lies (review h526 #2:
+    ``/mnt/shared/proj`` read as ``~/proj``). False without a workdir, and for the home
+    or the root as the workdir (every path would be under it)."""
     if not workdir:
         return False
-    for home in ("~", "$HOME", "${HOME}"):
-        if workdir == home or workdir.startswith(home + "/"):
-            inner = workdir[len(home) :].strip("/")
-            return bool(inner) and f"/{inner}/" in path
+    for tilde in ("~", "$HOME", "${HOME}"):
+        if workdir == tilde or workdir.startswith(tilde + "/"):
+            inner = workdir[len(tilde) :].strip("/")
+            if not inner:
+                return False
+            for home in (*homes, "/root"):
+                if path.startswith(f"{home.rstrip('/')}/{inner}/"):
+                    return True
+            parts = path.split("/")  # "", "home", user, ...
+            rest = "/".join(parts[3:])
+            return len(parts) > 3 and parts[1] == "home" and rest.startswith(inner + "/")
     root = workdir.rstrip("/")
     return bool(root) and path.startswith(root + "/")
+
+
+def box_homes(manifest: Manifest) -> tuple[str, ...]:
+    """The box's home as the pull roots written with ``~`` resolved it (``~/runs`` at
+    ``/gpfs/home/u/runs``: ``/gpfs/home/u``)."""
+    homes = []
+    for root in manifest.roots:
+        given = root.given.rstrip("/")
+        if given.startswith("~/") and root.path.rstrip("/").endswith(given[1:]):
+            homes.append(root.path.rstrip("/")[: -len(given[1:])] or "/")
+    return tuple(dict.fromkeys(homes))
 
 
 def _claims(
@@ -119,7 +139,9 @@ def _claims(
         elsewhere = [
             c
             for c, local in placed
-            if local is None and is_checkpoint(c.path) and under_workdir(c.path, workdir)
+            if local is None
+            and is_checkpoint(c.path)
+            and under_workdir(c.path, workdir, box_homes(manifest))
         ]
         if elsewhere and all(local is None for _, local in placed):
             # Every save it names lies outside the pull folders, a checkpoint under the
