@@ -73,31 +73,29 @@ def sidecar_of(rel: str) -> str:
     return str(p.with_name(p.stem + SIDECAR_SUFFIX))
 
 
+# A folder that is one checkpoint: its whole name a step word and its number
+# (``checkpoint-500``, ``step_1200``, ``global_step100``, ``epoch3``); not a run folder
+# whose name merely holds one (``run-ckpt1``, ``split1``: review h526 #3).
+_STEP_FOLDER = re.compile(r"(?:global_step|checkpoint|ckpt|step|epoch|iter)[-_=]?\d{1,12}", re.I)
+
+
 def step_folders_left_out(files: list[CellFile]) -> list[CellFile]:
-    """``files`` with every file of a step folder (``checkpoint-500/``, ``step_1200/``:
-    a folder whose name carries a step) that holds a file not pushed left out too: such
-    a folder is one checkpoint (a Hugging Face Trainer's weights, optimizer, scheduler
-    and trainer_state, whatever their names), and a target given its good files without
-    its damaged weights resumes from a folder it cannot load (review h524 #6)."""
+    """``files`` with every file of a step folder (``checkpoint-500/``: its name a step
+    word and number) left out when a file right in it is not pushed: such a folder is one
+    checkpoint (a Hugging Face Trainer's weights, optimizer, scheduler and trainer_state,
+    whatever their names), and a target given its good files without its damaged weights
+    resumes from a folder it cannot load (review h524 #6)."""
     broken: dict[str, str] = {}
     for f in files:
-        if f.good:
-            continue
-        parts = PurePosixPath(f.rel).parts[:-1]
-        for i, part in enumerate(parts):
-            if step_in_name(part) is not None:
-                broken.setdefault("/".join(parts[: i + 1]), PurePosixPath(f.rel).name)
-                break
+        folder, _, name = f.rel.rpartition("/")
+        if not f.good and _STEP_FOLDER.fullmatch(folder.rpartition("/")[2]):
+            broken.setdefault(folder, name)
     if not broken:
         return files
-
-    def folder_of(rel: str) -> str | None:
-        return next((d for d in broken if rel.startswith(d + "/")), None)
-
     out = []
     for f in files:
-        folder = folder_of(f.rel) if f.good else None
-        if folder is not None:
+        folder = next((d for d in broken if f.rel.startswith(d + "/")), None)
+        if f.good and folder is not None:
             f = replace(
                 f,
                 why=f"in {folder}/, whose {broken[folder]} is not pushed: a checkpoint "

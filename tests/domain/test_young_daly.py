@@ -78,3 +78,24 @@ def test_which_file_is_a_checkpoint_and_its_step():
         CellFile("c/m.json", "m.json", 10, 300.0, sha),
     ]
     assert newest_checkpoint(files).rel == "a.pt"  # the damaged newer one is never chosen
+
+
+def test_a_step_folder_goes_whole_and_a_run_folder_is_not_one() -> None:
+    """Review h526 #3: `run-ckpt1/` read as a step folder, so one checkpoint cut short
+    there left out every good one beside it and the move started from scratch. Only a
+    folder whose whole name is a step word and number is one checkpoint, and only a
+    file right in it decides."""
+    from rgt_tui.domain.checkpoints import CellFile, step_folders_left_out
+
+    def cell(rel: str, why: str = "") -> CellFile:
+        return CellFile(rel, rel, 1, 1.0, "0" * 64, why)
+
+    hf = step_folders_left_out(
+        [cell("checkpoint-2/model.bin", "corrupt"), cell("checkpoint-2/optimizer.pt"),
+         cell("checkpoint-1/model.bin"), cell("checkpoint-1/optimizer.pt")]
+    )  # fmt: skip
+    assert [f.good for f in hf] == [False, False, True, True]
+    run = [cell("run-ckpt1/step-10.pt"), cell("run-ckpt1/step-20.pt", "corrupt")]
+    assert step_folders_left_out(run) == run
+    deep = [cell("checkpoint-2/model.bin"), cell("checkpoint-2/runs/events.out", "changed")]
+    assert step_folders_left_out(deep) == deep
