@@ -30,6 +30,7 @@ from rgt_tui.transport.base import (
 )
 from rgt_tui.transport.sftp_reads import default_in_flight, parallel_blocks, read_serially
 from rgt_tui.transport.ssh_stream import describe as _describe
+from rgt_tui.transport.ssh_stream import run_capped
 
 # Bytes per SFTP read where the box states no limit (SFTP's own safe size).
 SFTP_FALLBACK_BLOCK = 32 * 1024
@@ -49,24 +50,30 @@ class SftpSessions(RangeReads):
     # The quickest SFTP session start seen (seconds): the round trip's estimate.
     _session_open_s: float | None = None
     _require: Callable[[], asyncssh.SSHClientConnection]  # SshTransport's method
-    # The shell's $HOME on a connection ("" when it could not say), for ``~`` paths.
+    # The shell's $HOME on a connection, for ``~`` paths (only once it said one).
     _home: tuple[str, asyncssh.SSHClientConnection] | None = None
+    _home_lock: asyncio.Lock | None = None
 
     async def box_path(self, path: str) -> str:
         """``path`` as SFTP must be given it: ``~`` is the shell's $HOME, as the queue
         runner and every command read it. SFTP starts in the account's home from the
         password file, which a box's sshd (``SetEnv HOME=…``) or login may set apart:
         then ``~/.rgt/queue/queue.log`` was looked for in the wrong folder, and `logs`
-        said the queue had never been launched (h522 #4). Asked once per connection,
-        and only for a ``~`` path; where the box cannot say, SFTP's own start is used."""
+        said the queue had never been launched (h522 #4). Asked once per connection
+        (one at a time), and only for a ``~`` path; where the box cannot say now, SFTP's
+        own start is used and the box is asked again next time (review h526 #4)."""
         if path != "~" and not path.startswith("~/"):
             return path
         conn = self._require()
-        if self._home is None or self._home[1] is not conn:
-            self._home = (await _shell_home(conn), conn)
-        home = self._home[0]
-        if not home:
+        if self._home_lock is None:
+            self._home_lock = asyncio.Lock()
+        async with self._home_lock:
+            if self._home is None or self._home[1] is not conn:
+                home = await _shell_home(conn, self.host)
+                self._home = (home, conn) if home else None
+        if self._home is None:
             return sftp_path(path)
+        home = self._home[0]
         return home if path == "~" else f"{home.rstrip('/')}/{path[2:]}"
 
     async def sftp(self, lane: int = 0) -> asyncssh.SFTPClient:
@@ -347,19 +354,18 @@ class SftpFileReader:
                 await within(handle.close(), 5)
 
 
-async def _shell_home(conn: asyncssh.SSHClientConnection) -> str:
-    """The box shell's $HOME, "" when it does not answer with a plain absolute path
-    (the box's text: bounded, one line, never shown; sent back to the box only)."""
+async def _shell_home(conn: asyncssh.SSHClientConnection, host: str) -> str:
+    """The box shell's $HOME, "" when it does not answer with one plain absolute path
+    of text (the box's words: capped, one line, never shown; sent back to it only)."""
     try:
-        done = await within(
-            conn.run('printf %s "$HOME"', check=False, encoding=None), HOME_TIMEOUT_S
+        done = await run_capped(
+            conn, host, 'printf %s "$HOME"', input=None, timeout=HOME_TIMEOUT_S, max_output=4096
         )
-    except (OSError, asyncssh.Error, asyncio.TimeoutError):
+    except TransportError:
         return ""
-    out = done.stdout if isinstance(done.stdout, bytes) else b""
-    home = out.decode("utf-8", "surrogateescape")
-    ok = home.startswith("/") and len(home) < 4096 and not any(c in home for c in "\n\r\0")
-    return home if ok and done.exit_status == 0 else ""
+    home = done.stdout
+    plain = home.startswith("/") and not any(c in home for c in "\n\r\0\ufffd")
+    return home if plain and done.exit_status == 0 and not done.truncated else ""
 
 
 HOME_TIMEOUT_S = 20.0
