@@ -83,6 +83,7 @@ def pull_result_lines(result: PullResult, *, verified: bool = False) -> list[Con
             shown(f"{path} ({fmt_bytes(nbytes)}) came again whole: {why}"),
         )
         for path, nbytes, why in result.again
+        if path not in {p for p, _ in result.failed}  # its FAILED line says the rest
     ]
     lines += [  # REPLACED (your earlier copy kept aside), GROWING (pulled up to a size)
         Content.assemble((f"{label:<10}", "bold $warning"), shown(text))

@@ -78,6 +78,21 @@ async def test_a_tar_member_longer_than_promised_is_never_kept_and_comes_by_sftp
     assert {n: sha(dest / n) for n in digests} == digests  # every file the SFTP way, checked
 
 
+async def test_a_tar_member_of_the_right_size_and_other_bytes_comes_again_said(hostile, tmp_path):
+    """A member at the listed size whose bytes do not hash as listed is pulled again by
+    SFTP, checked; the summary says it came again and counts its bytes (review h526 #5)."""
+    fleet, answer = hostile
+    res = box_results(fleet)
+    digests = _small_files(res)
+    size = (res / "a.json").stat().st_size
+    answer("tar", _tar(_member("./a.json", b"y" * size)))
+    result = await pull(host_of(fleet), tmp_path, options=fast())
+    dest = tmp_path / "box1"
+    assert result.ok and {n: sha(dest / n) for n in digests} == digests
+    assert result.again == (("a.json", size, "hash mismatch in the small files' stream"),)
+    assert result.moved == result.to_move + size
+
+
 async def test_a_live_log_that_grew_since_the_listing_comes_as_listed_not_failed(hostile, tmp_path):
     """The queue's log, still written while the pull runs (ux-a #16): the tar stream
     brings it longer than listed; it is no failure, it comes as it was when listed (its

@@ -491,6 +491,7 @@ async def _finish_small(run: PullRun, parts: list[_Part]) -> None:
             run.conflict(plan, outcome)
         else:
             run.mismatched.add(plan.local)  # pulled again, from zero, by SFTP
+            run.again[plan.local] = (plan.entry.size, "hash mismatch in the small files' stream")
 
 
 def _closed(closing: asyncio.Future) -> None:
