@@ -395,11 +395,9 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
         go = self.query_one("#launch-go", Button)
         go.display = plan.ok or acknowledgeable
         go.disabled = not plan.ok
-        # Offered where the refusal names --fresh (sent lines changed, another kind of
-        # queue's records on the box): the plan is made again with the queue set aside.
-        self.query_one("#launch-fresh", Button).display = not self.fresh and any(
-            "--fresh" in p for p in plan.problems
-        )
+        # Offered where a fresh start settles the refusal (``plan.starts_over``): the plan
+        # is made again with the queue set aside.
+        self.query_one("#launch-fresh", Button).display = plan.starts_over and not self.fresh
         # Enter confirms a ready plan, and closes a refused one (never launches it). A
         # plan that runs done cells again (a start typed before them: paid work) is
         # launched only by a deliberate Tab to Launch, never by the Enter that follows.
@@ -417,8 +415,8 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
             )
         elif plan.ok and plan.fresh:
             said = Content.styled(
-                "Start over: the box's queue is set aside (kept) and every cell runs from its "
-                "first: Shift+Tab to Launch if you mean it",
+                "Start over: the box's queue is set aside (kept) and a new one starts: "
+                "Shift+Tab to Launch if you mean it",
                 "bold $warning",
             )
         elif plan.ok:

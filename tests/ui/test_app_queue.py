@@ -99,6 +99,8 @@ async def test_l_confirms_runs_the_queue_shows_it_and_refuses_a_second_launch(
         assert "Refused" in status
         assert "already running" in text_of(modal.query_one("#launch-refused", Static))
         assert not modal.query_one("#launch-go", Button).display
+        # A start over settles nothing here: not offered (review h526 #6).
+        assert not modal.plan.starts_over and not modal.query_one("#launch-fresh", Button).display
         await pilot.press("escape")
         await wait_for(lambda: isinstance(app.screen, FleetScreen), pilot=pilot)
 
@@ -485,6 +487,7 @@ async def test_start_over_in_the_launch_dialog_after_a_refusal_that_names_fresh(
         assert "Start over in the Launch dialog" in text_of(
             modal.query_one("#launch-refused", Static)
         )
+        assert modal.plan.starts_over  # a refusal a fresh start settles
         fresh = modal.query_one("#launch-fresh", Button)
         assert fresh.display and not modal.query_one("#launch-go", Button).display
         fresh.press()

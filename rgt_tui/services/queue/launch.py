@@ -109,6 +109,10 @@ class LaunchPlan:
     problems: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     fresh: bool = False
+    # A refusal here that a fresh start settles (lines sent before changed, another
+    # entry's or kind's queue on the box): the launch dialog offers Start over for it,
+    # and for no other refusal (review h526 #6: a shared account's said the opposite).
+    starts_over: bool = False
     current: QueueView | None = None
     queue_append: str = ""  # bytes to append to the box's queue.txt
     cells_append: str = ""  # lines to append to the box's cells.tsv
@@ -428,6 +432,7 @@ async def plan_launch(
         problems.append(running)
     qbytes, clines, deployed = facts.qbytes, facts.clines, len(facts.deployed)
     other = None  # the box's records are another kind of queue's (other_queue_problem)
+    starts_over = False  # a refusal below that --fresh settles
     # Another entry for this account launched the queue on the box (one box under two
     # spellings): said as such, not as this file's lines "changed since they were sent"
     # with --fresh for a fix that moved the other entry's queue aside unnamed (s20c #3).
@@ -455,6 +460,7 @@ async def plan_launch(
             "queue is moved aside, its records and logs kept)"
         )
         problems.append(other)
+        starts_over = True
     else:
         changed = prefix_problem(box_text, text)
         other = other_queue_problem(host, view) if changed is not None else None
@@ -465,12 +471,13 @@ async def plan_launch(
                 f"earlier lines of {display_path(host.queue)} changed since they were sent to {host.name} "
                 "(cells keep their index: append lines, comment nothing out that was sent; a "
                 "sent line cannot be changed on the box — to run an edited one, add it at "
-                "the end under a new name, a copy of its config; or launch with --fresh to "
-                "start a new queue):\n" + changed
+                "the end under a new name, a copy of its config; or start a new queue: launch "
+                "with --fresh, or Start over in the Launch dialog):\n" + changed
             )
         mismatch = rendered.mismatch_problem(host.name, facts.deployed)
         if mismatch and changed is None:
             problems.append(mismatch)
+        starts_over = bool(other or changed or mismatch)
     problems += unsent_moved(host, cells, deployed)
     # Another queue's records on the box say nothing of this file's moved lines.
     moved_skips = unskipped_moved(cells, deployed, view) if other is None else ()
@@ -551,6 +558,7 @@ async def plan_launch(
         preflight=report,
         code_id=report.code.record() if report is not None and report.code is not None else "",
         moved_skips=moved_skips,
+        starts_over=starts_over and not fresh,
         **base,
     )
 
