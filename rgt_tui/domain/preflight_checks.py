@@ -546,9 +546,10 @@ def check_durable(facts: BoxFacts, ctx: CheckContext) -> Check:
         return Check(
             "durable",
             False,
-            f"{where}: which mount holds it could not be read (df gave nothing), so "
-            f"whether it outlives {p.title}'s {p.teardown_verb} is not known",
-            f"run df {real} on the box (rgt-tui shell {ctx.host}) to see why",
+            f"{where}: which mount holds it could not be read from df, so whether it "
+            f"outlives {p.title}'s {p.teardown_verb} is not known",
+            f"run df on that folder, or the nearest one that exists, on the box (rgt-tui "
+            f"shell {ctx.host}) to see why",
         )
     if p.durable_own_mount and (mount[5] == "/" or facts.fstype in OVERLAY_FS):
         return Check(

@@ -131,7 +131,7 @@ def test_runpod_workspace_must_be_a_volume_not_the_container_disk():
     # df gave nothing (a stale network volume): not known, and not said as the disk.
     unread = check_durable(BoxFacts(durable_real="/workspace/ck", fstype="?"), _ctx("runpod"))
     assert not unread.ok and "which mount holds it could not be read" in unread.detail
-    assert "container disk" not in unread.detail and unread.fix.startswith("run df /workspace/ck")
+    assert "container disk" not in unread.detail and unread.fix.startswith("run df on that")
 
 
 def test_durable_prefix_is_a_path_not_a_string_prefix():

@@ -150,9 +150,15 @@ async def keep_tails(
     ]
     # A log gone from the box's queue folder (a --fresh launch moved it aside) has no
     # end to stand for (review h516 #8): its tail would name a log the box lacks.
-    # One the listing refused (unreadable, changed while hashed) is still there: its
-    # tail, or why it could not be read, stays (review h524 #8).
-    listed = set(mtimes) | {r.path for r in listing.refused}
+    # One the listing refused (unreadable, changed while hashed) is still there, and its
+    # end unread: said where verify looks, never an older tail for it (review h524 #8,
+    # h526 #8).
+    refused = {r.path: r.reason for r in listing.refused if _cell_log(r.path)}
+    for path, reason in list(refused.items())[:MAX_TAILS]:
+        why = printable(f"the box's listing refused it: {reason}", 200)
+        await asyncio.to_thread(_drop_tail, tree, path + TAIL_SUFFIX)
+        await asyncio.to_thread(_write_tail, tree, path + UNREAD_SUFFIX, why.encode(), 0.0)
+    listed = set(mtimes) | set(refused)
     gone = [p for p in await asyncio.to_thread(_tailed, tree.root) if p not in listed]
     for path in whole + gone:
         for suffix in (TAIL_SUFFIX, UNREAD_SUFFIX):
