@@ -47,6 +47,9 @@ async def run_preflight(call: Call, transport: Transport) -> int:
         data["acknowledged"] = [c.name for c in report.failed if c.name in acks]
         data["blocking"] = [c.name for c in blocking]
         data["queue_problems"] = queue
+        # "ok" is every check passed unacknowledged; "ready" is what the exit code says
+        # (h525 #9: "ok": false beside exit 0 read as not ready).
+        data["ready"] = not blocking and not queue
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
         print(format_report(report, acks, queue))

@@ -117,8 +117,10 @@ _ENTRIES = (
     Gotcha(
         "GEN1",
         "A forgotten box bills 24/7",
-        "The queue finished but nobody released the box; nothing reclaims it.",
-        "Pull, verify and tear it down as soon as its results load locally.",
+        "The queue ended (it finished, or was stopped) but nobody released the box; nothing "
+        "reclaims it.",
+        "Relaunch what a stop left, or pull, verify and tear it down as soon as its results "
+        "load locally.",
     ),
     Gotcha(
         "P4",

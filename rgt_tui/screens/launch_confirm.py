@@ -99,12 +99,15 @@ def plan_notes(plan: LaunchPlan) -> Content:
     lines += [Content(shown(note)) for note in plan.notes]  # a Slurm host: the array, its limits
     if plan.credentials:  # names and sources only (U34)
         lines.append(Content.assemble(("credentials ", muted), plan_line(plan.credentials)))
-    # Preflight's own failures and acknowledgements are shown by preflight_notes.
-    lines += [
-        Content.styled(shown(f"⚠ {w}"), "$warning")
-        for w in plan.warnings
-        if not is_preflight_problem(w)
-    ]
+    # Preflight's own failures and acknowledgements are shown by preflight_notes. A plan
+    # refused outright runs nothing: its warnings ("cells 0, 1 will run again") read
+    # against its "will run nothing" (h525 #3); the next plan says them.
+    if plan.ok or all(is_preflight_problem(p) for p in plan.problems):
+        lines += [
+            Content.styled(shown(f"⚠ {w}"), "$warning")
+            for w in plan.warnings
+            if not is_preflight_problem(w)
+        ]
     return Content("\n").join(lines)
 
 

@@ -304,8 +304,13 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
             show_ack_button(ack, plan.launch, refused=not plan.ok and not acknowledgeable)
         else:
             ack.display = False
+        # A refusal no acknowledgement lifts stands alone: what Retry and Resume would do,
+        # and the launch acks' toggle, are for a retry that can run (h525 #1).
+        open_ = plan.ok or acknowledgeable
+        self.query_one("#retry-about", Static).display = open_
+        self.query_one("#retry-notes", Static).display = open_
         revoke = self.query_one("#retry-revoke", DialogButton)
-        revoke.display = bool(plan.launch_acks)
+        revoke.display = bool(plan.launch_acks) and open_
         revoke.disabled = not plan.launch_acks
         if plan.revoked:
             revoke.set_caption("Use launch acks", does="go ahead on what the launch acknowledged")

@@ -55,6 +55,7 @@ def test_tmux_missing_fails_and_preflight_ack_lets_it_pass(bare_box):
     report = json.loads(rgt("preflight", "real1", "--hosts", hosts, "--json").stdout)
     checks = {c["name"]: c for c in report["checks"]}
     assert report["blocking"] == ["tmux"] and report["acknowledged"] == ["gpu"]
+    assert report["ready"] is False  # tmux blocks: exit 1
     assert checks["torch"]["ok"] and "torch 2." in checks["torch"]["detail"]
     assert checks["python"]["detail"].endswith(f"from cd . && {sys.executable} (the run template)")
     # No driver and a CPU-only torch: nothing to compare (not run, never read as passed:
@@ -78,3 +79,5 @@ def test_tmux_missing_fails_and_preflight_ack_lets_it_pass(bare_box):
         "ready: every check that ran passed or is acknowledged (not run: driver, arch, as "
         "their lines say)"
     ) in acked.stdout, acked.stdout
+    as_json = json.loads(rgt("preflight", "real1", "--hosts", hosts, "--json").stdout)
+    assert as_json["ready"] is True and as_json["ok"] is False  # acknowledged, not passed

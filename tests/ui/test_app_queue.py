@@ -488,6 +488,17 @@ async def test_start_over_in_the_launch_dialog_after_a_refusal_that_names_fresh(
             modal.query_one("#launch-refused", Static)
         )
         assert modal.plan.starts_over  # a refusal a fresh start settles
+        # From the done cell: refused all the same, and its "will run again" not said
+        # against the refusal's "will run nothing" (h525 #3).
+        modal.query_one("#launch-start", Input).value = "0"
+        await wait_for(
+            lambda: modal.plan is not None and modal.plan.start_index == 0 and not modal.replanning,
+            what="the plan from cell 0",
+            pilot=pilot,
+        )
+        notes_text = text_of(modal.query_one("#launch-notes", Static))
+        assert "will run nothing" in notes_text and "will run again" not in notes_text, notes_text
+        assert any("will run again" in w for w in modal.plan.warnings), modal.plan.warnings
         fresh = modal.query_one("#launch-fresh", Button)
         assert fresh.display and not modal.query_one("#launch-go", Button).display
         fresh.press()

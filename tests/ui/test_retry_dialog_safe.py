@@ -329,6 +329,10 @@ async def test_a_refused_retry_offers_neither_retry_nor_resume(
         )
         assert not retry.query_one("#retry-go", Button).display
         assert not retry.query_one("#retry-resume", Button).display
+        # Nor what they would do, nor the acks' toggle (h525 #1: "press Resume" stood there).
+        assert "press Resume" not in screen_text(app)
+        assert not retry.query_one("#retry-about", Static).display
+        assert not retry.query_one("#retry-revoke", Button).display
         assert app.focused is retry.query_one("#retry-cancel", Button)
         await pilot.press("enter")
         await wait_for(lambda: not isinstance(app.screen, RetryConfirmScreen), pilot=pilot)
