@@ -1,4 +1,7 @@
-"""SSH transport over real loopback asyncssh servers: commands, host keys, reconnect."""
+"""SSH transport over real loopback asyncssh servers: commands, host keys, reconnect.
+
+Over 450 lines: one transport's contract (commands, host keys, reconnects, SFTP reads
+and the ``~`` of its paths), whose cases share the servers and helpers here."""
 
 from __future__ import annotations
 

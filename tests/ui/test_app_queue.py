@@ -1,5 +1,8 @@
 """Pilot tests of the queue keys (l, a, f, d), the Queue and Logs tabs and the pane's
-queue line, against real loopback boxes running the real demo workload."""
+queue line, against real loopback boxes running the real demo workload.
+
+Over 450 lines: the launch dialog's whole path (plan, refusal, Start over, launch) and
+the tabs it feeds are one user story, with the helpers (``queue_app``, ``planned``) here."""
 
 from __future__ import annotations
 
