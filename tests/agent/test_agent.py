@@ -6,9 +6,6 @@ replayed by a tiny stand-in executable, the one fake here, because no GPU exists
 machines these tests run on. Every sample goes through ``snapshot_from_agent``, the agent's
 only consumer.
 
-Over 450 lines: the agent is one program whose probes share one run harness here (its
-command, the recorded trees, the stand-in nvidia-smi).
-
 One file for one program (the agent): its cases share the recorded trees and the run helpers; a split would scatter them.
 """
 
