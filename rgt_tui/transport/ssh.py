@@ -67,6 +67,12 @@ from rgt_tui.transport.ssh_stream import (
 from rgt_tui.transport.ssh_stream import describe as _describe
 from rgt_tui.transport.ssh_stream import send_input as _send_input
 
+# A refused connection's second way: a box that answered there before restarted or
+# stopped (h521 #3). ``add`` leaves it out: a box it pastes has never answered.
+ANSWERED_BEFORE = (
+    "; if it answered there before, its sshd or the box restarted or stopped (a reboot, "
+    "a stop, a preemption): try again once it is back"
+)
 CONNECT_TIMEOUT_S = 10.0
 # No route to the box's address: a destroyed box's, as much as a refused connection.
 # (ENETUNREACH is left out: no route to any network is this side offline.)
@@ -388,9 +394,8 @@ class SshTransport(SftpSessions):
                     f"connection refused by {plan.target}{how}: is sshd running on that port?",
                     "check the port in the provider's SSH command"
                     + (f" and what ~/.ssh/config sets for {address}" if plan.via_config else "")
-                    + f" (the fleet file's ssh for {self.host}); if it answered there "
-                    "before, its sshd or the box restarted or stopped (a reboot, a stop, "
-                    "a preemption): try again once it is back",
+                    + f" (the fleet file's ssh for {self.host})"
+                    + ANSWERED_BEFORE,
                 ) from exc
             if tunnel is not None and isinstance(exc, asyncssh.ChannelOpenError):
                 # The last hop could not open the way to the box: its words, named as its.

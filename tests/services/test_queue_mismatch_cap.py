@@ -42,8 +42,8 @@ def test_a_changed_durable_dir_is_named_not_the_run_template() -> None:
     assert problem.startswith(
         "durable_dir changed since these cells were sent: their output folder was under "
         "/root/runs on the box and is now under /big/runs, so the same index would run "
-        "another command: set durable_dir back to /root/runs for this queue, or start over "
-        "on the command line with rgt-tui launch box3 --fresh"
+        "another command: set durable_dir back to /root/runs for this queue, or start over: "
+        "rgt-tui launch box3 --fresh, or Start over in the Launch dialog (L)"
     ), problem
     assert "run template" not in problem
     # Another change besides (the template's words): the template is named, as before.

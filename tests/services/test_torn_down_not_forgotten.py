@@ -66,10 +66,12 @@ def test_the_alerts_tab_gives_the_leak_its_own_fix_not_gen1s() -> None:
 
     text = alert_block(still_answers_alert(FROZEN - 3600, FROZEN)).plain
     assert "destroy it in the provider's console" in text.split("fix:")[-1], text
-    assert "Pull, verify and tear it down" not in text
+    assert "pull, verify and tear it down as soon as its results load" not in text
     forgotten = forgotten_box_alert(FROZEN - 3600, FROZEN, 2.5)
     assert forgotten is not None
-    assert "Pull, verify and tear it down" in alert_block(forgotten).plain  # GEN1's own
+    assert "pull, verify and tear it down as soon as its results load" in (
+        alert_block(forgotten).plain
+    )  # GEN1's own
     # Its figure is what the box billed since the queue finished, said so: beside the
     # status line's "$3.48 so far" (since started_at), "$0.15 so far" read as a mistake.
     assert "($2.50 since it finished): pull, verify" in forgotten.message, forgotten.message

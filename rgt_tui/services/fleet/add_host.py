@@ -47,6 +47,7 @@ from rgt_tui.services.fleet.append import (
 )
 from rgt_tui.transport import open_transport
 from rgt_tui.transport.known_hosts import resolve_destination, trust_host_key
+from rgt_tui.transport.ssh import ANSWERED_BEFORE
 
 __all__ = [
     "AddRefused", "FleetFile", "KeyCheck", "NewHost", "Pasted", "add_to_fleet",
@@ -334,6 +335,8 @@ def _login_fix(new: NewHost, exc: TransportError) -> str | None:
         # (the dialog sent a user to "the fleet file's ssh" of a box not added).
         fix = exc.fix
         if fix is not None:
+            # A box being added never answered before: that way on is not its.
+            fix = fix.replace(ANSWERED_BEFORE, "")
             fix = fix.replace(f"the fleet file's ssh for {exc.host}", "the pasted command")
             fix = fix.replace(f"{exc.host}'s ssh = ... in the fleet file", "the pasted command")
         return fix
