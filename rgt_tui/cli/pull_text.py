@@ -36,10 +36,6 @@ def format_pull_result(result: PullResult, verify_as: str | None = None) -> str:
     lines += [f"  {line}" for line in large_files_lines(result)]
     if result.egress is not None and result.moved:  # U14: what left the box, its cost
         lines.append(f"  {moved_line(result.moved, result.egress)}")
-    failed = {path for path, _ in result.failed}  # its FAILED line says what became of it
-    for path, nbytes, why in result.again:  # a part thrown away is said, never silent
-        if path not in failed:
-            lines.append(f"  AGAIN     {path} ({fmt_bytes(nbytes)}) came again whole: {why}")
     lines += [f"  small files: {text}" for text in tar_streams_text(result.tar_streams)]
     lines += [f"  {label:<9} {text}" for label, text in result.notices]
     lines += [f"  FAILED    {path}: {why}" for path, why in result.failed]

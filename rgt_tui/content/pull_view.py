@@ -77,15 +77,7 @@ def pull_result_lines(result: PullResult, *, verified: bool = False) -> list[Con
     lines += [Content.styled(shown(line), MUTED) for line in large_files_lines(result)]
     if result.egress is not None and result.moved:  # U14: what left the box, its cost
         lines.append(Content.styled(moved_line(result.moved, result.egress), MUTED))
-    lines += [  # a part thrown away is said, never silent (h521 #2)
-        Content.assemble(
-            ("AGAIN     ", "bold $warning"),
-            shown(f"{path} ({fmt_bytes(nbytes)}) came again whole: {why}"),
-        )
-        for path, nbytes, why in result.again
-        if path not in {p for p, _ in result.failed}  # its FAILED line says the rest
-    ]
-    lines += [  # REPLACED (your earlier copy kept aside), GROWING (pulled up to a size)
+    lines += [  # REPLACED (your earlier copy kept aside), AGAIN, GROWING (pulled up to a size)
         Content.assemble((f"{label:<10}", "bold $warning"), shown(text))
         for label, text in result.notices
     ]

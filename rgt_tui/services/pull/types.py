@@ -182,8 +182,9 @@ class PullResult:
     def notices(self) -> tuple[tuple[str, str], ...]:
         """(label, text) of what a user must know though nothing failed: rgt-tui's earlier
         copy of a file the box changed (kept, never deleted: REPLACED) and each file pulled
-        only up to what the box had written when it hashed it (GROWING). One wording for
-        the command's summary and the Pulls tab."""
+        only up to what the box had written when it hashed it (GROWING), a file pulled
+        again whole after a hash mismatch (AGAIN). One wording for the command's summary
+        and the Pulls tab."""
         replaced = [
             ("REPLACED", f"{f.path}: changed on the box; your earlier copy is kept in {f.replaced}")
             for f in self.pulled
@@ -216,7 +217,13 @@ class PullResult:
             )
             for root, was, now in self.moved_roots
         ]
-        return (*moved, *replaced, *growing)
+        failed = {path for path, _ in self.failed}  # its FAILED line says what became of it
+        again = [  # a part thrown away is said, never silent (h521 #2)
+            ("AGAIN", f"{path} ({fmt_bytes(nbytes)}) came again whole: {why}")
+            for path, nbytes, why in self.again
+            if path not in failed
+        ]
+        return (*moved, *replaced, *again, *growing)
 
     @property
     def ok(self) -> bool:

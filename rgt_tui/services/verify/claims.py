@@ -110,6 +110,7 @@ def _claims(
     """Each of ``names`` whose log's last "saved …" of some kind of file names a file
     the box did not hold, with the words that say so."""
     found = {}
+    homes = box_homes(manifest) if workdir else ()
     for name in names:
         # A log the pull's caps left on the box: its end, read at the pull, is newer than
         # any whole copy an earlier pull left here (h511 #3).
@@ -139,9 +140,7 @@ def _claims(
         elsewhere = [
             c
             for c, local in placed
-            if local is None
-            and is_checkpoint(c.path)
-            and under_workdir(c.path, workdir, box_homes(manifest))
+            if local is None and is_checkpoint(c.path) and under_workdir(c.path, workdir, homes)
         ]
         if elsewhere and all(local is None for _, local in placed):
             # Every save it names lies outside the pull folders, a checkpoint under the
