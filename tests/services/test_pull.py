@@ -71,12 +71,9 @@ async def test_pull_mirrors_the_tree_then_a_rerun_skips_everything(make_loopback
     assert sent == 0 and again.bytes_received == 0
 
 
-async def test_box_stopped_mid_file_then_rerun_resumes_from_the_part(make_loopback_fleet, tmp_path):
-    fleet = await make_loopback_fleet(1)
-    size = 40 * MIB
-    digest = random_file(box_results(fleet) / "ckpt" / "last.pt", size)
-    host = host_of(fleet)
-    box = fleet.box("box1")
+async def _cut_mid_file(host, box, tmp_path) -> PullError:
+    """A pull into ``tmp_path`` whose box stops once 6 MiB of a file came: the pull's
+    error, once the box has stopped (its part is kept)."""
     stopping: list[asyncio.Task] = []
 
     def stop_mid_file(p):
@@ -85,18 +82,25 @@ async def test_box_stopped_mid_file_then_rerun_resumes_from_the_part(make_loopba
 
     with pytest.raises(PullError, match="lost the connection") as caught:
         await pull(
-            host,
-            tmp_path,
-            options=fast(max_attempts=2, progress_interval_s=0),
+            host, tmp_path, options=fast(max_attempts=2, progress_interval_s=0),
             on_progress=stop_mid_file,
-        )
+        )  # fmt: skip
     await asyncio.gather(*stopping)
+    return caught.value
+
+
+async def test_box_stopped_mid_file_then_rerun_resumes_from_the_part(make_loopback_fleet, tmp_path):
+    fleet = await make_loopback_fleet(1)
+    size = 40 * MIB
+    digest = random_file(box_results(fleet) / "ckpt" / "last.pt", size)
+    host, box = host_of(fleet), fleet.box("box1")
+    caught = await _cut_mid_file(host, box, tmp_path)
     dest = tmp_path / "box1"
     part = dest / ".rgt" / "parts" / "ckpt" / "last.pt.part"
     kept = part.stat().st_size
     assert 6 * MIB <= kept < size
     assert not (dest / "ckpt" / "last.pt").exists()
-    assert caught.value.result is not None and caught.value.result.pulled == ()
+    assert caught.result is not None and caught.result.pulled == ()
     assert "ckpt/last.pt" not in json.loads(pulled_path(dest).read_text())["files"]
 
     await box.start()
@@ -531,20 +535,8 @@ async def test_a_kept_part_of_another_version_comes_again_and_is_said(
     fleet = await make_loopback_fleet(1)
     size = 24 * MIB
     digest = random_file(box_results(fleet) / "ckpt" / "last.pt", size)
-    host = host_of(fleet)
-    box = fleet.box("box1")
-    stopping: list[asyncio.Task] = []
-
-    def stop_mid_file(p):
-        if not stopping and any(f.done >= 6 * MIB for f in p.active):
-            stopping.append(asyncio.ensure_future(box.stop()))
-
-    with pytest.raises(PullError, match="lost the connection"):
-        await pull(
-            host, tmp_path, options=fast(max_attempts=2, progress_interval_s=0),
-            on_progress=stop_mid_file,
-        )  # fmt: skip
-    await asyncio.gather(*stopping)
+    host, box = host_of(fleet), fleet.box("box1")
+    await _cut_mid_file(host, box, tmp_path)
     part = tmp_path / "box1" / ".rgt" / "parts" / "ckpt" / "last.pt.part"
     with part.open("r+b") as f:  # four bytes of the kept part overwritten
         f.seek(1000)

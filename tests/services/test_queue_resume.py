@@ -23,6 +23,7 @@ from support.machine import kill_processes_under, tmpfs
 from support.pulls import fast
 from support.queues import GATE, SCRIPT_RUN, wait_view
 from support.resume_cell import cell_log, pull_verify, run_until_held
+from support.resume_cell import plan_move as plan
 from support.waiting import wait_for
 
 from rgt_tui.domain.preemption import LOST, Preemption, preemption_line
@@ -33,7 +34,6 @@ from rgt_tui.services.queue.move import MoveError, PartlyMoved, plan_move
 from rgt_tui.services.queue.resume import (
     FROM_SCRATCH,
     NEWER_LISTED,
-    plan_resume_move,
     resume_lines,
     resume_move,
 )
@@ -45,15 +45,6 @@ async def preempt(qf, name: str = "box1") -> None:
     """vast.ai style: the box stops answering and every process of its user dies at once."""
     await qf.loopback.box(name).stop()
     kill_processes_under(qf.root(name))
-
-
-async def plan(qf, **kw):
-    t1, t2 = qf.transport("box1"), qf.transport("box2")
-    try:
-        return await plan_resume_move(qf.fleet, qf.host("box1"), "ck", "box2", t1, t2, **kw)
-    finally:
-        await t1.close()
-        await t2.close()
 
 
 async def move(qf, planned, **kw):
@@ -465,12 +456,7 @@ async def test_a_cell_that_had_not_started_on_a_box_that_is_down_is_not_sent_to_
     await pull_verify(qf, "box1")
     await preempt(qf)
 
-    t1, t2 = qf.transport("box1"), qf.transport("box2")
-    try:
-        refused = await plan_resume_move(qf.fleet, qf.host("box1"), "later", "box2", t1, t2)
-    finally:
-        await t1.close()
-        await t2.close()
+    refused = await plan(qf, "later")
     (problem,) = refused.problems
     assert "as box1's records were last pulled (" in problem, problem
     assert "later had not started there; box1 does not answer" in problem

@@ -11,13 +11,30 @@ import os
 
 import torch
 from support.queues import GATE, SCRIPT_RUN, wait_view
-from support.resume_cell import pull_verify
+from support.resume_cell import plan_move, pull_verify
 
 from rgt_tui.domain.queue_state import RUNNING
 from rgt_tui.services.queue.launch import launch, plan_launch
 from rgt_tui.services.queue.resume import plan_resume_move, resume_lines, resume_move
 from rgt_tui.services.queue.verified_checkpoint import newest_verified
 from rgt_tui.services.records import load_verification
+
+
+async def _ck_running(make_queue_fleet):
+    """Two boxes; cell ck runs on box1, held at its gate, and box2 has its script: the
+    fleet and ck's {out} on box1, made."""
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    qf.write_queue(f"{qf.cell_script('ck', GATE, name='box1')} t 1\n", "box1")
+    qf.write_queue("", "box2")
+    (qf.root("box2") / "cells").mkdir(parents=True, exist_ok=True)
+    (qf.root("box2") / "cells" / "ck.sh").write_text(GATE + "\n")
+    t1 = qf.transport("box1")
+    await launch(await plan_launch(qf.fleet, qf.host("box1"), t1), t1)
+    await t1.close()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="ck to run")
+    out = qf.root("box1") / "results" / "ck"
+    out.mkdir(parents=True, exist_ok=True)
+    return qf, out
 
 
 def _save(out, step: int) -> bytes:
@@ -30,17 +47,7 @@ def _save(out, step: int) -> bytes:
 
 
 async def test_a_cut_short_checkpoint_resumes_from_its_verified_earlier_copy(make_queue_fleet):
-    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
-    qf.write_queue(f"{qf.cell_script('ck', GATE, name='box1')} t 1\n", "box1")
-    qf.write_queue("", "box2")
-    (qf.root("box2") / "cells").mkdir(parents=True, exist_ok=True)
-    (qf.root("box2") / "cells" / "ck.sh").write_text(GATE + "\n")
-    t1 = qf.transport("box1")
-    await launch(await plan_launch(qf.fleet, qf.host("box1"), t1), t1)
-    await t1.close()
-    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="ck to run")
-    out = qf.root("box1") / "results" / "ck"
-    out.mkdir(parents=True, exist_ok=True)
+    qf, out = await _ck_running(make_queue_fleet)
     good = _save(out, 3)
     await pull_verify(qf, "box1")
 
@@ -117,28 +124,13 @@ async def test_the_sidecar_of_a_checkpoint_left_out_is_left_out_too(make_queue_f
     """h523 #2: step-2.pt was cut short, so the move resumes from step-1.pt; its sidecar
     step-2.json was pushed all the same, and a run that resumes from its newest sidecar
     would look for a step-2.pt the target never got."""
-    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
-    qf.write_queue(f"{qf.cell_script('ck', GATE, name='box1')} t 1\n", "box1")
-    qf.write_queue("", "box2")
-    (qf.root("box2") / "cells").mkdir(parents=True, exist_ok=True)
-    (qf.root("box2") / "cells" / "ck.sh").write_text(GATE + "\n")
-    t1 = qf.transport("box1")
-    await launch(await plan_launch(qf.fleet, qf.host("box1"), t1), t1)
-    await t1.close()
-    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="ck to run")
-    out = qf.root("box1") / "results" / "ck"
-    out.mkdir(parents=True, exist_ok=True)
+    qf, out = await _ck_running(make_queue_fleet)
     _save_step(out, 1)
     _save_step(out, 2)
     os.truncate(out / "step-2.pt", (out / "step-2.pt").stat().st_size // 2)  # the disk filled
     await pull_verify(qf, "box1")
     await qf.loopback.box("box1").stop()  # preempted
-    t1, t2 = qf.transport("box1"), qf.transport("box2")
-    try:
-        planned = await plan_resume_move(qf.fleet, qf.host("box1"), "ck", "box2", t1, t2)
-    finally:
-        await t1.close()
-        await t2.close()
+    planned = await plan_move(qf)
     assert planned.ok, planned.problems
     assert planned.checkpoint is not None and planned.checkpoint.rel == "step-1.pt"
     assert sorted(f.rel for f in planned.files) == ["step-1.json", "step-1.pt"]
@@ -152,16 +144,7 @@ async def test_a_step_folder_with_a_damaged_checkpoint_is_left_out_whole(make_qu
     folder's good optimizer and state without them, and resumed from a folder the run
     cannot load. A step folder holding a checkpoint not pushed now goes whole or not at
     all: the move resumes from checkpoint-1/."""
-    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
-    qf.write_queue(f"{qf.cell_script('ck', GATE, name='box1')} t 1\n", "box1")
-    qf.write_queue("", "box2")
-    (qf.root("box2") / "cells").mkdir(parents=True, exist_ok=True)
-    (qf.root("box2") / "cells" / "ck.sh").write_text(GATE + "\n")
-    t1 = qf.transport("box1")
-    await launch(await plan_launch(qf.fleet, qf.host("box1"), t1), t1)
-    await t1.close()
-    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="ck to run")
-    out = qf.root("box1") / "results" / "ck"
+    qf, out = await _ck_running(make_queue_fleet)
     for step in (1, 2):
         folder = out / f"checkpoint-{step}"
         folder.mkdir(parents=True)
@@ -172,12 +155,7 @@ async def test_a_step_folder_with_a_damaged_checkpoint_is_left_out_whole(make_qu
     os.truncate(weights, weights.stat().st_size // 2)  # the save was cut short
     await pull_verify(qf, "box1")
     await qf.loopback.box("box1").stop()  # preempted
-    t1, t2 = qf.transport("box1"), qf.transport("box2")
-    try:
-        planned = await plan_resume_move(qf.fleet, qf.host("box1"), "ck", "box2", t1, t2)
-    finally:
-        await t1.close()
-        await t2.close()
+    planned = await plan_move(qf)
     assert planned.ok, planned.problems
     assert planned.checkpoint is not None, "\n".join(resume_lines(planned))
     assert planned.checkpoint.rel.startswith("checkpoint-1/"), "\n".join(resume_lines(planned))

@@ -10,6 +10,7 @@ import json
 from rgt_tui.domain.queue_state import RUNNING
 from rgt_tui.services.pull import pull_host
 from rgt_tui.services.queue.launch import launch, plan_launch
+from rgt_tui.services.queue.resume import plan_resume_move
 from rgt_tui.services.verify.run import verify_host
 from support.pulls import fast
 from support.queues import wait_view
@@ -103,3 +104,13 @@ def cell_log(qf, name: str) -> str:
 def loaded_steps(log: str) -> list[int]:
     """The steps the run said it loaded ("loaded step K from …"), in order."""
     return [int(line.split()[2]) for line in log.splitlines() if line.startswith("loaded step")]
+
+
+async def plan_move(qf, cell: str = "ck", **kw):
+    """The resume move of ``cell`` from box1 to box2, planned over fresh connections."""
+    t1, t2 = qf.transport("box1"), qf.transport("box2")
+    try:
+        return await plan_resume_move(qf.fleet, qf.host("box1"), cell, "box2", t1, t2, **kw)
+    finally:
+        await t1.close()
+        await t2.close()
