@@ -73,12 +73,6 @@ def sidecar_of(rel: str) -> str:
     return str(p.with_name(p.stem + SIDECAR_SUFFIX))
 
 
-# A folder that is one checkpoint: its whole name a step word and its number
-# (``checkpoint-500``, ``step_1200``, ``global_step100``, ``epoch3``); not a run folder
-# whose name merely holds one (``run-ckpt1``, ``split1``: review h526 #3).
-_STEP_FOLDER = re.compile(r"(?:global_step|checkpoint|ckpt|step|epoch|iter)[-_=]?\d{1,12}", re.I)
-
-
 def step_folders_left_out(files: list[CellFile]) -> list[CellFile]:
     """``files`` with every file of a step folder (``checkpoint-500/``: its name a step
     word and number) left out when a file right in it is not pushed: such a folder is one
@@ -88,7 +82,9 @@ def step_folders_left_out(files: list[CellFile]) -> list[CellFile]:
     broken: dict[str, str] = {}
     for f in files:
         folder, _, name = f.rel.rpartition("/")
-        if not f.good and _STEP_FOLDER.fullmatch(folder.rpartition("/")[2]):
+        # Its whole name a step word and number (``checkpoint-500``, ``epoch3``), not a
+        # run folder whose name merely holds one (``run-ckpt1``: review h526 #3).
+        if not f.good and _STEP.fullmatch(folder.rpartition("/")[2]):
             broken.setdefault(folder, name)
     if not broken:
         return files

@@ -354,6 +354,9 @@ class SftpFileReader:
                 await within(handle.close(), 5)
 
 
+HOME_TIMEOUT_S = 20.0  # the box's answer to `printf %s "$HOME"`
+
+
 async def _shell_home(conn: asyncssh.SSHClientConnection, host: str) -> str:
     """The box shell's $HOME, "" when it does not answer with one plain absolute path
     of text (the box's words: capped, one line, never shown; sent back to it only)."""
@@ -366,9 +369,6 @@ async def _shell_home(conn: asyncssh.SSHClientConnection, host: str) -> str:
     home = done.stdout
     plain = home.startswith("/") and not any(c in home for c in "\n\r\0\ufffd")
     return home if plain and done.exit_status == 0 and not done.truncated else ""
-
-
-HOME_TIMEOUT_S = 20.0
 
 
 def sftp_path(path: str) -> str:
