@@ -74,6 +74,16 @@ class CheckContext:
     # The host may be preempted (``interruptible``): a durable dir in memory is then lost
     # with the cell it was to resume.
     interruptible: bool = False
+    # The host has a teardown command: that, not the profile's by-hand verb, is what tears
+    # it down (h521 #11: "teardown (manual (provider console or API))" beside one).
+    teardown_command: bool = False
+
+    @property
+    def teardown_words(self) -> str:
+        """How this host is torn down, as the durable check says it."""
+        return (
+            "the host's teardown command" if self.teardown_command else self.profile.teardown_verb
+        )
 
 
 @dataclass(frozen=True)

@@ -519,7 +519,7 @@ def check_durable(facts: BoxFacts, ctx: CheckContext) -> Check:
         survives = f"results must outlive {ctx.outlives}; kept by {p.title}: {p.stop_survives}"
     else:
         survives = (
-            f"what outlives {p.title}'s teardown ({p.teardown_verb}): {p.meter_stop_survives}"
+            f"what outlives {p.title}'s teardown ({ctx.teardown_words}): {p.meter_stop_survives}"
         )
     fix_path = f"set durable_dir for {ctx.host} to a path under {' or '.join(p.durable_under)}"
 
@@ -547,7 +547,7 @@ def check_durable(facts: BoxFacts, ctx: CheckContext) -> Check:
             "durable",
             False,
             f"{where}: which mount holds it could not be read from df, so whether it "
-            f"outlives {p.title}'s {p.teardown_verb} is not known",
+            f"outlives {p.title}'s teardown ({ctx.teardown_words}) is not known",
             f"run df on that folder, or the nearest one that exists, on the box (rgt-tui "
             f"shell {ctx.host}) to see why",
         )
@@ -580,7 +580,7 @@ def check_durable(facts: BoxFacts, ctx: CheckContext) -> Check:
             "durable",
             True,
             f"{where}{exists}; {p.title} ({p.name}) has no path rule to check: its teardown "
-            f"({p.teardown_verb}) keeps {p.meter_stop_survives}, so results are safe once "
+            f"({ctx.teardown_words}) keeps {p.meter_stop_survives}, so results are safe once "
             f"pulled (the teardown gate waits for that){memory}",
         )
     return Check("durable", True, f"{where}{exists}, {p.name}: {survives}{memory}")

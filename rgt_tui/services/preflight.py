@@ -135,6 +135,7 @@ async def preflight(
         durable_dir=host.durable_dir,
         outlives=scope.outlives,
         interruptible=host.watch.interruptible,
+        teardown_command=bool(host.teardown),
         cells=cells,
         data_dir=host.data_dir,
     )

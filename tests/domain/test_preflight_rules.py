@@ -134,6 +134,19 @@ def test_runpod_workspace_must_be_a_volume_not_the_container_disk():
     assert "container disk" not in unread.detail and unread.fix.startswith("run df on that")
 
 
+def test_durable_says_the_hosts_teardown_command_not_the_by_hand_verb():
+    """A host with a teardown command is torn down by it: the durable line read
+    "its teardown (manual (provider console or API))" beside one (h521 #11, h522 #7)."""
+    facts = _facts("/home/u/results", "/home")
+    by_hand = check_durable(facts, _ctx("generic-ssh"))
+    assert by_hand.ok and "its teardown (manual (provider console or API)) keeps" in by_hand.detail
+    command = check_durable(facts, replace(_ctx("generic-ssh"), teardown_command=True))
+    assert command.ok and "its teardown (the host's teardown command) keeps" in command.detail
+    assert "manual" not in command.detail
+    lost = check_durable(_facts("/root/ck", "/"), replace(_ctx("lambda"), teardown_command=True))
+    assert not lost.ok and "teardown (the host's teardown command)" in lost.detail
+
+
 def test_durable_prefix_is_a_path_not_a_string_prefix():
     assert not check_durable(_facts("/workspace2/r", "/"), _ctx("runpod")).ok
     assert check_durable(_facts("/workspace/r", "/workspace"), _ctx("runpod")).ok
