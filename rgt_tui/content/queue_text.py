@@ -266,7 +266,13 @@ def queue_lines(view: QueueView, *, answering: bool = True) -> list[Content]:
         )
     if view.stop_text():  # queue stop (S) or kill --then stop: asked for, or done
         lines.append(Content.styled(shown(view.stop_text()), "bold $warning"))
-    if view.resume_index is not None:
+    ended = any(c.status in ENDED for c in view.cells)
+    pending = any(c.status == PENDING for c in view.cells)
+    # The hint line below names L and where its plan starts whenever nothing runs and a
+    # cell is left: the resume line then said it a third time, beside the summary's
+    # "resume from cell N" (h525 #7: three lines stacked after a stop).
+    hint_says_l = view.current is None and (ended or (pending and not view.runner_alive))
+    if view.resume_index is not None and not hint_says_l:
         lines.append(
             Content.assemble(
                 (
@@ -281,7 +287,6 @@ def queue_lines(view: QueueView, *, answering: bool = True) -> list[Content]:
     if view.cluster is not None:
         lines.append(Content.styled(cluster_text(view), muted))
     if view.cells:
-        ended = any(c.status in ENDED for c in view.cells)
         hint = (
             # R only with a cell it can take (hour s45a #10: offered beside the one cell,
             # running, then "no failed, killed or finished cell to retry").

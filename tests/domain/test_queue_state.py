@@ -170,6 +170,10 @@ def test_the_queue_line_names_the_state_once_and_the_cli_names_its_flag():
     assert "resume from cell 0" in stopped.summary()
     shown = format_view(stopped)
     assert "resume: rgt-tui launch box1 --start 0" in shown
+    # Where L starts is said by the summary and the hint under it, not by a third line
+    # between them (h525 #7: three lines stacked after a stop).
+    text = "\n".join(line.plain for line in queue_lines(stopped))
+    assert "L relaunch from cell 0" in text and "resume from index" not in text, text
 
 
 def test_a_queue_never_deployed_is_not_called_zero_of_zero_done():
