@@ -4,6 +4,8 @@ a queue.log over the cap is the run's whole story, once called "1 older log file
 
 from __future__ import annotations
 
+import os
+
 from rgt_tui.domain.manifest import Manifest, ManifestEntry
 from rgt_tui.services.pull.box_logs import MAX_BYTES, left_out_note, select_logs
 
@@ -54,3 +56,51 @@ async def test_a_tail_stays_while_the_box_still_holds_its_log(tmp_path) -> None:
     assert (cells / "refused.log.unread").read_text() == (
         "the box's listing refused it: changed while being hashed"
     )  # why, where verify reads it: never an older tail in its place (review h526 #8)
+
+
+async def test_a_log_whose_name_leaves_no_room_for_its_record_is_said_not_a_crash(tmp_path) -> None:
+    """A box's log named near this disk's limit (a control character is escaped to four
+    bytes here) left no room for ``.unread.part``: its write raised, and every pull of
+    the box failed with a traceback (h533 #1). It is said by name; the others' records
+    are kept as before."""
+    from rgt_tui.domain.manifest import PullRoot, Refusal
+    from rgt_tui.services.pull.box_logs import keep_tails, logs_left_on_box
+    from rgt_tui.services.pull.local_tree import HostTree
+
+    long = "cells/" + "\\x01" * 62 + ".log"  # 252 bytes: fits, its record does not
+    root = PullRoot(0, "~/.rgt/queue", "/box/.rgt/queue", "")
+    listing = Manifest(
+        "box1",
+        (root,),
+        (ManifestEntry(0, "cells/big.log", MAX_BYTES + 1, 5.0, "0" * 64),),
+        refused=(
+            Refusal(0, long, "changed while being hashed"),
+            Refusal(0, "cells/short.log", "changed while being hashed"),
+        ),
+    )
+    folder = tmp_path / ".rgt" / "box-logs"
+    (folder / "cells").mkdir(parents=True)
+    (folder / "cells" / "big.log.tail").write_text("end")
+    os.utime(folder / "cells" / "big.log.tail", (5.0, 5.0))  # read at its listed mtime
+    tree = HostTree(folder)
+    try:
+        said = await keep_tails(
+            None,
+            "/box/.rgt/queue",
+            tree,
+            listing,
+            Manifest("box1", (root,), ()),
+            (("cells/big.log", MAX_BYTES + 1),),
+            set(),
+        )  # type: ignore[arg-type]
+    finally:
+        tree.close()
+    assert said.startswith("a cell log's name is too long to keep its end here: cells/\\x01"), said
+    assert said.endswith("— it stays on the box; rename it there to read it"), said
+    assert sorted(p.name for p in (folder / "cells").iterdir()) == [
+        "big.log.tail",
+        "short.log.unread",
+    ]
+    # The checklist tells a tail kept from a log of which nothing is here (h533 #3).
+    left = logs_left_on_box(tmp_path)
+    assert left.tailed == ("cells/big.log",) and left.unread == ("cells/short.log",)

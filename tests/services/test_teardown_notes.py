@@ -78,3 +78,22 @@ async def test_the_checklist_names_a_cell_log_the_pull_left_on_the_box(ready: Se
     assert (await ready.check()).notes == ()
     kept = ready.fleet.results_dir / "box1" / ".rgt" / "box-logs" / "cells"
     assert (kept / "cellA.log").is_file() and not list(kept.glob("*.tail"))
+
+
+async def test_the_checklist_says_a_refused_cell_log_has_nothing_here(ready: Setup) -> None:
+    """A log the box's listing refused (here for the terminal escape in its name) has
+    no tail here, only why: the note read "only the last 512K of it is here" (h533 #3)."""
+    cells = ready.box.root / ".rgt" / "queue" / "cells"
+    cells.mkdir(parents=True, exist_ok=True)
+    (cells / "esc\x1b]0;T\x07x.log").write_bytes(b"14 bytes here\n")
+    # And one whose escaped name leaves no room here for a record of it: every pull of
+    # the box failed on it with a traceback (h533 #1).
+    (cells / ("\x01" * 240 + ".log")).write_bytes(b"x\n")
+    await ready.pull_and_verify()
+    (note,) = (await ready.check()).notes
+    assert note.startswith(
+        "1 cell log stayed on the box unread at the last pull (the box's listing refused "
+        "it, or the end could not be read): cells/esc\\x1b]0;T\\x07x.log — its end is not "
+        "here; copy it from ~/.rgt/queue"
+    ), note
+    assert "512K" not in note

@@ -123,7 +123,14 @@ async def keep_tails(
     for the log's end (review h514 #8, #9). Returns what could not be read ("")."""
     mtimes = {e.path: e.mtime for e in listing.entries}
     unread = []
-    for path, listed in [p for p in left_out if _cell_log(p[0])][:MAX_TAILS]:
+    # A record's name is the log's with a suffix: a box's log named near this disk's
+    # limit (escaped control characters are four bytes each) leaves no room for one, and
+    # its write failed the whole pull, every pull (h533 #1). Said by name instead.
+    too_long = [
+        p for p, _ in (*left_out, *((r.path, 0) for r in listing.refused))
+        if _cell_log(p) and not _fits(tree, p)
+    ]  # fmt: skip
+    for path, listed in [p for p in left_out if _cell_log(p[0]) and _fits(tree, p[0])][:MAX_TAILS]:
         rel = path + TAIL_SUFFIX
         mtime = mtimes.get(path, 0.0)
         stamp = await asyncio.to_thread(_tail_stamp, tree, rel)
@@ -154,39 +161,73 @@ async def keep_tails(
     # end unread: said where verify looks, never an older tail for it (review h524 #8,
     # h526 #8).
     refused = {r.path: r.reason for r in listing.refused if _cell_log(r.path)}
-    for path, reason in list(refused.items())[:MAX_TAILS]:
+    for path, reason in [r for r in refused.items() if _fits(tree, r[0])][:MAX_TAILS]:
         why = printable(f"the box's listing refused it: {reason}", 200)
         await asyncio.to_thread(_drop_tail, tree, path + TAIL_SUFFIX)
         await asyncio.to_thread(_write_tail, tree, path + UNREAD_SUFFIX, why.encode(), 0.0)
     listed = set(mtimes) | set(refused)
-    gone = [p for p in await asyncio.to_thread(_tailed, tree.root) if p not in listed]
+    gone = [p for p in await asyncio.to_thread(_records, tree.root) if p not in listed]
     for path in whole + gone:
         for suffix in (TAIL_SUFFIX, UNREAD_SUFFIX):
             await asyncio.to_thread(_drop_tail, tree, path + suffix)
-    if not unread:
-        return ""
-    return "the end of a log left on the box could not be read: " + "; ".join(unread[:3])
+    said = []
+    if unread:
+        said.append("the end of a log left on the box could not be read: " + "; ".join(unread[:3]))
+    if too_long:
+        more = f" and {len(too_long) - 1} more" if len(too_long) > 1 else ""
+        said.append(
+            f"a cell log's name is too long to keep its end here: {printable(too_long[0], 120)}"
+            f"{more} — it stays on the box; rename it there to read it"
+        )
+    return "; ".join(said)
 
 
-def logs_left_on_box(host_folder: Path) -> tuple[str, ...]:
-    """The cell logs the last pull left on the box (over the caps), as the tails kept
-    of them name them (``cells/NAME.log``): a teardown takes them with the box."""
-    return _tailed(host_folder / BOX_LOGS_DIR)
+def _fits(tree: HostTree, path: str) -> bool:
+    """Room on this disk for the longest record of ``path``'s log (its ``.unread`` while
+    it is written)."""
+    last = path.rsplit("/", 1)[-1] + UNREAD_SUFFIX + ".part"
+    return len(os.fsencode(last)) <= tree.name_max
 
 
-def _tailed(logs_folder: Path) -> tuple[str, ...]:
-    """The cell logs (``cells/NAME.log``) whose end, or why it could not be read, is
-    kept in ``logs_folder``."""
+@dataclass(frozen=True)
+class LogsLeft:
+    """The cell logs (``cells/NAME.log``) the last pull left on the box: ``tailed``, over
+    the caps, their last ``TAIL_BYTES`` here; ``unread``, nothing of them here (their end
+    could not be read, or the box's listing refused them: h533 #3 read "only the last
+    512K of it is here" for those)."""
+
+    tailed: tuple[str, ...] = ()
+    unread: tuple[str, ...] = ()
+
+
+def logs_left_on_box(host_folder: Path) -> LogsLeft:
+    """The cell logs the last pull left on the box, as their records here name them: a
+    teardown takes them with the box."""
+    records = _records(host_folder / BOX_LOGS_DIR)
+    return LogsLeft(
+        tuple(p for p, suffix in records.items() if suffix == TAIL_SUFFIX),
+        tuple(p for p, suffix in records.items() if suffix == UNREAD_SUFFIX),
+    )
+
+
+def _records(logs_folder: Path) -> dict[str, str]:
+    """The cell logs (``cells/NAME.log``) whose end (``.tail``), or why it could not be
+    read (``.unread``, which wins), is kept in ``logs_folder``; sorted by name."""
     cells = logs_folder / "cells"
     try:
         names = os.listdir(cells)
     except OSError:
-        return ()
+        return {}
     # A log pulled whole drops both (``keep_tails``); an older whole copy beside a tail
     # is the log as it was, not as it is.
-    tails = [n for n in names if n.endswith((".log" + TAIL_SUFFIX, ".log" + UNREAD_SUFFIX))]
-    left = {n.removesuffix(TAIL_SUFFIX).removesuffix(UNREAD_SUFFIX) for n in tails}
-    return tuple(sorted(f"cells/{n}" for n in left))
+    records: dict[str, str] = {}
+    for name in sorted(names):
+        for suffix in (TAIL_SUFFIX, UNREAD_SUFFIX):
+            if name.endswith(".log" + suffix):
+                path = f"cells/{name.removesuffix(suffix)}"
+                if records.get(path) != UNREAD_SUFFIX:
+                    records[path] = suffix
+    return dict(sorted(records.items()))
 
 
 def _tail_stamp(tree: HostTree, rel: str) -> float | None:

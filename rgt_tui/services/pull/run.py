@@ -30,6 +30,7 @@ from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.egress import egress_price
 from rgt_tui.domain.errors import HostKeyError, TransportError
 from rgt_tui.domain.manifest import Manifest, ManifestEntry, ManifestError, moved_roots
+from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import plural
 from rgt_tui.fsutil import LockBusy, file_lock
 from rgt_tui.profiles import profile as load_profile
@@ -547,6 +548,8 @@ async def _pull_box_logs(run: PullRun, *, once: bool = False) -> BoxLogs | None:
         if once:
             return None
         raise
+    except OSError as exc:  # this disk's (full, a name it refuses): the results still count
+        return BoxLogs(folder, note=f"the logs were not pulled: {printable(exc, 300)}")
     finally:
         tree.close()
     return BoxLogs(

@@ -39,7 +39,7 @@ from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.journal import BoxHistory, HostJournal, Journal, JournalError
 from rgt_tui.services.local_copy import check_local_copy
 from rgt_tui.services.pull.box_logs import MAX_BYTES as LOGS_MAX_BYTES
-from rgt_tui.services.pull.box_logs import logs_left_on_box
+from rgt_tui.services.pull.box_logs import LogsLeft, logs_left_on_box
 from rgt_tui.services.queue.backends import backend_for
 from rgt_tui.services.queue.scheduler import JobGated
 from rgt_tui.services.reclaimed import reclaimed_here
@@ -457,7 +457,7 @@ async def gather(
     )
 
 
-def _notes(host: HostConfig, view: QueueView | None, logs_left: tuple[str, ...]) -> tuple[str, ...]:
+def _notes(host: HostConfig, view: QueueView | None, logs: LogsLeft) -> tuple[str, ...]:
     """What the box holds beside the results that a teardown destroys unasked: the
     box's own copies a sync replaced (edits made there), in ~/.rgt/sync-kept; the cell
     logs over the pull's cap, of which only the end is here (h515 #9: the pull said
@@ -471,17 +471,29 @@ def _notes(host: HostConfig, view: QueueView | None, logs_left: tuple[str, ...])
             "sync replaced (edits made there), not results and never pulled; copy what you "
             f"need home before the box goes (rgt-tui shell {host.name} opens a shell there)"
         )
-    if logs_left:
-        shown = ", ".join(printable(n, 120) for n in logs_left[:3])
-        more = f" and {len(logs_left) - 3} more" if len(logs_left) > 3 else ""
-        each = "it" if len(logs_left) == 1 else "each"
+    if logs.tailed:
+        each = "it" if len(logs.tailed) == 1 else "each"
         notes.append(
-            f"{plural(len(logs_left), 'cell log')} stayed on the box at the last pull, over "
-            f"the {fmt_bytes(LOGS_MAX_BYTES)} of logs a pull brings: {shown}{more} — only "
-            f"the last {fmt_bytes(TAIL_BYTES)} of {each} is here (what verify reads); copy "
-            f"the whole log from ~/.rgt/queue before the box goes if you need it"
+            f"{plural(len(logs.tailed), 'cell log')} stayed on the box at the last pull, over "
+            f"the {fmt_bytes(LOGS_MAX_BYTES)} of logs a pull brings: {_names(logs.tailed)} — "
+            f"only the last {fmt_bytes(TAIL_BYTES)} of {each} is here (what verify reads); "
+            "copy the whole log from ~/.rgt/queue before the box goes if you need it"
+        )
+    if logs.unread:
+        them = "it" if len(logs.unread) == 1 else "them"
+        notes.append(
+            f"{plural(len(logs.unread), 'cell log')} stayed on the box unread at the last "
+            f"pull (the box's listing refused {them}, or the end could not be read): "
+            f"{_names(logs.unread)} — {'its' if them == 'it' else 'their'} end is not here; "
+            f"copy {them} from ~/.rgt/queue before the box goes if you need {them}"
         )
     return tuple(notes)
+
+
+def _names(paths: tuple[str, ...]) -> str:
+    """The first three of ``paths``, escaped, and how many more."""
+    more = f" and {len(paths) - 3} more" if len(paths) > 3 else ""
+    return ", ".join(printable(n, 120) for n in paths[:3]) + more
 
 
 def _queue_cells(host: HostConfig) -> tuple[str, ...] | None:
