@@ -22,7 +22,7 @@ from rgt_tui.domain.teardown_gate import (
     QUEUE_UNREAD,
     Condition,
 )
-from rgt_tui.domain.text import printable
+from rgt_tui.domain.text import printable, shell_word
 
 # What each condition needs, said as a requirement: a checklist line reads "what must
 # hold │ found: what was found" (the evidence), so a locked line never reads as a
@@ -93,13 +93,13 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
             # A box that may not come back (a preempted spot box): its cells can still run
             # elsewhere, which the only way on offered, "accept as lost", threw away (hour
             # s21a #11).
-            first = printable(condition.settle[0], 200)
+            first = shell_word(condition.settle[0])
             text += "; to run them on another box: " + (
                 "the Queue tab's m moves a cell"
                 if tui
                 else f"`rgt-tui queue move {first} --to HOST`"
             )
-            acks = " ".join(f"--ack-missing {printable(c, 200)}" for c in condition.settle)
+            acks = " ".join(f"--ack-missing {shell_word(c)}" for c in condition.settle)
             text += f"; to accept {_cells(condition)} as lost anyway: " + (
                 "type each name below and press Missing: accept"
                 if tui
@@ -125,7 +125,7 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
                 "ran: pull what it left; one not wanted: type its name under 'Acknowledge "
                 "a cell by name' and press Missing: accept"
             )
-        acks = " ".join(f"--ack-missing {printable(c, 200)}" for c in condition.settle)
+        acks = " ".join(f"--ack-missing {shell_word(c)}" for c in condition.settle)
         return (
             f"a missing cell that never ran: {launch}; one that ran: {_bare(pull)} for what it "
             f"left; one not wanted: `rgt-tui teardown {host} {acks}`"
@@ -155,7 +155,7 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
                 "running (type each name under 'Acknowledge a cell by name' and press "
                 f"Running: accept): {alone}"
             )
-        acks = " ".join(f"--ack-running {printable(c, 200)}" for c in condition.settle)
+        acks = " ".join(f"--ack-running {shell_word(c)}" for c in condition.settle)
         return (
             f"wait for the cells to finish, or kill them (`rgt-tui queue kill {host}`); one "
             f"that writes nothing more can be accepted running (`rgt-tui teardown {host} "
@@ -284,20 +284,20 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
 def _unfinished_fix(condition: Condition, host: str, *, tui: bool) -> str:
     """An unfinished cell: move it (resuming from its verified checkpoint, or starting
     over without one), let it finish, or accept leaving it unfinished, by name."""
-    cell = _cells(condition)
+    cell, arg = _cells(condition), " ".join(shell_word(c) for c in condition.settle)
     if condition.cause == MOVE_NOT_ON_RECORD:
         # `queue move` refuses a cell whose line already reads #moved-to: the line must
         # become the plain line again before the move is made for real.
         move = (
             "if it did move, add its line to that host's queue file; otherwise turn its "
             "'#moved-to HOST: ' line back into the plain line and move it ("
-            + ("Queue tab, m" if tui else f"`rgt-tui queue move {cell} --to HOST`")
+            + ("Queue tab, m" if tui else f"`rgt-tui queue move {arg} --to HOST`")
             + ")"
         )
         accept = (
             f"type {cell} under 'Acknowledge a cell by name' and press Unfinished: accept"
             if tui
-            else f"`rgt-tui teardown {host} --ack-unfinished {cell}`"
+            else f"`rgt-tui teardown {host} --ack-unfinished {arg}`"
         )
         return f"{move} — or accept tearing down with its work unfinished: {accept}"
     if tui:
@@ -311,17 +311,17 @@ def _unfinished_fix(condition: Condition, host: str, *, tui: bool) -> str:
             "Unfinished: accept, to tear down with its work unfinished"
         )
     if condition.checkpoint:
-        move = f"`rgt-tui queue move {cell} --to HOST` resumes it elsewhere from that checkpoint"
+        move = f"`rgt-tui queue move {arg} --to HOST` resumes it elsewhere from that checkpoint"
     else:
         # A cell whose run began and left nothing verified moves only with --from-scratch.
         move = (
-            f"`rgt-tui queue move {cell} --to HOST` plans it: from an earlier copy verify "
+            f"`rgt-tui queue move {arg} --to HOST` plans it: from an earlier copy verify "
             "kept when there is one (its plan names it), else it starts it over elsewhere "
             "(`--from-scratch` once its run began: nothing verified to resume from)"
         )
     return (
         f"{move} — or accept tearing down with its work unfinished: "
-        f"`rgt-tui teardown {host} --ack-unfinished {cell}`"
+        f"`rgt-tui teardown {host} --ack-unfinished {arg}`"
     )
 
 

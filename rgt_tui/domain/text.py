@@ -15,6 +15,7 @@ Pure: no I/O.
 from __future__ import annotations
 
 import re
+import shlex
 
 SHOWN_CHARS = 300  # the default cap: one box-provided piece of text on one line
 
@@ -58,6 +59,13 @@ def printable(text: object, limit: int | None = SHOWN_CHARS) -> str:
     if limit is not None and len(shown) > limit:
         return shown[: max(limit - 1, 0)] + "…"
     return shown
+
+
+def shell_word(text: str, limit: int | None = 200) -> str:
+    """``text`` made printable and quoted as one word of a command line the user may
+    paste: a cell named "my run" (its config "configs/my run.json") made a printed
+    ``--ack-missing my run`` fail with "unrecognized arguments: run" (h533 #4)."""
+    return shlex.quote(printable(text, limit))
 
 
 def _escape_u(match: re.Match[str]) -> str:

@@ -44,7 +44,7 @@ from rgt_tui.domain.queue_state import (
     relaunch_start,
 )
 from rgt_tui.domain.shared_account import shared_account_problem
-from rgt_tui.domain.text import is_digits, printable
+from rgt_tui.domain.text import is_digits, printable, shell_word
 from rgt_tui.domain.units import fmt_duration, plural
 from rgt_tui.services.box_ctl import QueueError, deployed_name, refusal, run_ctl
 from rgt_tui.services.box_script import script_text
@@ -195,7 +195,7 @@ def _damaged_checkpoints(fleet: Fleet, host: HostConfig, cells: list[PlannedCell
             said.append(
                 f"cell {cell.index} ({cell.name}) resumes from its newest checkpoint, {rel}, "
                 f"which failed the last verify here ({status}): it may fail as it loads it "
-                f"— R (rgt-tui queue retry {host.name} {cell.name}) starts it over, rgt-tui "
+                f"— R (rgt-tui queue retry {host.name} {shell_word(cell.name)}) starts it over, rgt-tui "
                 "queue move resumes it from a verified copy on another box"
             )
     return said

@@ -55,7 +55,7 @@ from rgt_tui.domain.queue_prefix import prefix_problem
 from rgt_tui.domain.queue_records import parse_cell_marks, parse_cell_state
 from rgt_tui.domain.queue_state import DONE, RETRY, RUNNING
 from rgt_tui.domain.roster import reconcile
-from rgt_tui.domain.text import printable
+from rgt_tui.domain.text import printable, shell_word
 from rgt_tui.domain.unfinished import UNFINISHED
 from rgt_tui.fsutil import atomic_write
 from rgt_tui.services.box_ctl import QueueError
@@ -521,7 +521,7 @@ async def plan_move(
                 how = "is set to run again" if state == RETRY else "stopped before its end"
                 problems.append(
                     f"{verified[cell.name]}: it {how} and has verified files — move it "
-                    f"alone to resume from them (rgt-tui queue move {cell.name} --to {dest})"
+                    f"alone to resume from them (rgt-tui queue move {shell_word(cell.name)} --to {dest})"
                 )
             else:
                 problems.append(

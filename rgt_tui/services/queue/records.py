@@ -16,7 +16,7 @@ from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.group_run import ENV_PREFIX
 from rgt_tui.domain.queue_records import CellMarks, tmux_session_name
 from rgt_tui.domain.queue_state import DONE, RUNNING, QueueView, derive_view
-from rgt_tui.domain.text import printable
+from rgt_tui.domain.text import printable, shell_word
 from rgt_tui.services.queue.box import BoxQueueFacts, probe
 from rgt_tui.transport import Transport
 
@@ -86,12 +86,12 @@ def _twice_note(host: str, cell: str, dest: str, status: str) -> str:
     off = (
         f"take it off {dest}'s queue file if {dest}'s box was not sent it yet (rgt-tui queue "
         f"show {dest} lists it as not sent), else kill it on {dest} when it starts there "
-        f"(rgt-tui queue kill {dest} {cell})"
+        f"(rgt-tui queue kill {dest} {shell_word(cell)})"
     )
     if status == RUNNING:
         return (
             f"RUNS TWICE: moved to {dest} by the queue file, yet it runs here — keep one run: "
-            f"kill it here (rgt-tui queue kill {host} {cell}), or, to keep this one, {off}"
+            f"kill it here (rgt-tui queue kill {host} {shell_word(cell)}), or, to keep this one, {off}"
         )
     return (
         f"DONE HERE, YET QUEUED ON {dest.upper()}: moved to {dest} by the queue file, it "

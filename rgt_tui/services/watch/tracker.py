@@ -44,7 +44,6 @@ one place.
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -65,7 +64,7 @@ from rgt_tui.domain.queue_state import (
     STOPPED,
     QueueView,
 )
-from rgt_tui.domain.text import printable
+from rgt_tui.domain.text import printable, shell_word
 from rgt_tui.domain.units import fmt_duration, local_time
 from rgt_tui.services.watch.events import HostState, WatchEvent
 
@@ -446,7 +445,7 @@ def queue_end_words(
         title = f"{host}: queue {how}: {_tally(view)}"
     again = [c for c in view.cells if c.status in (KILLED, INTERRUPTED, FAILED, *SLURM_ENDED)]
     if again:
-        names = " ".join(shlex.quote(printable(c.name, NAME_CHARS)) for c in again[:MAX_NAMED])
+        names = " ".join(shell_word(c.name, NAME_CHARS) for c in again[:MAX_NAMED])
         more = " …" if len(again) > MAX_NAMED else ""
         # R sets a cell's outputs aside and starts it over, or (Resume) keeps them so its
         # run goes on from its checkpoint, that cell alone; L (a relaunch from it) keeps
