@@ -381,6 +381,36 @@ async def test_an_entry_the_manifest_did_not_hash_is_never_verified(make_loopbac
     assert entry["ok"] is False and record["ok"] is False
 
 
+async def test_an_earlier_pulls_copy_is_said_as_such_not_changed_here(
+    make_loopback_fleet, tmp_path
+):
+    """The box rewrote a file after a pull brought it, and the last pull could not bring
+    the new one (rewritten while it came): the newest manifest lists the box's new file,
+    and the copy here is the earlier pull's, which the next pull replaces. Verify told
+    the user it was "not the box's (changed here …)" and to move it away (h533 #2)."""
+    fleet = await make_loopback_fleet(1)
+    (box_results(fleet) / "summary.json").write_text('{"acc": 0.91}')
+    assert (await pull_and_verify(fleet, tmp_path, offline=True)).ok
+    folder = tmp_path / "box1"
+    manifest = load_manifest(folder)
+    newer = tuple(
+        dataclasses.replace(e, sha256="ab" * 32, size=e.size + 5)
+        if e.path.endswith("summary.json")
+        else e
+        for e in manifest.entries
+    )
+    save_manifest(folder, dataclasses.replace(manifest, entries=newer))
+    (check,) = (await verify_host(host_of(fleet), tmp_path)).checks
+    assert check.status == "corrupt", check
+    assert "this copy is an earlier pull's, and the box's file changed since" in check.detail
+    assert "pull again once the run stops rewriting it" in check.detail
+    assert "mv " not in check.detail and "not the box's" not in check.detail
+    # Changed here since (the record no longer vouches for it): move it away, as before.
+    (folder / "summary.json").write_text('{"acc": 0.99}')
+    (check,) = (await verify_host(host_of(fleet), tmp_path)).checks
+    assert "this copy is not the box's" in check.detail and "mv " in check.detail
+
+
 async def test_an_empty_marker_file_is_no_problem(make_loopback_fleet, tmp_path):
     """Hour s25a #4: a zero-byte `_SUCCESS` was "empty — zero-byte file", a problem no
     acknowledgement covers, so the gate stayed locked until it was deleted on the box.

@@ -254,10 +254,11 @@ def _facts(
                 )
                 if local_check.changed:
                     problems.append(
-                        f"the local copy in {folder} is not what was pulled: a file changed "
-                        "here is moved away first (a pull never writes over it; the local line "
-                        f"names the files), then pull again (`rgt-tui pull {host.name}`, or p), "
-                        f"then verify{gone}"
+                        f"the local copy in {folder} is not what the manifest lists (the "
+                        "local line names the files): a file changed here is moved away first "
+                        "(a pull never writes over it; one an earlier pull left, which the box "
+                        f"rewrote since, it replaces), then pull again (`rgt-tui pull "
+                        f"{host.name}`, or p), then verify{gone}"
                     )
                 else:  # only missing: a pull cut short, or files removed here (s36 faults #6)
                     problems.append(

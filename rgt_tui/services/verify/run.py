@@ -72,6 +72,7 @@ from rgt_tui.domain.roster import (
 from rgt_tui.domain.unfinished import UNFINISHED, is_unfinished
 from rgt_tui.domain.units import fmt_bytes
 from rgt_tui.services.manifest import SCAN_STALL_TIMEOUT_S, take_manifest
+from rgt_tui.services.pull.plan import PulledRecord
 from rgt_tui.services.reclaimed import lost_lines, reclaimed_here
 from rgt_tui.services.records import (
     PARTS_DIR,
@@ -279,10 +280,11 @@ async def _check_all(
     total = sum(e.size for e in entries)
     done = [0, 0]
     sem = asyncio.Semaphore(VERIFY_CONCURRENCY)
+    record = await asyncio.to_thread(PulledRecord.load, folder)
 
     async def one(entry: ManifestEntry) -> ArtifactCheck:
         async with sem:
-            result = await asyncio.to_thread(_check_file, folder, manifest, entry, loader)
+            result = await asyncio.to_thread(_check_file, folder, manifest, entry, loader, record)
         done[0] += 1
         done[1] += entry.size
         if on_progress is not None:
@@ -293,12 +295,16 @@ async def _check_all(
 
 
 def _check_file(
-    folder: Path, manifest: Manifest, entry: ManifestEntry, loader: VerifyLoader
+    folder: Path,
+    manifest: Manifest,
+    entry: ManifestEntry,
+    loader: VerifyLoader,
+    record: PulledRecord,
 ) -> ArtifactCheck:
     """Hash one local file and load it by type (blocking); no file's content can raise."""
     rel = manifest.local_relpath(entry.root, entry.path)
     try:
-        return _check_one(folder, manifest, entry, loader)
+        return _check_one(folder, manifest, entry, loader, record)
     except Exception as exc:  # a bug or an unforeseen file must cost that file only
         why = f"not verified: could not check it ({type(exc).__name__}: {exc})"
         remote = manifest.display(entry.root, entry.path)
@@ -306,7 +312,11 @@ def _check_file(
 
 
 def _check_one(
-    folder: Path, manifest: Manifest, entry: ManifestEntry, loader: VerifyLoader
+    folder: Path,
+    manifest: Manifest,
+    entry: ManifestEntry,
+    loader: VerifyLoader,
+    record: PulledRecord,
 ) -> ArtifactCheck:
     rel = manifest.local_relpath(entry.root, entry.path)
     remote = manifest.display(entry.root, entry.path)
@@ -336,7 +346,17 @@ def _check_one(
         "this copy is not the box's (changed here, or written by something other than a "
         f"pull), and a pull never writes over it — move it away ({move}), then pull again"
     )
-    size = path.stat().st_size
+    st = path.stat()
+    size = st.st_size
+    if record.vouches(rel, st) not in (None, entry.sha256):
+        # As an earlier pull left it, and the box's file changed since: the last pull
+        # could not replace it (rewritten on the box while it came). Not "changed here,
+        # move it away" (h533 #2): the next pull replaces it.
+        aside = (
+            "this copy is an earlier pull's, and the box's file changed since (the last pull "
+            "could not bring it: rewritten on the box while it came) — pull again once the "
+            "run stops rewriting it"
+        )
     if size != entry.size:
         return result(CORRUPT, f"local size {size} differs from the box's {entry.size}: {aside}")
     try:
