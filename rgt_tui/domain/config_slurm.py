@@ -121,6 +121,14 @@ def _sbatch_args(t: Table) -> tuple[str, ...]:
                 f"{arg!r} is not one sbatch option — write each as --option or --option=value "
                 '(e.g. "--qos=normal"), no spaces or quotes',
             )
+        if arg.split("=", 1)[0] == "--time":
+            # The signal lead is checked against the time key: a --time here overrode it
+            # unseen, and every cell got its TERM in its first second (h531 #4).
+            raise t.error(
+                "sbatch_args",
+                f"{arg!r}: give the walltime as the host's time key (time = \"04:00:00\"), "
+                "which the warning signal's lead is checked against — not in sbatch_args",
+            )
         if arg.split("=", 1)[0] in _OWN:
             raise t.error(
                 "sbatch_args",

@@ -48,3 +48,16 @@ def test_slurm_keys_without_the_scheduler_and_bad_values_are_named() -> None:
     assert "sbatch_args: --array is set by rgt-tui itself" in text
     with pytest.raises(ConfigError, match="unknown scheduler 'pbs'"):
         load(HOST + 'scheduler = "pbs"\n')
+
+
+def test_a_walltime_in_sbatch_args_is_refused_for_the_time_key() -> None:
+    """``time = "00:10:00"`` beside ``sbatch_args = ["--time=00:02:00"]``: the signal
+    lead was checked against the 10 minutes while Slurm ran 2, and every cell got its
+    TERM in its first second (h531 #4)."""
+    with pytest.raises(ConfigError) as caught:
+        load(HOST + 'scheduler = "slurm"\ntime = "00:10:00"\nsbatch_args = ["--time=00:02:00"]\n')
+    text = str(caught.value)
+    assert "sbatch_args: '--time=00:02:00': give the walltime as the host's time key" in text
+    # --time-min is another option (the least walltime a job accepts): still passed on.
+    loaded = load(HOST + 'scheduler = "slurm"\nsbatch_args = ["--time-min=00:05:00"]\n')
+    assert loaded.hosts[0].slurm.sbatch_args == ("--time-min=00:05:00",)
