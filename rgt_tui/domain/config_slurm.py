@@ -126,7 +126,7 @@ def _sbatch_args(t: Table) -> tuple[str, ...]:
             # unseen, and every cell got its TERM in its first second (h531 #4).
             raise t.error(
                 "sbatch_args",
-                f"{arg!r}: give the walltime as the host's time key (time = \"04:00:00\"), "
+                f'{arg!r}: give the walltime as the host\'s time key (time = "04:00:00"), '
                 "which the warning signal's lead is checked against — not in sbatch_args",
             )
         if arg.split("=", 1)[0] in _OWN:

@@ -261,6 +261,26 @@ async def test_a_changed_run_template_names_the_ways_out(make_queue_fleet):
     assert "rgt-tui launch box1 --fresh" in str(refused.value)
 
 
+async def test_a_fresh_start_names_the_unfinished_cells_the_gate_then_forgets(make_queue_fleet):
+    """The gate reads the box's current queue: after --fresh moved it aside, its failed
+    cell no longer locked anything, and nothing had said so (h531 #3)."""
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    qf.write_queue(
+        f"{qf.cell_script('crash', 'exit 3')} t 1\n{qf.cell_script('fine', 'echo ok')} t 1\n"
+    )
+    host, transport = qf.host(), qf.transport()
+    try:
+        await launch(await plan_launch(qf.fleet, host, transport), transport)
+        await wait_view(qf, lambda v: v.state == FINISHED, what="the queue to finish")
+        fresh = await plan_launch(qf.fleet, host, transport, fresh=True)
+    finally:
+        await transport.close()
+    (said,) = [w for w in fresh.warnings if "unfinished in that queue" in w]
+    assert said.startswith("crash is unfinished in that queue: once it is moved aside"), said
+    assert "the teardown gate no longer counts it as unfinished work" in said
+    assert "fine" not in said  # done: nothing unfinished of it
+
+
 async def test_a_host_with_a_queue_but_no_run_template_is_refused_not_a_traceback(
     make_queue_fleet,
 ):

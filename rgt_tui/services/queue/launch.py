@@ -45,6 +45,7 @@ from rgt_tui.domain.queue_state import (
 )
 from rgt_tui.domain.shared_account import shared_account_problem
 from rgt_tui.domain.text import is_digits, printable, shell_word
+from rgt_tui.domain.unfinished import is_unfinished
 from rgt_tui.domain.units import fmt_duration, plural
 from rgt_tui.services.box_ctl import QueueError, deployed_name, refusal, run_ctl
 from rgt_tui.services.box_script import script_text
@@ -252,6 +253,24 @@ def _ran_again(
     ]
 
 
+def _unfinished_set_aside(host: HostConfig, view: QueueView) -> list[str]:
+    """The box's queue cells left unfinished (failed, killed, interrupted, waiting for a
+    retry): the teardown gate reads the box's current queue only, so once it is moved
+    aside they lock nothing (h531 #3: two unfinished cells, never acknowledged, were
+    forgotten by the gate after a --fresh launch)."""
+    left = [c.name for c in view.cells if is_unfinished(c, view)]
+    if not left:
+        return []
+    one = len(left) == 1
+    named = ", ".join(printable(n, 100) for n in left[:5]) + (" …" if len(left) > 5 else "")
+    return [
+        f"{named} {'is' if one else 'are'} unfinished in that queue: once it is moved aside, "
+        f"the teardown gate no longer counts {'it' if one else 'them'} as unfinished work "
+        f"— pull and verify what {'it' if one else 'they'} left first, or run "
+        f"{'it' if one else 'them'} in this queue"
+    ]
+
+
 def _empty_queue(host: HostConfig) -> str:
     queue = host.queue or "its queue file"
     return f"the queue of {host.name} has no cells: add lines to {queue}, then launch"
@@ -446,6 +465,7 @@ async def plan_launch(
                 "moved aside to ~/.rgt/queue.archived.<time>, records and logs included"
             )
             warnings += _ran_again(host, view, cells[start_index:], facts.home)
+            warnings += _unfinished_set_aside(host, view)
     elif (
         owner
         and prefix_problem(box_text, text) is not None
