@@ -264,6 +264,7 @@ async def run_verify(call: Call, transport: Transport) -> int:
                 "pulled copy is checked here alone, with no re-scan of the box",
                 file=sys.stderr,
             )
+    further = rank_pull_hosts(call.host)
     report = await verify_host(
         call.host,
         call.fleet.results_dir,
@@ -272,10 +273,17 @@ async def run_verify(call: Call, transport: Transport) -> int:
         python=call.fleet.verify_python,
         safe_globals=call.fleet.verify_safe_globals,
         stall_timeout_s=call.args.stall_timeout,
+        write_record=not further,
     )
     # A group with pull_ranks = "all": each further rank's folder is verified as well,
-    # each re-scanned over its own box's connection (issue 41).
-    ranks = [await _verify_rank(call, rank) for rank in rank_pull_hosts(call.host)]
+    # each re-scanned over its own box's connection (issue 41), and a cell counts where
+    # any of the folders holds it (``settle_ranks``) before the records are written.
+    ranks = [await _verify_rank(call, rank) for rank in further]
+    if further:
+        from rgt_tui.services.verify.ranks import settle_ranks
+        from rgt_tui.services.verify.run import record_verification
+
+        report, *ranks = [await record_verification(r) for r in settle_ranks([report, *ranks])]
     if call.args.json:
         data = report_to_json(report)
         if ranks:
@@ -301,6 +309,7 @@ async def _verify_rank(call: Call, rank: HostConfig) -> VerificationReport:
             safe_globals=call.fleet.verify_safe_globals,
             stall_timeout_s=call.args.stall_timeout,
             pulled_by=call.host.name,
+            write_record=False,  # once the group's roster is settled (``settle_ranks``)
         )
 
 

@@ -318,6 +318,38 @@ async def test_pull_ranks_all_takes_every_ranks_durable_dir(
     assert "rgt-tui pull pair.rank1" not in unpulled.stdout
 
 
+async def test_a_cell_counts_in_whichever_ranks_folder_holds_it(
+    tmp_path: Path, boxes: tuple[QueueSshServer, QueueSshServer]
+) -> None:
+    """c10d put the saving worker on box1 for cell a and on box2 for cell b: each folder
+    verified alone missed the other's cell, so ``verify pair`` never passed and each
+    record locked its gate on a cell safe here (h531 #1)."""
+    from rgt_tui.services.records import load_verification
+
+    box1, box2 = boxes
+    hosts = _fleet_file(tmp_path, boxes, "all")
+    queue = tmp_path / "queues" / "pair.txt"
+    queue.write_text("cells/a.sh t 1\ncells/b.sh t 1\n")
+    for box, cell in ((box1, "a"), (box2, "b")):
+        out = box.workdir / "results" / cell
+        out.mkdir(parents=True)
+        (out / "metrics.json").write_text(json.dumps({"cell": cell}))
+    assert (await arun("pull", "pair", "--hosts", hosts, timeout=180)).returncode == 0
+    checked = await arun("verify", "pair", "--json", "--hosts", hosts, timeout=180)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    report = json.loads(checked.stdout)
+    assert report["ok"] and report["ranks"][0]["ok"], checked.stdout
+    results = tmp_path / "results"
+    for folder in ("pair", "pair.rank1"):  # what the gates read: both cells present
+        roster = load_verification(results / folder)["roster"]
+        assert sorted(roster["present"]) == ["a", "b"] and not roster["missing"], roster
+    # A cell no folder holds is missing from each, as before.
+    queue.write_text("cells/a.sh t 1\ncells/b.sh t 1\ncells/c.sh t 1\n")
+    missing = await arun("verify", "pair", "--hosts", hosts, timeout=180)
+    assert missing.returncode != 0
+    assert missing.stdout.count("c: no output directory") == 2, missing.stdout
+
+
 async def test_a_ranks_gate_waits_for_the_only_copy_in_the_groups_folder(
     tmp_path: Path, boxes: tuple[QueueSshServer, QueueSshServer]
 ) -> None:

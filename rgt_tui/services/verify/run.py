@@ -247,25 +247,31 @@ async def _finish(
         host.name, folder, time.time(), manifest, tuple(results), tuple(flags), roster,
         remote_checked, tuple(problems), loader, code, reclaimed,
     )  # fmt: skip
-    if write_record:
-        try:
-            await asyncio.to_thread(
-                atomic_write_json, verification_path(folder), report_to_json(report)
-            )
-        except OSError as exc:
-            # With its fix, as a pull's unwritable folder has (s36 faults #5); a full disk's
-            # is space, not permissions (hour s45b #3).
-            fix = (
-                "free space on that disk"
-                if exc.errno in (errno.ENOSPC, errno.EDQUOT)
-                else f"make {folder} writable (or set results_dir to a folder this login can write)"
-            )
-            why = (
-                f"could not write the verification record {verification_path(folder)} "
-                f"({exc.strerror or exc}): the verdict above is not kept, and the teardown "
-                f"gate reads none — {fix}, then verify again"
-            )
-            report = replace(report, problems=(*report.problems, why))
+    return await record_verification(report) if write_record else report
+
+
+async def record_verification(report: VerificationReport) -> VerificationReport:
+    """``report`` written as its folder's verification record, which the teardown gate
+    reads; when it cannot be, the report says so among its problems."""
+    folder = report.folder
+    try:
+        await asyncio.to_thread(
+            atomic_write_json, verification_path(folder), report_to_json(report)
+        )
+    except OSError as exc:
+        # With its fix, as a pull's unwritable folder has (s36 faults #5); a full disk's
+        # is space, not permissions (hour s45b #3).
+        fix = (
+            "free space on that disk"
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT)
+            else f"make {folder} writable (or set results_dir to a folder this login can write)"
+        )
+        why = (
+            f"could not write the verification record {verification_path(folder)} "
+            f"({exc.strerror or exc}): the verdict above is not kept, and the teardown "
+            f"gate reads none — {fix}, then verify again"
+        )
+        report = replace(report, problems=(*report.problems, why))
     return report
 
 
