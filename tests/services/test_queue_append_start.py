@@ -102,3 +102,39 @@ async def test_nothing_new_to_append_on_a_stopped_queue_names_the_launch_that_ru
         ), nothing.detail
     finally:
         await transport.close()
+
+
+async def test_a_new_shorter_queue_file_is_refused_for_its_lines_not_a_start_never_given(
+    make_queue_fleet,
+):
+    """The box's queue stopped past the cells of a new, shorter queue file: a launch with
+    no start was refused as "start index 1 is outside the queue", and only the next try
+    (--start 0) named the changed lines and --fresh (h531 #9)."""
+    from rgt_tui.domain.queue_state import USER_STOPPED
+    from rgt_tui.services.queue.control import stop_queue
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    hold = 'while [ ! -e "$HOME/go" ]; do sleep 0.1; done'
+    qf.write_queue(
+        "".join(
+            f"{qf.cell_script(n, s)} t 1\n" for n, s in (("a", hold), ("b", "true"), ("c", "true"))
+        )
+    )
+    transport = qf.transport()
+    try:
+        await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)
+        await wait_view(qf, lambda v: v.current is not None, what="a to start")
+        await stop_queue(qf.host(), transport)
+        (qf.root() / "go").touch()
+        view = await wait_view(qf, lambda v: v.state == USER_STOPPED, what="the stop")
+        assert view.resume_index == 1
+        qf.write_queue(f"{qf.cell_script('x', 'true')} t 1\n")  # a new queue file
+        first = await plan_launch(qf.fleet, qf.host(), transport)
+        start = default_start(first)
+        assert start == 0, start
+        plan = await plan_launch(qf.fleet, qf.host(), transport, start_index=start)
+    finally:
+        await transport.close()
+    said = " ".join(plan.problems)
+    assert "is outside the queue" not in said, said
+    assert "changed since they were sent" in said and "--fresh" in said, said

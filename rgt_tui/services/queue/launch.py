@@ -210,9 +210,16 @@ def default_start(plan: LaunchPlan) -> int:
     work). A cell moved while its box did not answer counts as moved here, not as the
     interrupted cell the box's records alone make it."""
     current = plan.current
-    return relaunch_start(
+    start = relaunch_start(
         current.resume_index if current is not None else None, plan.cells, NOT_RUN
     )
+    # The box holds more cells than the local file (a new queue file): its resume index
+    # may lie past the file's cells, and the plan from the file's last cell refuses with
+    # the way on (--fresh, Start over). From the box's index it was refused as "start
+    # index 5 is outside the queue", a start the user never gave (h531 #9).
+    if current is not None and len(plan.cells) < len(current.cells):
+        return min(start, max(len(plan.cells) - 1, 0))
+    return start
 
 
 def start_problem(host: HostConfig, cells: tuple[QueueCell, ...], start_index: int) -> str | None:
