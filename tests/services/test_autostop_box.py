@@ -226,15 +226,54 @@ async def test_no_stop_while_the_fleet_file_is_not_applied(make_queue_fleet, tmp
     auto = box.autostop(fleet_mistake=lambda: mistake[0])
     await auto.on_host(box.host, await box.state())
     await box.sample(auto, 40)
-    assert box.runs() == 0 and box.events == []
+    assert box.runs() == 0
     assert auto.reasons["box1"] == (
         "the fleet file is not applied (hosts.toml:9: cost_per_hr: unknown key): the stop "
         "runs the file's command, and the one in force is the last good file's — it waits "
         "until the file is applied"
     )
-    mistake[0] = ""  # fixed and applied
+    # Told once, not on the console alone, which nobody reads under systemd (h532 #2).
+    (told,) = box.events
+    assert told.kind == "autostop_waits" and told.severity == "warning", told
+    assert told.title == "box1: autostop waits — the fleet file is not applied"
+    assert "cost_per_hr" in told.body and "goes on billing" in told.body
+    mistake[0] = ""  # fixed and applied: watch reloads the file
+    auto.reload(box.fleet)
     await box.sample(auto, STEP_MIN)
-    assert box.runs() == 1 and [e.kind for e in box.events] == ["stopped"]
+    assert box.runs() == 1
+    assert [e.kind for e in box.events] == ["autostop_waits", "stopped"]
+    await box.connections.close_all()
+
+
+async def test_no_stop_while_a_process_outside_the_queue_holds_the_gpus(make_queue_fleet, tmp_path):
+    """A user's evaluation run, started by hand, idled the GPUs while it loaded: autostop
+    stopped the box under it (h532 #1). The gate's note is a wait here, told once; the
+    stop runs once the process let go."""
+    from support.vram_box import HeldDevices, vram_smi
+
+    held = HeldDevices(tmp_path / "dev")
+    try:
+        box = await _box(make_queue_fleet, tmp_path)
+        served = box.qf.loopback.box("box1")
+        served.extra_path.append(vram_smi(tmp_path / "smi", held.pid).parent)
+        served.extra_env["RGT_NVIDIA_DEV_PREFIX"] = held.prefix
+        await box.pull_and_verify()
+        auto = box.autostop()
+        await auto.on_host(box.host, await box.state())
+        await box.sample(auto, 40)
+        assert box.runs() == 0
+        (told,) = box.events
+        assert told.kind == "autostop_waits" and told.severity == "warning", told
+        assert told.title == "box1: autostop waits — a process outside the queue holds the GPUs"
+        assert f"a process here uses the GPUs: pid {held.pid} " in told.body, told.body
+        assert "autostop does not stop a box while it runs" in auto.reasons["box1"]
+        held.let_go()
+        await wait_for(lambda: not held.holds(), 10, "the holder to let go")
+        await box.sample(auto, 8)  # past the gate's recheck (5 min)
+        assert box.runs() == 1
+        assert [e.kind for e in box.events] == ["autostop_waits", "stopped"]
+    finally:
+        held.stop()
     await box.connections.close_all()
 
 

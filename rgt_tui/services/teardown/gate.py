@@ -97,6 +97,10 @@ class GateReport:
     # What the box holds that the gate does not cover and a teardown destroys, said
     # before it (never a condition: it is not results): the copies syncs kept aside.
     notes: tuple[str, ...] = ()
+    # Processes outside the queue hold the box's GPUs (``hand_run_note``; also among
+    # ``problems``): a note for a teardown the user types, a wait for watch's autostop,
+    # which nobody watches (h532 #1: it stopped a box under a user's evaluation run).
+    hand_run: str = ""
 
     @property
     def ready_but_confirmation(self) -> bool:
@@ -455,6 +459,7 @@ async def gather(
         tuple(jh.history),
         cells_now,
         _notes(host, now.view, await asyncio.to_thread(logs_left_on_box, folder)),
+        printable(hand_run, 1000),
     )
 
 

@@ -18,7 +18,7 @@ from rgt_tui.domain.snapshot import HostSnapshot
 EVENT_KINDS = (
     "alert", "reminder", "queue_done", "silent", "back", "reboot", "forgotten", "stopped",
     "pull", "pull_failed", "preempted", "preempt_action", "preempt_action_by_other",
-    "still_answers", "host_key", "stop_unknown", "removed", "left_out",
+    "still_answers", "host_key", "stop_unknown", "removed", "left_out", "autostop_waits",
 )  # fmt: skip
 
 

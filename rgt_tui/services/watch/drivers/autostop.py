@@ -86,6 +86,7 @@ from rgt_tui.services.watch.drivers.autostop_event import (
     answers_after_stop_event,
     stop_outcome_unknown_event,
     stopped_event,
+    waits_event,
 )
 from rgt_tui.services.watch.events import HostState, WatchEvent
 from rgt_tui.transport.base import Transport
@@ -226,6 +227,7 @@ class AutoStop:
         self.journal = journal or journal_for(fleet)
         self.locks = locks  # the runtime's one: shared with the pulls and the TUI's jobs
         self._emit = emit
+        self._waits_told: set[str] = set()  # the keys of the waits told (``_wait``)
         self._clock = clock
         self.recheck_s = recheck_s
         self.timeout_s = timeout_s
@@ -380,12 +382,27 @@ class AutoStop:
                 + f"; {again}",
             )
             return
+        if report.hand_run:
+            # A run started by hand (an evaluation, a notebook) idles its GPUs while it
+            # loads or waits: stopping the box kills it. The gate's note, a wait here,
+            # looked at again as a refused gate is (not a re-hash every sample).
+            self._refused_at[host.name] = (launch, now, stamp)
+            self._wait(
+                host.name,
+                launch,
+                "a process outside the queue holds the GPUs",
+                f"{report.hand_run} — autostop does not stop a box while it runs",
+            )
+            return
         if mistake := self.fleet_mistake():
             # A stop edited to a new instance id beside a typo would stop the id the
-            # last good file named, maybe another box of the user's now at work.
-            self.say(
+            # last good file named, maybe another box of the user's now at work. Looked
+            # at again once the file is applied (``reload``), or as a refused gate is.
+            self._refused_at[host.name] = (launch, now, stamp)
+            self._wait(
                 host.name,
-                "fleet file",
+                launch,
+                "the fleet file is not applied",
                 f"the fleet file is not applied ({mistake}): the stop runs the file's "
                 "command, and the one in force is the last good file's — it waits until "
                 "the file is applied",
@@ -499,6 +516,15 @@ class AutoStop:
             f"may be running it); if none is, that is told at {until}"
         )
 
+    def _wait(self, host: str, launch: int, title: str, why: str) -> None:
+        """A wait only the user can end: said as any other, and told once per queue and
+        cause (``waits_event``)."""
+        self.say(host, title, why)
+        event = waits_event(self.fleet.host(host), launch, why, title)
+        if event.key not in self._waits_told:  # the notify sink's log keeps it past a restart
+            self._waits_told.add(event.key)
+            self._emit(event)
+
     def say(self, host: str, kind: str, why: str) -> None:
         """Keep why ``host``'s stop does not run now; say it (``report``) when it changed
         since last said. The GPUs' busy/idle wait at most once a minute (a replayed or
@@ -535,6 +561,7 @@ class AutoStop:
         """Take a changed fleet file; returns the refusals it brings (a host's new or
         changed one, by host), to be said once."""
         self.fleet = fleet
+        self._refused_at.clear()  # what a refusal read may have changed with the file
         before, self.refusals = self.refusals, refusals(fleet)
         return {name: why for name, why in self.refusals.items() if before.get(name) != why}
 

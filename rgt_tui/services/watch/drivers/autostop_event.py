@@ -147,3 +147,20 @@ def stop_outcome_unknown_event(host: HostConfig, claimed_at: float) -> WatchEven
         "still runs.",
         "critical",
     )
+
+
+def waits_event(host: HostConfig, launch: int, why: str, title: str) -> WatchEvent:
+    """The autostop of ``host``'s queue (launched at ``launch``) waits for something only
+    the user can settle (a process outside the queue on its GPUs, a fleet file that is
+    not applied): told once per queue and cause, as a warning, so that a box billing all
+    night for it is not said on watch's console alone, which nobody reads under systemd
+    (h532 #1, #2)."""
+    return WatchEvent(
+        "autostop_waits",
+        host.name,
+        f"autostop_waits:{host.name}:{launch}:{title}",
+        f"{host.name}: autostop waits — {title}",
+        f"{printable(why, 1500)}. The box goes on billing until this is settled or you stop "
+        "it yourself.",
+        "warning",
+    )
