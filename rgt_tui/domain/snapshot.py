@@ -83,6 +83,7 @@ MAX_GPU_PROCESSES = 256
 MAX_THROTTLE_REASONS = 32  # NVML knows about ten
 MAX_LOST_LINES = 8  # lost-GPU lines of one sample (U22)
 PROCESSES_OVERFLOW = "GPU processes"  # the Overflow.what of a process list cut short
+PROCESS_NAME_CHARS = 256  # a GPU process's name as kept (a path; shown, never matched)
 # No count, size, clock or time a box reports comes near 2^63; a number past it (or NaN,
 # or Infinity) is bad output, refused by field like any other: int() of it raises, and
 # arithmetic on it (a fraction, a rate) overflows or goes NaN in every rule after it.
@@ -510,7 +511,9 @@ def snapshot_from_agent(host: str, data: dict[str, Any]) -> HostSnapshot:
                 GpuProcess(
                     gpu_index=gpu_index,
                     pid=pid,
-                    name=r.str_(p, "name", "gpu_processes") or "?",
+                    # Cut: shown, never matched; a box's 300,000-character name went
+                    # whole into every alert naming it (h532 #5).
+                    name=printable(r.str_(p, "name", "gpu_processes") or "?", PROCESS_NAME_CHARS),
                     used_mem=r.int_(p, "used_mem", "gpu_processes", COUNT),
                     threads=r.int_(p, "threads", "gpu_processes", COUNT),
                     omp_threads=r.int_(p, "omp_threads", "gpu_processes", COUNT),

@@ -144,3 +144,24 @@ async def test_a_bare_url_from_the_box_arrives_unlinked(tmp_path: Path) -> None:
         assert "://" not in part and "WWW." not in part, part
         assert "https:/\u200b/evil.example/reset or WWW\u200b.evil.example" in part, part
         assert part.replace("\u200b", "").count(name) == 1
+
+
+async def test_a_huge_box_text_arrives_cut_not_refused(tmp_path: Path) -> None:
+    """A GPU process named with 300,000 characters made a 300 KB message, which chat
+    targets refuse whole (Telegram 4096, Discord 2000): the alert was lost (h532 #5). The
+    name is cut where it enters, and any event's words in the message."""
+    from support.samples import agent_sample
+
+    from rgt_tui.domain.snapshot import PROCESS_NAME_CHARS, snapshot_from_agent
+    from rgt_tui.services.watch.sinks.notify import MAX_BODY
+
+    huge = "B" * 300_000
+    proc = {"gpu_index": 0, "pid": 7, "name": huge, "used_mem": 1}
+    snap = snapshot_from_agent("box1", agent_sample("box1", gpu_processes=[proc]))
+    assert snap.gpu_processes is not None
+    (kept,) = snap.gpu_processes
+    assert len(kept.name) == PROCESS_NAME_CHARS and kept.name.endswith("…")
+    event = WatchEvent("alert", "box1", "alert:box1:gpu.shared", "GPU 0 shared", huge)
+    [sent] = await sent_to(tmp_path, event, ["/ok"])
+    assert len(sent["message"]) < MAX_BODY + 200, len(sent["message"])
+    assert "B" * 100 in sent["message"] and "…" in sent["message"]

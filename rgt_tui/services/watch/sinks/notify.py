@@ -217,6 +217,9 @@ def _escaped(match: re.Match[str]) -> str:
     return match.group() if found is None else "".join(f"\\{c}" for c in found)
 
 
+MAX_BODY = 1800  # an event's words in a message: under Discord's 2000 and Telegram's 4096
+
+
 def message(event: WatchEvent, delayed_from: float | None = None) -> tuple[str, str]:
     """Title and body of the message for ``event``: its own words and where to look;
     ``delayed_from``: when it was first meant to go (a message owed since an earlier run
@@ -237,6 +240,10 @@ def message(event: WatchEvent, delayed_from: float | None = None) -> tuple[str, 
     title = f"[rgt-tui] {links_inert(mentions_inert(printable(markdown_inert(named), None)))}"
     hint = f"open: rgt-tui (or rgt-tui status {event.host})"
     quoted = links_inert(mentions_inert(printable_lines(markdown_inert(event.body))))
+    if len(quoted) > MAX_BODY:
+        # A box's text (a GPU process's name) made a 300 KB message, which chat targets
+        # refuse whole (Telegram 4096, Discord 2000): the alert was lost (h532 #5).
+        quoted = quoted[: MAX_BODY - 1] + "…"
     body = f"{quoted}\n\n{hint}" if event.body else hint
     if delayed_from is not None:
         # Re-sent at a start, maybe hours on: "silent for 5m" read as news while the box
