@@ -294,6 +294,10 @@ async def test_a_stopped_box_started_again_is_not_told_as_a_stop_that_stopped_no
         await auto.on_host(box.host, dataclasses.replace(down, now=box.clock()))
     await box.sample(auto, 40)  # started again, answering
     assert [e.kind for e in box.events] == ["stopped"], box.events
+    # And after a restart of watch: that it went down is kept (h532 #3: the restarted
+    # watch told "STILL ANSWERS … may still be billing" of the box started again).
+    await box.sample(box.autostop(), 40)
+    assert [e.kind for e in box.events] == ["stopped"], box.events
     await box.connections.close_all()
 
 

@@ -266,7 +266,12 @@ class AutoStop:
             self.say(host.name, "state", kept.error)
             return
         if kept.stop_ended is not None:
+            was_down = kept.down_after_stop
             _down_after_stop(kept, state.connection, now)
+            if kept.down_after_stop and not was_down:
+                # Kept in the state file: a watch restarted after the box came back told
+                # "STILL ANSWERS … may still be billing" of a box the user started (h532 #3).
+                await asyncio.to_thread(self._save_down, host.name, kept.stop_ended)
         if (
             kept.unsettled is not None
             and not kept.unsettled_told
@@ -617,10 +622,12 @@ class AutoStop:
             for s in data["stops"]
             if "ended_at" in s and s.get("ok") is False
         }
+        ended = last_good_stop(data)
         return _Host(
             idle,
             stopped,
-            stop_ended=last_good_stop(data),
+            stop_ended=ended,
+            down_after_stop=ended is not None and data.get("down_after_stop") == ended,
             unsettled=unsettled,
             unsettled_launch=unsettled_launch,
             failed=failed,
@@ -651,6 +658,16 @@ class AutoStop:
             except (ValueError, OSError):
                 return  # said by _load; never written over
             data["idle_since"], data["idle_seen_at"] = idle.since, idle.seen
+            atomic_write_json(self.state_path(name), data)
+
+    def _save_down(self, name: str, stop_ended: float) -> None:
+        """Record that the box went down after the stop that ended at ``stop_ended``."""
+        with self.journal.locked(name):
+            try:
+                data = self._read(name)
+            except (ValueError, OSError):
+                return  # said by _load; never written over
+            data["down_after_stop"] = stop_ended
             atomic_write_json(self.state_path(name), data)
 
     def _claim(self, name: str, launch: int, report: GateReport, idle_for: float) -> str | None:
