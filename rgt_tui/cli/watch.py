@@ -233,9 +233,13 @@ async def _until_stopped(watcher: Any, reader_gone: asyncio.Event) -> None:
     try:
         await asyncio.wait({running, stopping, gone}, return_when=asyncio.FIRST_COMPLETED)
     finally:
+        autostop = getattr(watcher, "autostop", None)
+        left = autostop.stops_running() if autostop is not None else []
         for task in (running, stopping, gone):
             task.cancel()
         await asyncio.gather(running, stopping, gone, return_exceptions=True)
+        for line in left:
+            print(f"watch: {line}", file=sys.stderr, flush=True)
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGTERM)
     if running.done() and not running.cancelled() and running.exception() is not None:

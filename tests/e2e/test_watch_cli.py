@@ -297,3 +297,25 @@ def test_the_console_line_is_one_printable_line_whatever_the_box_wrote(capsys) -
     assert not {c for c in out[:-1] if ord(c) < 0x20 or c == "\u202e"}, repr(out)
     assert "[warning] box1: cell x\\x1b]52;c;cm0=\\x07\\x1b[2J\\nsecond line\\u202e failed" in out
     assert out.rstrip().endswith("— x\\x1b]52;c;cm0=\\x07\\x1b[2J second line\\u202e"), out
+
+
+async def test_watch_ending_mid_stop_says_what_it_leaves_running(capsys) -> None:
+    """A SIGTERM while autostop's stop command ran ended watch without a word, and the
+    alarms of the next watch read as a stop gone wrong (h532 #4): the end names each
+    stop still running. (The words are AutoStop.stops_running's, tested there.)"""
+    from rgt_tui.cli.watch import _until_stopped
+
+    class Watcher:
+        class autostop:  # noqa: N801 - stands in for the AutoStop
+            @staticmethod
+            def stops_running() -> list[str]:
+                return ["box1's stop command (started 21:44) is still running: …"]
+
+        async def run(self) -> None:
+            await asyncio.Event().wait()
+
+    gone = asyncio.Event()
+    gone.set()  # the reader of stdout went: watch ends as on SIGTERM
+    await _until_stopped(Watcher(), gone)
+    said = capsys.readouterr().err
+    assert said == "watch: box1's stop command (started 21:44) is still running: …\n", said

@@ -521,6 +521,20 @@ class AutoStop:
             f"may be running it); if none is, that is told at {until}"
         )
 
+    def stops_running(self) -> list[str]:
+        """What a watch that ends now leaves behind: each stop command still running (it
+        goes on in its own process group, its outcome unrecorded), in words (h532 #4: a
+        SIGTERM mid-stop ended watch without a word, and the alarms that followed read
+        as a stop gone wrong)."""
+        return [
+            f"{name}'s stop command (started {local_time(kept.running_since)[11:16]}) is "
+            "still running: it goes on by itself, and its outcome is not recorded — check "
+            f"{name} at the provider's console; a later watch tells it (stop_unknown) once "
+            "its time has passed"
+            for name, kept in sorted(self._hosts.items())
+            if kept.running_since is not None
+        ]
+
     def _wait(self, host: str, launch: int, title: str, why: str) -> None:
         """A wait only the user can end: said as any other, and told once per queue and
         cause (``waits_event``)."""
