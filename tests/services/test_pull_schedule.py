@@ -391,6 +391,16 @@ def test_a_failures_figures_are_not_its_reason_but_its_exit_status_is() -> None:
     full = "needs {} ({} still to pull plus the safety margin), {} is free"
     assert _shape(full.format("1.0G", "29K", "12K")) == _shape(full.format("1.0G", "58K", "8.0K"))
     assert _shape("ssh exited 255: lost") != _shape("ssh exited 1: lost")
+    # The disk found full before the pull, and one that filled while it wrote, are one
+    # failure (h532 #6: told twice a host, a minute apart), in the words the pull uses.
+    from pathlib import Path
+
+    from rgt_tui.services.pull.types import LocalDiskFull, NotEnoughSpace
+
+    before = NotEnoughSpace(Path("/r/box1"), 10 << 30, 1 << 20, 5 << 30)
+    during = LocalDiskFull(Path("/r/box1/big.bin.part"), Path("/r/box1"))
+    assert _shape(before.message) == _shape(during.message)
+    assert _shape(before.message) != _shape("ssh exited 1: lost")
 
 
 async def test_watchs_metrics_hear_each_periodic_pulls_end(make_loopback_fleet, tmp_path):

@@ -673,5 +673,13 @@ _FIGURE = re.compile(r"(?<![\d.,])(?<!exit )(?<!exited )(?<!status )\d[\d.,]*\s?
 def _shape(why: str) -> str:
     """A failure's words without its figures: the same full disk, its sizes changing as the
     box's files grow, is one failure, not one a minute all night (an overnight hour, s39
-    watch #1; the autostop's gate line is compared the same way)."""
+    watch #1; the autostop's gate line is compared the same way). A disk found full
+    before the pull and one that filled while it wrote are one failure too (h532 #6:
+    each host told both, a minute apart)."""
+    if why.startswith(_DISK_FULL):
+        return "the local disk is full"
     return _FIGURE.sub("#", why)
+
+
+# How ``NotEnoughSpace`` and ``LocalDiskFull`` (services.pull.types) begin their words.
+_DISK_FULL = ("not enough local space in ", "local disk full while writing ")
