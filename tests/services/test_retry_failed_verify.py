@@ -195,3 +195,30 @@ async def test_the_resume_advice_while_the_queue_runs_runs_nothing_again(make_qu
         "To resume from it instead: resume broke — its {out} is kept as it is, and no done "
         "cell runs again."
     ), advice
+
+
+async def test_a_group_with_no_checkpoint_on_rank_0s_box_is_not_said_to_have_none(
+    make_queue_fleet,
+):
+    """A group's checkpoints are looked for on rank 0's box alone, while the worker a
+    script saves from may run on any box of it: "no checkpoint in its {out} on the box
+    now: the resume runs it from the start" was said of a cell whose checkpoint sat on
+    rank 1's box (h531 #6). A box of its own still gets the look's word."""
+    from rgt_tui.domain.config import GroupConfig
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    qf.write_queue(f"{qf.cell_script('nock', 'exit 3')} t 1\n")
+    transport = qf.transport()
+    try:
+        await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)
+        await wait_view(qf, lambda v: v.cells[0].status == FAILED, what="nock to fail")
+        plan = await plan_retry(qf.fleet, qf.host(), transport, ["nock"], resume=True)
+        alone = await with_checkpoints(plan, qf.fleet, qf.host(), transport)
+        group = dataclasses.replace(
+            qf.host(), group=GroupConfig(("box1", "box2"), (qf.host(), qf.host()))
+        )
+        grouped = await with_checkpoints(plan, qf.fleet, group, transport)
+    finally:
+        await transport.close()
+    assert alone.checkpoints == () and alone.checkpoints_looked
+    assert grouped.checkpoints == () and not grouped.checkpoints_looked

@@ -61,7 +61,10 @@ async def with_checkpoints(
         return plan
     checkpoints = tuple((outs[o], files[0]) for o, files in found.items())
     failed = await asyncio.to_thread(_failed_verify, fleet, host, checkpoints)
-    return replace(plan, checkpoints=checkpoints, failed_verify=failed, checkpoints_looked=True)
+    # A group is looked at on rank 0's box alone, and the worker a script saves from may
+    # run on any box of it: none found there is no "no checkpoint" (h531 #6).
+    looked = host.group is None or bool(checkpoints)
+    return replace(plan, checkpoints=checkpoints, failed_verify=failed, checkpoints_looked=looked)
 
 
 def _failed_verify(
