@@ -154,3 +154,22 @@ def test_the_journal_keeps_the_jobs_event(tmp_path: Path) -> None:
     journal.record("hpc", 1.0, g.SlurmJobsSeen(("job 12_0 RUNNING on n1",), error=""))
     state = journal.load("hpc").gate()
     assert state.slurm_jobs == ("job 12_0 RUNNING on n1",)
+
+
+def test_a_kill_of_a_pending_task_says_how_to_keep_it_from_starting() -> None:
+    """`queue kill hpc extra` of a task still waiting said only "nothing to kill", with
+    no way on (h531 #7): a pending task is held by a stop or moved, and that is said."""
+    from rgt_tui.services.box_ctl import QueueError
+    from rgt_tui.services.queue.slurm.control import _task_for
+
+    tasks = parse_tasks(TASKS)
+    with pytest.raises(QueueError) as pending:
+        _task_for("hpc", tasks, {"a": 0, "my run": 2}, "my run")
+    said = str(pending.value)
+    assert "cell my run is not running (job 15_2 is PENDING): there is nothing to kill" in said
+    assert "rgt-tui queue stop hpc holds the tasks not started" in said, said
+    assert "rgt-tui queue move 'my run' --to HOST runs it elsewhere" in said
+    with pytest.raises(QueueError) as gone:
+        _task_for("hpc", tasks, {"a": 0, "old": 9}, "old")
+    assert "no job of it is in Slurm's queue" in str(gone.value)
+    assert "queue stop" not in str(gone.value)  # nothing left to hold

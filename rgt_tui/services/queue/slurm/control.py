@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.slurm_jobs import ArraySubmission, TaskReport
-from rgt_tui.domain.text import is_digits, printable
+from rgt_tui.domain.text import is_digits, printable, shell_word
 from rgt_tui.services.box_ctl import QueueError, refusal
 from rgt_tui.services.box_script import box_command, script_text
 from rgt_tui.services.queue.records import read_queue_facts
@@ -231,9 +231,18 @@ def _task_for(
         what = (
             f"job {found.task_id} is {found.state}" if found else "no job of it is in Slurm's queue"
         )
+        # A task still waiting in Slurm's queue: said how to keep it from starting, which
+        # is what a kill of it was for (h531 #7: "nothing to kill", and no way on).
+        pending = (
+            f" — to keep it from starting: rgt-tui queue stop {host} holds the tasks not "
+            f"started (scontrol release undoes it), rgt-tui queue move {shell_word(name)} "
+            "--to HOST runs it elsewhere"
+            if found is not None and found.state == "PENDING"
+            else ""
+        )
         raise QueueError(
             host,
-            f"cell {name} is not running ({what}): there is nothing to kill",
+            f"cell {name} is not running ({what}): there is nothing to kill{pending}",
             code="not-running",
         )
     return name, found
