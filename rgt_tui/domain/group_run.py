@@ -344,6 +344,21 @@ def first_failure(cell: str, ranks: Sequence[RankView]) -> tuple[RankView, CellV
     return min(bad, key=order)
 
 
+def _stopped_first(cell: str, ranks: Sequence[RankView], failed: CellView) -> RankView | None:
+    """The rank whose attempt at ``cell`` its group killed no later than ``failed`` (a
+    failure that says its peer went) ended; None when ``failed`` is a fault of its own,
+    or no kill of the group's came first."""
+    if not any(mark in (failed.note or "") for mark in PEER_GONE):
+        return None
+    end = failed.ended_at or 2**62
+    for r in ranks:
+        c = _cell_of(r.view, cell)
+        killed = c is not None and c.status == KILLED and c.killed_by == BY_GROUP
+        if killed and c is not None and (c.ended_at or 0) <= end:
+            return r
+    return None
+
+
 def unanswered_first(cell: str, ranks: Sequence[RankView]) -> RankView | None:
     """The rank to name first for ``cell`` when it failed only because a peer went
     (``PEER_GONE``, ux-h #5) and a rank's box does not answer: that rank, whose records
@@ -393,14 +408,34 @@ def _group_cell(lead: CellView, ranks: Sequence[RankView]) -> CellView:
     if first is not None:
         rank, cell = first
         if cell.status == KILLED and all(s in (KILLED, DONE) for s in statuses):
+            silent = next((r for r in ranks if r.view is None), None)
+            if silent is not None:
+                # Not "killed on every rank": that rank was never reached, and its going
+                # quiet is most likely why the group stopped the others (h531 #2).
+                note = (
+                    f"rank {silent.rank} ({silent.box}) does not answer ({silent.error}): "
+                    "preempted or lost? the other ranks were stopped with it"
+                )
+                return replace(lead, status=KILLED, note=note)
             return replace(lead, status=KILLED, note=f"killed on every rank ({lead.note})".strip())
         exit_text = f"exit {cell.exit_code}" if cell.exit_code is not None else cell.status
         note = f"rank {rank.rank} ({rank.box}) {cell.status} first ({exit_text})"
         if cell.note:
             note += f": {cell.note}"
         quiet = unanswered_first(lead.name, ranks)
+        stopped = _stopped_first(lead.name, ranks, cell)
         if quiet is not None:
             note = unanswered_note(quiet, rank, cell)
+        elif stopped is not None:
+            # Its peer went because the group stopped that peer (a rank that went quiet,
+            # now back): the survivor's "failed first (exit 1): RendezvousConnectionError"
+            # read as a fault of its own to fix (h531 #2). Named first, so that diagnose
+            # reads the stopped rank's records.
+            note = (
+                f"rank {stopped.rank} ({stopped.box}) was stopped by its group first (a rank "
+                f"did not answer, or failed); rank {rank.rank} ({rank.box}) then "
+                f"{cell.status} ({exit_text}), its peer gone"
+            )
         ended = [c.ended_at for c in per if c is not None and c.ended_at]
         return replace(
             lead,

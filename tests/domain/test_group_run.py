@@ -110,6 +110,35 @@ def test_a_rank_that_failed_because_its_peer_went_is_not_the_one_named() -> None
     assert view.cells[0].note.startswith("rank 0 (b1) failed first")
 
 
+def test_a_rank_gone_quiet_is_named_not_a_kill_on_every_rank_nor_the_survivors_error() -> None:
+    """Rank 1's box went quiet mid-cell; a minute on the group stopped rank 0 (h531 #2).
+    While rank 1 is silent the cell read "killed on every rank", though it was never
+    reached; once it answered, its worker's exit 1 (its peer gone, because rank 0 was
+    stopped) read "rank 1 (b2) failed first", a fault of its own to fix."""
+    from rgt_tui.domain.queue_state import BY_GROUP
+
+    stopped = _cell(KILLED, exit_code=143, started_at=110, ended_at=180, killed_by=BY_GROUP)
+    quiet = group_view(
+        "g", [RankView(0, "b1", _view(stopped)), RankView(1, "b2", None, "timed out")]
+    )
+    assert quiet.cells[0].status == KILLED
+    assert quiet.cells[0].note == (
+        "rank 1 (b2) does not answer (timed out): preempted or lost? the other ranks were "
+        "stopped with it"
+    ), quiet.cells[0].note
+    peer = "torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the C10d store has failed."
+    after = _cell(FAILED, exit_code=1, started_at=110, ended_at=185, note=peer)
+    back = group_view("g", [RankView(0, "b1", _view(stopped)), RankView(1, "b2", _view(after))])
+    assert back.cells[0].note.startswith(
+        "rank 0 (b1) was stopped by its group first (a rank did not answer, or failed); "
+        "rank 1 (b2) then failed (exit 1), its peer gone"
+    ), back.cells[0].note
+    # A fault of its own (no peer gone) is still named first, the kill after it.
+    own = _cell(FAILED, exit_code=1, started_at=110, ended_at=185, note="RuntimeError: boom")
+    named = group_view("g", [RankView(0, "b1", _view(stopped)), RankView(1, "b2", _view(own))])
+    assert named.cells[0].note == "rank 1 (b2) failed first (exit 1): RuntimeError: boom"
+
+
 def test_a_cell_runs_only_while_every_rank_runs_it() -> None:
     running, pending = _cell(RUNNING, started_at=110), _cell(PENDING)
     view = group_view("g", [RankView(0, "b1", _view(running)), RankView(1, "b2", _view(pending))])
