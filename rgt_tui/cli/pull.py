@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, TypeVar
 from rgt_tui.cli.event_loop import run_async
 from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.cli.pull_progress import FleetPullView, PullProgressView
-from rgt_tui.cli.pull_text import format_fleet_summary, format_pull_result
+from rgt_tui.cli.pull_text import empty_only, format_fleet_summary, format_pull_result
 from rgt_tui.cli.runner import Call, interrupted_saying
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.config_watch import MIN_PULL_RATE_MBIT
@@ -179,27 +179,38 @@ async def _pull_one(call: Call, transport: Transport, options: PullOptions) -> i
             )
     except PullError as exc:
         return call.fail(f"{host.name}: {exc.message}", fix=await _fix(call, host, exc))
-    print(format_pull_result(result))
-    ok = result.ok
-    info = host.group
-    if info is not None and info.pull_ranks == "0" and not result.manifest.entries:
-        # torchrun's c10d rendezvous numbers the workers itself: the one a script saves
-        # from may run on another box (h501 #2: "nothing was pulled", with no way on).
-        print(
-            f"  hint: the group's pull takes rank 0's box ({info.hosts[0]}) alone; torchrun's "
-            "c10d rendezvous may run the worker that saves on another box — set "
-            f'pull_ranks = "all" in group {host.name} to pull every box\'s folder'
-        )
-    for rank in rank_pull_hosts(host):  # a group with pull_ranks = "all" (issue 41)
+    further = rank_pull_hosts(host)  # a group with pull_ranks = "all" (issue 41)
+    if not further:
+        print(format_pull_result(result))
+        info = host.group
+        if info is not None and info.pull_ranks == "0" and not result.manifest.entries:
+            # torchrun's c10d rendezvous numbers the workers itself: the one a script saves
+            # from may run on another box (h501 #2: "nothing was pulled", with no way on).
+            print(
+                f"  hint: the group's pull takes rank 0's box ({info.hosts[0]}) alone; "
+                "torchrun's c10d rendezvous may run the worker that saves on another box "
+                f'— set pull_ranks = "all" in group {host.name} to pull every box\'s folder'
+            )
+        return EXIT_OK if result.ok else EXIT_PROBLEMS
+    results: list[PullResult] = [result]
+    ok = True
+    for rank in further:
         _, got = await _one(call, rank, options, None)
         if isinstance(got, tuple):
             call.fail(f"{rank.name}: {got[0]}", fix=got[1])
             ok = False
             continue
+        results.append(got)
+    # A rank may save nothing (the worker a script saves from ran elsewhere): its empty
+    # folder is no shortfall once another folder of the group holds files (review h534
+    # #4: "NOT COMPLETE" for a group whose every save landed on rank 0's box).
+    held = any(r.manifest.entries for r in results)
+    for got in results:
+        empty = held and empty_only(got)
         # A rank's folder is verified with its group's (`verify pair.rank1` names no
         # host: hour s18b #12).
-        print(format_pull_result(got, verify_as=host.name))
-        ok = ok and got.ok
+        print(format_pull_result(got, verify_as=host.name, empty_ok=empty))
+        ok = ok and (got.ok or empty)
     return EXIT_OK if ok else EXIT_PROBLEMS
 
 
@@ -244,7 +255,6 @@ verify_interrupted = interrupted_saying(
 
 async def run_verify(call: Call, transport: Transport) -> int:
     """Verify one host's pulled copy; exit 0 only when everything verified."""
-    from rgt_tui.services.pull.ranks import rank_pull_hosts
     from rgt_tui.services.verify.report import format_report, report_to_json
     from rgt_tui.services.verify.run import verify_host
 
@@ -264,26 +274,25 @@ async def run_verify(call: Call, transport: Transport) -> int:
                 "pulled copy is checked here alone, with no re-scan of the box",
                 file=sys.stderr,
             )
-    further = rank_pull_hosts(call.host)
-    report = await verify_host(
-        call.host,
-        call.fleet.results_dir,
-        # --offline checks only the local copy: the transport, never connected, goes unused.
-        transport=None if offline else transport,
-        python=call.fleet.verify_python,
-        safe_globals=call.fleet.verify_safe_globals,
-        stall_timeout_s=call.args.stall_timeout,
-        write_record=not further,
-    )
-    # A group with pull_ranks = "all": each further rank's folder is verified as well,
-    # each re-scanned over its own box's connection (issue 41), and a cell counts where
-    # any of the folders holds it (``settle_ranks``) before the records are written.
-    ranks = [await _verify_rank(call, rank) for rank in further]
-    if further:
-        from rgt_tui.services.verify.ranks import settle_ranks
-        from rgt_tui.services.verify.run import record_verification
+    from rgt_tui.services.verify.ranks import verify_group
 
-        report, *ranks = [await record_verification(r) for r in settle_ranks([report, *ranks])]
+    async def verify_one(host: HostConfig, write_record: bool) -> VerificationReport:
+        if host is call.host:
+            # --offline checks only the local copy: the transport, never connected, unused.
+            return await verify_host(
+                host,
+                call.fleet.results_dir,
+                transport=None if offline else transport,
+                python=call.fleet.verify_python,
+                safe_globals=call.fleet.verify_safe_globals,
+                stall_timeout_s=call.args.stall_timeout,
+                write_record=write_record,
+            )
+        return await _verify_rank(call, host, offline=offline)
+
+    # A group with pull_ranks = "all": each further rank's folder too, each re-scanned
+    # over its own box's connection (issue 41), one roster over them all.
+    report, *ranks = await verify_group(call.host, verify_one)
     if call.args.json:
         data = report_to_json(report)
         if ranks:
@@ -295,21 +304,22 @@ async def run_verify(call: Call, transport: Transport) -> int:
     return EXIT_OK if all(r.ok for r in (report, *ranks)) else EXIT_PROBLEMS
 
 
-async def _verify_rank(call: Call, rank: HostConfig) -> VerificationReport:
+async def _verify_rank(call: Call, rank: HostConfig, *, offline: bool) -> VerificationReport:
     """A group rank's pulled folder (``pair.rank1``), re-scanned over that box's own
-    connection (none with --offline; an unreachable box: the report says no re-scan)."""
+    connection (none with --offline; an unreachable box: the report says no re-scan),
+    its record left to ``verify_group``."""
     from rgt_tui.services.verify.run import verify_host
 
     async with host_connection(rank) as transport:  # connects only for the re-scan
         return await verify_host(
             rank,
             call.fleet.results_dir,
-            transport=None if call.args.offline else transport,
+            transport=None if offline else transport,
             python=call.fleet.verify_python,
             safe_globals=call.fleet.verify_safe_globals,
             stall_timeout_s=call.args.stall_timeout,
             pulled_by=call.host.name,
-            write_record=False,  # once the group's roster is settled (``settle_ranks``)
+            write_record=False,
         )
 
 

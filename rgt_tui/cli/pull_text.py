@@ -17,8 +17,23 @@ if TYPE_CHECKING:  # the services load lazily, so `rgt-tui status` does not pay 
     from rgt_tui.services.pull.types import TarStream
 
 
-def format_pull_result(result: PullResult, verify_as: str | None = None) -> str:
-    """The summary printed after a pull: counts, then every failure, conflict and refusal."""
+def empty_only(result: PullResult) -> bool:
+    """The pull's one shortfall is that the box listed no file (no failure, conflict,
+    refused root or file): what a group's rank that saved nothing gives."""
+    return (
+        not result.failed
+        and not result.conflicts
+        and not result.manifest.entries
+        and len(result.shortfalls) == 1
+    )
+
+
+def format_pull_result(
+    result: PullResult, verify_as: str | None = None, *, empty_ok: bool = False
+) -> str:
+    """The summary printed after a pull: counts, then every failure, conflict and refusal.
+    ``empty_ok``: a group's folder with no file while another of its folders has some
+    (``empty_only``), said as such, not as a shortfall."""
     m = result.manifest
     resumed = sum(1 for f in result.pulled if f.resumed_from)
     lines = [
@@ -74,6 +89,13 @@ def format_pull_result(result: PullResult, verify_as: str | None = None) -> str:
                 if running
                 else f"; next: rgt-tui verify {verify_as or result.host}"
             )
+        )
+    elif empty_ok:
+        roots = ", ".join(r.given for r in m.roots)
+        lines.append(
+            f"  nothing under {roots} on this box: a rank may save nothing (its worker that "
+            f"saves ran on another box); rgt-tui verify {verify_as or result.host} counts "
+            "the cells over the group's folders"
         )
     else:
         lines += [f"  MISSING   {why}" for why in result.shortfalls]

@@ -532,32 +532,41 @@ class JobRunner:
         return True
 
     async def _verify(self, host: HostConfig) -> None:
-        from rgt_tui.services.verify.run import verify_host
+        from rgt_tui.services.verify.ranks import verify_on_connections
 
         self._set(host.name, verify_report=None, verify_error=None)
         # A box recorded as torn down is not re-scanned: nothing changes on it, and the
         # re-scan's failure made the copy here NOT VERIFIED (h462 #3).
         gone = self.state(host.name).torn_down_at is not None
         try:
-            report = await verify_host(
-                host,
-                self.fleet.results_dir,
-                transport=None if gone else self.connections.transport(host.name),
-                python=self.fleet.verify_python,
-                safe_globals=self.fleet.verify_safe_globals,
+            # A group with pull_ranks = "all": every folder, one roster, each re-scanned
+            # over its box's own connection, as `verify GROUP` does (review h534 #3: v
+            # rewrote the record the command line had settled).
+            report, *ranks = await verify_on_connections(
+                host, self.fleet, lambda box: None if gone else self._transport_of(box)
             )
         except Exception as exc:
             self._set(host.name, verify_error=str(exc))
             self._told_away(host.name, "verify failed", str(exc), "error")
             return
         self._set(host.name, verify_report=report)
-        if report.ok:
+        failed = next((r for r in (report, *ranks) if not r.ok), None)
+        if failed is None:
             self._told_away(host.name, "VERIFIED", "every file checked, roster complete")
-        else:
-            from rgt_tui.services.verify.report import problems_and_first
+            return
+        from rgt_tui.services.verify.report import problems_and_first
 
-            first = report.problems[0] if report.problems else ""
-            self._told_away(host.name, "NOT VERIFIED", problems_and_first(report, first), "error")
+        first = failed.problems[0] if failed.problems else ""
+        if failed is not report:  # a rank's folder: named
+            first = f"{failed.host}: {first}"
+        self._told_away(host.name, "NOT VERIFIED", problems_and_first(failed, first), "error")
+
+    def _transport_of(self, box: str) -> Any:
+        """``box``'s shared transport; None for a box the connections do not hold."""
+        try:
+            return self.connections.transport(box)
+        except KeyError:
+            return None
 
     def _told_away(
         self, host: str, title: str, text: str, severity: str = "information", tab: str = "pulls"

@@ -33,6 +33,9 @@ from rgt_tui.domain.units import plural
 # How verify's problem for a manifest of no file begins (``verify.run.problem_lines``):
 # the teardown gate leaves it to the roster when every cell is missing.
 EMPTY_RESULTS = "nothing to verify: the manifest lists no files"
+# How a cell none of whose outputs the pulled copy holds is said (a group's verify reads
+# it: another rank's folder may hold them, ``verify.ranks``).
+NO_OUTPUT = "no output directory"
 # ``reconcile``'s ``open_work`` state of a cell that never started on a queue that runs no
 # more (stopped, or launched from a later cell): "no output directory … in the pulled
 # copy" read as results lost (h481 #12). Its verified files still count (a cell run by
@@ -178,7 +181,7 @@ def reconcile(
             missing.append(
                 (
                     name,
-                    never or f"no output directory ({where}) in the pulled copy",
+                    never or f"{NO_OUTPUT} ({where}) in the pulled copy",
                 )
             )
         else:

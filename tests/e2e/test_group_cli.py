@@ -343,11 +343,69 @@ async def test_a_cell_counts_in_whichever_ranks_folder_holds_it(
     for folder in ("pair", "pair.rank1"):  # what the gates read: both cells present
         roster = load_verification(results / folder)["roster"]
         assert sorted(roster["present"]) == ["a", "b"] and not roster["missing"], roster
+    # The TUI's v and watch's periodic pull verify the group the same way, and write
+    # the same records (review h534 #3: v rewrote pair's with b missing).
+    from rgt_tui.services.fleet.file import load_fleet
+    from rgt_tui.services.verify.ranks import verify_on_connections
+
+    fleet = load_fleet(hosts)
+    tui = await verify_on_connections(fleet.host("pair"), fleet, lambda box: None)
+    assert [r.ok for r in tui] == [True, True], [r.problems for r in tui]
+    assert sorted(load_verification(results / "pair")["roster"]["present"]) == ["a", "b"]
+    # While a pull writes into one of the folders, nothing is recorded over any of them
+    # (review h534 #2: the rank's record was overwritten, and pair's lost cell b).
+    from rgt_tui.fsutil import file_lock
+    from rgt_tui.services.records import pull_lock_path, verification_path
+
+    before = {f: verification_path(results / f).read_bytes() for f in ("pair", "pair.rank1")}
+    with file_lock(pull_lock_path(results / "pair.rank1"), 0):
+        busy = await arun("verify", "pair", "--hosts", hosts, timeout=180)
+    assert busy.returncode != 0 and "is running: nothing was verified" in busy.stdout
+    for folder, record in before.items():
+        assert verification_path(results / folder).read_bytes() == record, folder
     # A cell no folder holds is missing from each, as before.
     queue.write_text("cells/a.sh t 1\ncells/b.sh t 1\ncells/c.sh t 1\n")
     missing = await arun("verify", "pair", "--hosts", hosts, timeout=180)
     assert missing.returncode != 0
     assert missing.stdout.count("c: no output directory") == 2, missing.stdout
+
+
+async def test_a_group_whose_saves_all_landed_on_one_box_verifies(
+    tmp_path: Path, boxes: tuple[QueueSshServer, QueueSshServer]
+) -> None:
+    """Every save on rank 0's box, rank 1's folder empty: "nothing to verify" kept
+    `verify pair` failing beside "2 of 2 cells have verified results" (review h534 #4).
+    And a cell whose log claims a save the box never held stays missing, whatever the
+    other folder holds of it (review h534 #1: settling the roster let it pass)."""
+    box1, box2 = boxes
+    hosts = _fleet_file(tmp_path, boxes, "all")
+    queue = tmp_path / "queues" / "pair.txt"
+    queue.write_text("cells/a.sh t 1\ncells/b.sh t 1\n")
+    for cell in ("a", "b"):
+        out = box1.workdir / "results" / cell
+        out.mkdir(parents=True)
+        (out / "metrics.json").write_text(json.dumps({"cell": cell}))
+    assert not any((box2.workdir / "results").iterdir())  # rank 1 saved nothing
+    pulled = await arun("pull", "pair", "--hosts", hosts, timeout=180)
+    assert pulled.returncode == 0, pulled.stdout + pulled.stderr
+    assert "NOT COMPLETE" not in pulled.stdout
+    assert "nothing under ~/results on this box: a rank may save nothing" in pulled.stdout
+    checked = await arun("verify", "pair", "--hosts", hosts, timeout=180)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "nothing to verify" not in checked.stdout, checked.stdout
+    # Cell a's log on box1 says it saved a checkpoint the box never held; box2 holds a
+    # metrics file of a. The failed save is still said.
+    out = box2.workdir / "results" / "a"
+    out.mkdir()
+    (out / "metrics.json").write_text(json.dumps({"cell": "a"}))
+    logs = box1.workdir / ".rgt" / "queue" / "cells"
+    logs.mkdir(parents=True, exist_ok=True)
+    claim = box1.workdir / "results" / "a" / "ckpt.pt"
+    (logs / "a.log").write_text(f"epoch 1\nsaved {claim}\n")
+    assert (await arun("pull", "pair", "--hosts", hosts, timeout=180)).returncode == 0
+    failed = await arun("verify", "pair", "--hosts", hosts, timeout=180)
+    assert failed.returncode != 0, failed.stdout
+    assert "the save failed" in failed.stdout, failed.stdout
 
 
 async def test_a_ranks_gate_waits_for_the_only_copy_in_the_groups_folder(

@@ -277,6 +277,36 @@ async def test_no_stop_while_a_process_outside_the_queue_holds_the_gpus(make_que
     await box.connections.close_all()
 
 
+async def test_a_cells_leftover_on_the_gpus_holds_no_stop(make_queue_fleet, tmp_path, monkeypatch):
+    """A crashed cell's orphan worker holding GPU memory is no run of the user's: the
+    stop is what ends it. Waiting for it kept a box billing all night (review h534 #5);
+    only a holder no cell left behind makes autostop wait."""
+    from support.vram_box import HeldDevices, vram_smi
+
+    monkeypatch.setenv("RGT_CELL_NAME", "first")  # what run_one.sh exports to a cell
+    held = HeldDevices(tmp_path / "dev")
+    monkeypatch.delenv("RGT_CELL_NAME")
+    try:
+        box = await _box(make_queue_fleet, tmp_path)
+        served = box.qf.loopback.box("box1")
+        served.extra_path.append(vram_smi(tmp_path / "smi", held.pid).parent)
+        served.extra_env["RGT_NVIDIA_DEV_PREFIX"] = held.prefix
+        await box.pull_and_verify()
+        report = await check_gate(
+            box.fleet, box.host, box.connections.transport("box1"), box.journal
+        )
+        assert any("left behind by cell first" in p for p in report.problems), report.problems
+        assert report.hand_run == ""
+        auto = box.autostop()
+        await auto.on_host(box.host, await box.state())
+        await box.sample(auto, 36)
+        assert box.runs() == 1, auto.reasons
+        assert [e.kind for e in box.events][:1] == ["stopped"], box.events  # no wait told
+    finally:
+        held.stop()
+    await box.connections.close_all()
+
+
 async def test_a_stopped_box_started_again_is_not_told_as_a_stop_that_stopped_nothing(
     make_queue_fleet, tmp_path
 ):

@@ -67,6 +67,7 @@ from rgt_tui.services.teardown.gate_scan import (
     hand_run_note,
     moved_now,
     scan_now,
+    started_by_hand,
 )
 from rgt_tui.services.teardown.group import group_condition
 from rgt_tui.services.teardown.held_here import Records, local_records
@@ -97,9 +98,10 @@ class GateReport:
     # What the box holds that the gate does not cover and a teardown destroys, said
     # before it (never a condition: it is not results): the copies syncs kept aside.
     notes: tuple[str, ...] = ()
-    # Processes outside the queue hold the box's GPUs (``hand_run_note``; also among
-    # ``problems``): a note for a teardown the user types, a wait for watch's autostop,
-    # which nobody watches (h532 #1: it stopped a box under a user's evaluation run).
+    # Processes no cell left behind hold the box's GPUs (``hand_run_note``, also among
+    # ``problems``; ``started_by_hand``): a note for a teardown the user types, a wait
+    # for watch's autostop, which nobody watches (h532 #1: it stopped a box under a
+    # user's evaluation run). A cell's orphan is a note alone: the stop ends it.
     hand_run: str = ""
 
     @property
@@ -331,13 +333,15 @@ async def gather(
             local_check = await asyncio.to_thread(
                 _local_check, folder, local[0], host.durable_dir, acked, clock()
             )
-        hand_run = ""
+        hand_run, by_hand = "", False
         if holders is not None:
             # After the re-hash: the box's own copy, re-hashed above, is not hashed again
             # for the groups' folders it holds.
             own = (local, local_check) if local_check is not None else None
             now = replace(now, groups=await groups_seen(fleet, host, transport, own))
-            hand_run = hand_run_note(host, now, await holders)
+            evidence = await holders
+            hand_run = hand_run_note(host, now, evidence)
+            by_hand = started_by_hand(now, evidence)
     finally:
         if holders is not None:
             holders.cancel()  # the re-hash failed: nothing waits for the answer
@@ -459,7 +463,7 @@ async def gather(
         tuple(jh.history),
         cells_now,
         _notes(host, now.view, await asyncio.to_thread(logs_left_on_box, folder)),
-        printable(hand_run, 1000),
+        printable(hand_run, 1000) if by_hand else "",
     )
 
 

@@ -35,7 +35,7 @@ from rgt_tui.services.teardown.held_here import OwnCopy, unsaved_of_group
 from rgt_tui.transport.base import Transport
 
 if TYPE_CHECKING:
-    from rgt_tui.services.box.vram import VramEvidence
+    from rgt_tui.services.box.vram import VramEvidence, VramProcess
 
 
 @dataclass(frozen=True)
@@ -188,16 +188,12 @@ async def gpu_holders(host: HostConfig, transport: Transport, now: BoxNow) -> Vr
         return None
 
 
-def hand_run_note(host: HostConfig, now: BoxNow, evidence: VramEvidence | None) -> str:
-    """A note, when no cell of the box's queue (nor of a group's) runs, yet processes of
-    the box hold its GPUs (``evidence``, from ``gpu_holders``): a run started by hand,
-    whose writes after this check no pull holds (h511 #7: the gate read "the queue is
-    idle" and "ready" between the saves of a script run by hand). "" when none, and when
-    the box could not say: a note, not a condition, so a holder that cannot be stopped
-    never locks the gate."""
+def gpu_users(now: BoxNow, evidence: VramEvidence | None) -> list[VramProcess]:
+    """The processes ``hand_run_note`` names: those holding the box's GPUs while no cell
+    of its queue (nor of a group's) runs; nvidia-smi and rgt-tui's own agent aside."""
     if evidence is None or now.running or any(seen.running for seen in now.groups):
-        return ""
-    users = [
+        return []
+    return [
         p
         for p in evidence.processes
         if p.visible
@@ -205,7 +201,24 @@ def hand_run_note(host: HostConfig, now: BoxNow, evidence: VramEvidence | None) 
         and not p.cmdline.startswith(AGENT_COMMAND_START)
         and (p.devices if evidence.walk == "ok" else p.listed)
     ]
-    if not users:
+
+
+def started_by_hand(now: BoxNow, evidence: VramEvidence | None) -> bool:
+    """One of ``gpu_users`` is no cell's leftover: a run the user started (an evaluation,
+    a notebook), which watch's autostop waits for. A cell's orphan holding memory is
+    not: stopping the box is what ends it (review h534 #5)."""
+    return any(not p.cell for p in gpu_users(now, evidence))
+
+
+def hand_run_note(host: HostConfig, now: BoxNow, evidence: VramEvidence | None) -> str:
+    """A note, when no cell of the box's queue (nor of a group's) runs, yet processes of
+    the box hold its GPUs (``evidence``, from ``gpu_holders``): a run started by hand,
+    whose writes after this check no pull holds (h511 #7: the gate read "the queue is
+    idle" and "ready" between the saves of a script run by hand). "" when none, and when
+    the box could not say: a note, not a condition, so a holder that cannot be stopped
+    never locks the gate."""
+    users = gpu_users(now, evidence)
+    if not users or evidence is None:
         return ""
     shown = "; ".join(
         f"pid {p.pid} {printable(evidence.command_of(p), 80)}"

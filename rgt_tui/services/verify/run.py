@@ -130,7 +130,8 @@ async def verify_host(
             f"a pull of {host.name} into {folder} is running: nothing was verified or "
             "recorded; verify once it ends"
         )
-        return await _finish(host, folder, None, (), (), None, False, [problem], False)
+        report = await _finish(host, folder, None, (), (), None, False, [problem], False)
+        return replace(report, recordable=False)
     try:
         manifest = await asyncio.to_thread(load_manifest, folder)
     except (ManifestError, OSError, ValueError, RecursionError) as exc:
@@ -252,7 +253,10 @@ async def _finish(
 
 async def record_verification(report: VerificationReport) -> VerificationReport:
     """``report`` written as its folder's verification record, which the teardown gate
-    reads; when it cannot be, the report says so among its problems."""
+    reads; when it cannot be, the report says so among its problems. One that is not
+    ``recordable`` is returned as it is."""
+    if not report.recordable:
+        return report
     folder = report.folder
     try:
         await asyncio.to_thread(
@@ -355,13 +359,13 @@ def _check_one(
     st = path.stat()
     size = st.st_size
     if record.vouches(rel, st) not in (None, entry.sha256):
-        # As an earlier pull left it, and the box's file changed since: the last pull
-        # could not replace it (rewritten on the box while it came). Not "changed here,
-        # move it away" (h533 #2): the next pull replaces it.
+        # As an earlier pull left it, and the box's file changed since: the last pull did
+        # not replace it (cut short, or the file was rewritten on the box while it came).
+        # Not "changed here, move it away" (h533 #2): the next pull replaces it.
         aside = (
-            "this copy is an earlier pull's, and the box's file changed since (the last pull "
-            "could not bring it: rewritten on the box while it came) — pull again once the "
-            "run stops rewriting it"
+            "this copy is an earlier pull's, and the box's file changed since; the last "
+            "pull did not bring the new one (cut short, or rewritten on the box while it "
+            "came) — pull again (once the run stops rewriting it, if it still runs)"
         )
     if size != entry.size:
         return result(CORRUPT, f"local size {size} differs from the box's {entry.size}: {aside}")

@@ -83,6 +83,9 @@ class VerificationReport:
     # Files a reclaim deleted on the box after they verified whose copy here still
     # hashes as it did: counted for their cells (services.reclaimed).
     reclaimed: int = 0
+    # False: a verdict that must not become the folder's record (a pull writes into it
+    # now: nothing was verified), whoever writes the records (a group's verify).
+    recordable: bool = True
 
     @property
     def ok(self) -> bool:

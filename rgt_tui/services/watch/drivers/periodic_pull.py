@@ -84,8 +84,10 @@ from rgt_tui.services.runtime.locks import HostLocks
 from rgt_tui.services.runtime.stopped import StoppedHosts, stopped_line
 from rgt_tui.services.teardown import TEARDOWN_TIMEOUT_S, confirmed_at
 from rgt_tui.services.teardown.by_hand import voided_by
+from rgt_tui.services.verify.ranks import verify_on_connections
 from rgt_tui.services.verify.report import problem_count
-from rgt_tui.services.verify.run import news_problems, verify_host
+from rgt_tui.services.verify.run import news_problems
+from rgt_tui.services.verify.types import VerificationReport
 from rgt_tui.services.watch.drivers.pull_failing import (
     forget_failing,
     keep_failing,
@@ -494,13 +496,7 @@ class PullScheduler:
             progress = lambda p: self.on_progress(host.name, p)  # noqa: E731
         try:
             result = await self._own_pull(host, transport, options, progress)
-            report = await verify_host(
-                host,
-                self.fleet.results_dir,
-                transport=transport,
-                python=self.fleet.verify_python,
-                safe_globals=self.fleet.verify_safe_globals,
-            )
+            report = await self._verify(host, transport)
         except PullBusy as exc:  # another process is pulling it: that pull counts
             self.last[host.name] = f"not pulled: {exc.message}"
             return BUSY_RETRY_S
@@ -613,6 +609,26 @@ class PullScheduler:
             raise
         self._own[host.name] = self.pulled_at(host)
         return result
+
+    async def _verify(self, host: HostConfig, transport: Transport) -> VerificationReport:
+        """``host``'s pulled copy verified and recorded; a group's with ``pull_ranks =
+        "all"`` over all its folders, one roster, as `verify GROUP` and the TUI's v do
+        (review h534 #3: one writer's record contradicted another's)."""
+
+        def transport_of(box: str) -> Transport | None:
+            if box == host.name:
+                return transport
+            try:
+                return self.connections.transport(box)
+            except KeyError:  # a box the connections do not hold: no re-scan
+                return None
+
+        report, *ranks = await verify_on_connections(host, self.fleet, transport_of)
+        failed = next((r for r in ranks if not r.ok), None)
+        if failed is not None:  # the group's news says a rank's folder failed too
+            first = f"{failed.host}: {failed.problems[0]}"
+            report = replace(report, problems=(*report.problems, first))
+        return report
 
     def _not_answering(self, host: HostConfig, exc: Exception) -> bool:
         """Whether ``exc`` is the box not answering (its connection down now), not a
