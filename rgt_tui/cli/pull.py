@@ -256,7 +256,6 @@ verify_interrupted = interrupted_saying(
 async def run_verify(call: Call, transport: Transport) -> int:
     """Verify one host's pulled copy; exit 0 only when everything verified."""
     from rgt_tui.services.verify.report import format_report, report_to_json
-    from rgt_tui.services.verify.run import verify_host
 
     if not call.args.stall_timeout > 0:  # also NaN
         return call.fail("--stall-timeout must be more than 0 seconds", code=EXIT_BAD_INPUT)
@@ -278,17 +277,10 @@ async def run_verify(call: Call, transport: Transport) -> int:
 
     async def verify_one(host: HostConfig, write_record: bool) -> VerificationReport:
         if host is call.host:
-            # --offline checks only the local copy: the transport, never connected, unused.
-            return await verify_host(
-                host,
-                call.fleet.results_dir,
-                transport=None if offline else transport,
-                python=call.fleet.verify_python,
-                safe_globals=call.fleet.verify_safe_globals,
-                stall_timeout_s=call.args.stall_timeout,
-                write_record=write_record,
-            )
-        return await _verify_rank(call, host, offline=offline)
+            return await _verify_folder(call, host, transport, offline, write_record)
+        # A group's further rank (``pair.rank1``): over that box's own connection.
+        async with host_connection(host) as own:  # connects only for the re-scan
+            return await _verify_folder(call, host, own, offline, write_record, call.host.name)
 
     # A group with pull_ranks = "all": each further rank's folder too, each re-scanned
     # over its own box's connection (issue 41), one roster over them all.
@@ -304,23 +296,28 @@ async def run_verify(call: Call, transport: Transport) -> int:
     return EXIT_OK if all(r.ok for r in (report, *ranks)) else EXIT_PROBLEMS
 
 
-async def _verify_rank(call: Call, rank: HostConfig, *, offline: bool) -> VerificationReport:
-    """A group rank's pulled folder (``pair.rank1``), re-scanned over that box's own
-    connection (none with --offline; an unreachable box: the report says no re-scan),
-    its record left to ``verify_group``."""
+async def _verify_folder(
+    call: Call,
+    host: HostConfig,
+    transport: Transport,
+    offline: bool,
+    write_record: bool,
+    pulled_by: str | None = None,
+) -> VerificationReport:
+    """One folder's verify (--offline: the local copy alone, the transport never
+    connected; an unreachable box: the report says no re-scan)."""
     from rgt_tui.services.verify.run import verify_host
 
-    async with host_connection(rank) as transport:  # connects only for the re-scan
-        return await verify_host(
-            rank,
-            call.fleet.results_dir,
-            transport=None if offline else transport,
-            python=call.fleet.verify_python,
-            safe_globals=call.fleet.verify_safe_globals,
-            stall_timeout_s=call.args.stall_timeout,
-            pulled_by=call.host.name,
-            write_record=False,
-        )
+    return await verify_host(
+        host,
+        call.fleet.results_dir,
+        transport=None if offline else transport,
+        python=call.fleet.verify_python,
+        safe_globals=call.fleet.verify_safe_globals,
+        stall_timeout_s=call.args.stall_timeout,
+        pulled_by=pulled_by,
+        write_record=write_record,
+    )
 
 
 # -- pull --all: every host at once, one connection each, one budget ----------------------

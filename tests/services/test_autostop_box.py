@@ -245,19 +245,28 @@ async def test_no_stop_while_the_fleet_file_is_not_applied(make_queue_fleet, tmp
     await box.connections.close_all()
 
 
+async def _held_box(make_queue_fleet, tmp_path: Path, held) -> Box:  # type: ignore[no-untyped-def]
+    """A finished, pulled and verified box whose GPU (a recorded H100's nvidia-smi) ``held``
+    holds: a real process with device-named files open (support.vram_box)."""
+    from support.vram_box import vram_smi
+
+    box = await _box(make_queue_fleet, tmp_path)
+    served = box.qf.loopback.box("box1")
+    served.extra_path.append(vram_smi(tmp_path / "smi", held.pid).parent)
+    served.extra_env["RGT_NVIDIA_DEV_PREFIX"] = held.prefix
+    await box.pull_and_verify()
+    return box
+
+
 async def test_no_stop_while_a_process_outside_the_queue_holds_the_gpus(make_queue_fleet, tmp_path):
     """A user's evaluation run, started by hand, idled the GPUs while it loaded: autostop
     stopped the box under it (h532 #1). The gate's note is a wait here, told once; the
     stop runs once the process let go."""
-    from support.vram_box import HeldDevices, vram_smi
+    from support.vram_box import HeldDevices
 
     held = HeldDevices(tmp_path / "dev")
     try:
-        box = await _box(make_queue_fleet, tmp_path)
-        served = box.qf.loopback.box("box1")
-        served.extra_path.append(vram_smi(tmp_path / "smi", held.pid).parent)
-        served.extra_env["RGT_NVIDIA_DEV_PREFIX"] = held.prefix
-        await box.pull_and_verify()
+        box = await _held_box(make_queue_fleet, tmp_path, held)
         auto = box.autostop()
         await auto.on_host(box.host, await box.state())
         await box.sample(auto, 40)
@@ -281,17 +290,13 @@ async def test_a_cells_leftover_on_the_gpus_holds_no_stop(make_queue_fleet, tmp_
     """A crashed cell's orphan worker holding GPU memory is no run of the user's: the
     stop is what ends it. Waiting for it kept a box billing all night (review h534 #5);
     only a holder no cell left behind makes autostop wait."""
-    from support.vram_box import HeldDevices, vram_smi
+    from support.vram_box import HeldDevices
 
     monkeypatch.setenv("RGT_CELL_NAME", "first")  # what run_one.sh exports to a cell
     held = HeldDevices(tmp_path / "dev")
     monkeypatch.delenv("RGT_CELL_NAME")
     try:
-        box = await _box(make_queue_fleet, tmp_path)
-        served = box.qf.loopback.box("box1")
-        served.extra_path.append(vram_smi(tmp_path / "smi", held.pid).parent)
-        served.extra_env["RGT_NVIDIA_DEV_PREFIX"] = held.prefix
-        await box.pull_and_verify()
+        box = await _held_box(make_queue_fleet, tmp_path, held)
         report = await check_gate(
             box.fleet, box.host, box.connections.transport("box1"), box.journal
         )
