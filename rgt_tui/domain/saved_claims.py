@@ -16,7 +16,7 @@ Pure: the log's text and the manifest in, the claim and where it lands out.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rgt_tui.domain.manifest import Manifest
 
@@ -39,10 +39,34 @@ TAIL_BYTES = 512 << 10
 
 @dataclass(frozen=True)
 class SavedClaim:
-    """The log's last claim: its line number (in the text read) and the box path."""
+    """The log's last claim: its line number (in the text read) and the box path; ``more``:
+    the line's text after the path (up to a ";" or "|"), where a path with a space in it
+    goes on (``candidates``)."""
 
     line: int
     path: str
+    more: str = ""
+    base: str = ""  # the path read up to its first space ("": ``path``)
+
+    def candidates(self) -> list[str]:
+        """The path read up to its first space, then with each further word of the line
+        while the words read as parts of a path: "saved /r/your run/ckpt.pt" claims
+        "/r/your run/ckpt.pt", which the first space cut to "/r/your", a file the box
+        never held — a failed save, said of a cell whose results were all there (h535
+        #1). Which one the box holds decides (``verify.claims``)."""
+        base = self.base or self.path
+        out = [base]
+        for word in list(_WORD.finditer(self.more))[:MAX_WORDS]:
+            if not _PATHISH.fullmatch(word.group(0).rstrip(_PATH_END)):
+                break  # "(epoch", "[12.3", "https://…": the path ended before
+            out.append((base + self.more[: word.end()]).rstrip(_PATH_END))
+        return out
+
+
+_WORD = re.compile(r"\S+")
+_PATHISH = re.compile(r"[\w.@+=-]+(?:/[\w.@+=-]+)*/?")  # a word that can go on a path
+MAX_WORDS = 8  # a path's spaces a claim is read over
+_PATH_END = ".:/'\"`,;)]}>"  # what ends a claimed path in a log's line, not part of it
 
 
 def last_claim(text: str) -> SavedClaim | None:
@@ -102,7 +126,13 @@ def _claims(text: str) -> list[SavedClaim]:
         for later in paths[1:]:
             if _DEST.search(rest[: later.start()]):
                 chosen = later
-        found.append(SavedClaim(number, chosen.group(0).rstrip(".:/")))
+        base = chosen.group(0).rstrip(".:/")
+        claim = SavedClaim(number, base, rest[chosen.end() :], base)
+        # Shown (and its kind read) as the longest reading over the line's spaces that
+        # names a known kind of file ("/r/my run/ck.pt", not "/r/my": h535 #1); whether
+        # the box held it is asked of every reading (``candidates``).
+        typed = [c for c in claim.candidates()[1:] if _kind(c)]
+        found.append(replace(claim, path=typed[-1]) if typed and not _kind(base) else claim)
     return found
 
 

@@ -91,6 +91,38 @@ async def test_the_last_saved_claim_must_be_on_the_box(make_loopback_fleet, tmp_
     assert not report.ok and "liar" in format_report(report)
 
 
+async def test_a_saved_path_with_a_space_is_read_whole(make_loopback_fleet, tmp_path):
+    """A cell named "your run" (its config "configs/your run.json") logged "saved
+    checkpoint to /…/your run/ck.pt"; the claim was read up to the space, "/…/your", a
+    file the box never held: a failed save said of a cell whose results were all there,
+    locking the gate and autostop, and "retry the cell" would pay to redo them (h535 #1).
+    One whose file is not there is still a failed save."""
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    logs = fleet.box("box1").root / ".rgt" / "queue" / "cells"
+    logs.mkdir(parents=True)
+    cells = {
+        "your run": _cell(res, "your run", ["ck.pt"], ["ck.pt"]),
+        "my liar": _cell(res, "my liar", ["ck0.pt", "ck1.pt"], ["ck0.pt"]),
+    }
+    for name, text in cells.items():
+        (logs / f"{name}.log").write_text(text)
+    queue = tmp_path / "queue.txt"
+    queue.write_text("".join(f'"configs/{n}.yaml" train\n' for n in cells))
+    host = host_of(fleet, queue=queue)
+    transport = transport_for(host)
+    try:
+        pulled = await pull_host(host, tmp_path, transport, options=fast())
+        assert not pulled.failed, pulled.failed
+        report = await verify_host(host, tmp_path, transport=None)
+    finally:
+        await transport.close()
+    assert report.roster is not None
+    assert report.roster.present == ("your run",), report.roster
+    (why,) = [w for n, w in report.roster.missing if n == "my liar"]
+    assert f"says it saved {res}/my liar/ck1.pt, and the box held no such file" in why, why
+
+
 async def test_a_run_whose_saves_all_lie_outside_the_pull_is_missing(make_loopback_fleet, tmp_path):
     """h522 #1: a run template without {out} saved into the workdir; the pull brought
     an earlier run's files of the same cell names, the roster matched them by name and
@@ -180,6 +212,13 @@ def test_the_claimed_path_is_the_one_the_word_names() -> None:
     for line, path in cases.items():
         claim = last_claim(line + "\n")
         assert claim is not None and claim.path == path, (line, claim)
+    # A path with a space is read over it where the words go on as a path, and shown
+    # so when they name a kind of file (h535 #1); the first reading is still asked of.
+    spaced = last_claim("saved /r/my run/ck1.pt (epoch 3)\n")
+    assert spaced is not None and spaced.path == "/r/my run/ck1.pt"
+    assert spaced.candidates() == ["/r/my", "/r/my run/ck1.pt"]
+    folder = last_claim("saved /r/c/hf to model.pt\n")
+    assert folder is not None and folder.candidates()[0] == "/r/c/hf"
     for line in ("epoch 2/2 saved", "saved to ./rel/ckpt.pt", "saved 12.3 it/s"):
         assert last_claim(line) is None, line
 

@@ -11,7 +11,13 @@ from pathlib import Path
 from rgt_tui.domain.checkpoints import is_checkpoint
 from rgt_tui.domain.manifest import Manifest
 from rgt_tui.domain.roster import RosterCheck
-from rgt_tui.domain.saved_claims import TAIL_BYTES, claimed_local, holds, last_claims
+from rgt_tui.domain.saved_claims import (
+    TAIL_BYTES,
+    SavedClaim,
+    claimed_local,
+    holds,
+    last_claims,
+)
 from rgt_tui.domain.text import printable
 from rgt_tui.services.pull.box_logs import TAIL_SUFFIX, UNREAD_SUFFIX
 from rgt_tui.services.records import pulled_cell_log
@@ -133,7 +139,7 @@ def _claims(
                 text = f.read(TAIL_BYTES).decode("utf-8", "replace")
         except OSError:
             continue  # no log pulled: nothing claimed here
-        claims = last_claims(text)
+        claims = [_as_held(c, manifest, pulled) for c in last_claims(text)]
         placed = [(c, claimed_local(manifest, c.path)) for c in claims]
         whole = size <= TAIL_BYTES and shown != tail
         where = "line {} of" if whole else "the end of"
@@ -185,3 +191,14 @@ def _claims(
                 "again to see which, then retry the cell or accept it as missing"
             )
     return found
+
+
+def _as_held(claim: SavedClaim, manifest: Manifest, pulled: set[str]) -> SavedClaim:
+    """``claim`` as the reading of its path the pulled files hold (``SavedClaim.
+    candidates``: up to its first space, or over the spaces after it); as it was when
+    they hold none."""
+    for path in claim.candidates():
+        local = claimed_local(manifest, path)
+        if local is not None and holds(pulled, local):
+            return replace(claim, path=path)
+    return claim
