@@ -211,9 +211,9 @@ def watch_interrupted(call: Call) -> int:
     """Ctrl-C: what a stop mid-work left (it exited 130 without a word, mid-pull: an
     overnight hour, s39 watch #7), then 130."""
     call.fail(
-        "watch: interrupted; a periodic pull cut short keeps what arrived (each host's "
-        f"results folder under {call.fleet.results_dir}/, .rgt/parts/) and the next pull "
-        "resumes it; nothing unchecked was marked pulled"
+        "interrupted; a periodic pull it cut short, if any, keeps what arrived (each "
+        f"host's results folder under {call.fleet.results_dir}/, .rgt/parts/) and the next "
+        "pull resumes it; nothing unchecked was marked pulled"
     )
     return EXIT_INTERRUPTED
 
