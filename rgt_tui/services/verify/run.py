@@ -145,7 +145,9 @@ async def verify_host(
         return await _finish(host, folder, None, (), (), None, False, [problem], write_record)
     loader = VerifyLoader(python, limits, safe_globals)
     try:
-        results = await _check_all(host.name, folder, manifest, on_progress, loader)
+        results = await _check_all(
+            host.name, folder, manifest, on_progress, loader, pulled_by or host.name
+        )
     finally:
         await asyncio.to_thread(loader.close)
     flags = await asyncio.to_thread(_flags, folder, manifest, results)  # walks the folder
@@ -285,6 +287,7 @@ async def _check_all(
     manifest: Manifest,
     on_progress: Callable[[VerifyProgress], None] | None,
     loader: VerifyLoader,
+    puller: str,
 ) -> list[ArtifactCheck]:
     entries = sorted(manifest.entries, key=lambda e: manifest.local_relpath(e.root, e.path))
     total = sum(e.size for e in entries)
@@ -294,7 +297,9 @@ async def _check_all(
 
     async def one(entry: ManifestEntry) -> ArtifactCheck:
         async with sem:
-            result = await asyncio.to_thread(_check_file, folder, manifest, entry, loader, record)
+            result = await asyncio.to_thread(
+                _check_file, folder, manifest, entry, loader, record, puller
+            )
         done[0] += 1
         done[1] += entry.size
         if on_progress is not None:
@@ -310,11 +315,13 @@ def _check_file(
     entry: ManifestEntry,
     loader: VerifyLoader,
     record: PulledRecord,
+    puller: str,
 ) -> ArtifactCheck:
-    """Hash one local file and load it by type (blocking); no file's content can raise."""
+    """Hash one local file and load it by type (blocking); no file's content can raise.
+    ``puller``: the host whose pull brings the folder (a group's, for its rank's)."""
     rel = manifest.local_relpath(entry.root, entry.path)
     try:
-        return _check_one(folder, manifest, entry, loader, record)
+        return _check_one(folder, manifest, entry, loader, record, puller)
     except Exception as exc:  # a bug or an unforeseen file must cost that file only
         why = f"not verified: could not check it ({type(exc).__name__}: {exc})"
         remote = manifest.display(entry.root, entry.path)
@@ -327,6 +334,7 @@ def _check_one(
     entry: ManifestEntry,
     loader: VerifyLoader,
     record: PulledRecord,
+    puller: str,
 ) -> ArtifactCheck:
     rel = manifest.local_relpath(entry.root, entry.path)
     remote = manifest.display(entry.root, entry.path)
@@ -347,7 +355,11 @@ def _check_one(
             f"({move}), then pull {remote} again",
         )
     if not path.is_file():
-        return result(MISSING, f"not in the local copy — run `rgt-tui pull` for {remote}")
+        # The command as it is pasted (h535 #4: "run `rgt-tui pull` for /…" was refused
+        # as "name one HOST").
+        return result(
+            MISSING, f"not in the local copy — run `rgt-tui pull {puller}` (it brings {remote})"
+        )
     # The pull checked each file's SHA-256 as it landed: a local copy that differs now
     # is not the box's (changed here, or written by something else), and a pull never
     # writes over it ("pull it again" looped against the pull's CONFLICT: hour s19a #5;
