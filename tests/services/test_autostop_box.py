@@ -217,6 +217,29 @@ async def test_the_stop_runs_once_when_every_condition_holds_across_restarts(
     await box.connections.close_all()
 
 
+async def test_idle_counts_from_the_queues_end_whatever_an_earlier_watch_kept(
+    make_queue_fleet, tmp_path
+):
+    """A restarted watch's idle clock, kept from before, covered a queue that ran while
+    no watch looked: the box was stopped 34 s after its last cell, the notice saying
+    "GPUs under 5 % for 16m38s" (h535 #3). Idle counts from the queue's end at most."""
+    from rgt_tui.domain.autostop import IdleClock
+
+    box = await _box(make_queue_fleet, tmp_path)
+    await box.pull_and_verify()
+    auto = box.autostop()
+    # What a watch that ended before this queue ran left: idle for 40 minutes then.
+    auto._save_idle("box1", IdleClock(box.clock() - 40 * 60, box.clock() - 60))
+    await auto.on_host(box.host, await box.state())
+    assert box.runs() == 0, auto.reasons
+    assert "GPUs idle" in auto.reasons["box1"] and "of 30 min" in auto.reasons["box1"]
+    await box.sample(auto, 28)
+    assert box.runs() == 0, auto.reasons
+    await box.sample(auto, STEP_MIN)
+    assert box.runs() == 1, auto.reasons
+    await box.connections.close_all()
+
+
 async def test_no_stop_while_the_fleet_file_is_not_applied(make_queue_fleet, tmp_path):
     """h491 #1's stop: a `stop` edited to a new instance id beside a typo would run the
     last good file's command, maybe stopping another box of the user's now at work."""

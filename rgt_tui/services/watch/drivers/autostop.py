@@ -305,6 +305,13 @@ class AutoStop:
             self.say(host.name, "stopped", self._stopped_words(kept, launch))
             return
         idle_for = kept.idle.idle_for(now)
+        done = state.queue.launch.done
+        if done is not None:
+            # Idle from the queue's end at the earliest: a clock kept over a restart of
+            # watch covered a queue that ran unwatched, and a box stopped 34 s after its
+            # last cell read "GPUs under 5 % for 16m38s" (h535 #3). (The box's clock: a
+            # box ahead of this one only delays the stop.)
+            idle_for = min(idle_for, max(0.0, now - done.ts))
         if idle_why is not None or idle_for < minutes * 60:
             if idle_why is not None and idle_why.startswith((UNKNOWN_GPUS, NO_SAMPLE)):
                 # Not the GPUs' busy/idle flip: a reason of its own, said when it changes
