@@ -43,7 +43,9 @@ def control_hint(view: QueueView) -> str:
     """The keys under a running queue's summary: S only while no stop was asked (h471 #8:
     "S stop after this cell" stayed after S; the line above says the stop was asked),
     R only with a cell it can take."""
-    hint = CONTROL_HINT if view.retry_pickable else CONTROL_HINT.removesuffix(RETRY_HINT)
+    # Nor R once a stop was asked: the retry is refused until the queue ends (h535 #7).
+    retry = view.retry_pickable and not view.stop_requested
+    hint = CONTROL_HINT if retry else CONTROL_HINT.removesuffix(RETRY_HINT)
     return hint.removeprefix(STOP_HINT) if view.stop_requested else hint
 
 

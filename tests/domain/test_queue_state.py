@@ -166,6 +166,15 @@ def test_the_queue_line_names_the_state_once_and_the_cli_names_its_flag():
         runner_alive=True, alive={"b"},
     )  # fmt: skip
     assert "· R retry or resume a cell" in "\n".join(x.plain for x in queue_lines(with_done))
+    # Once a stop was asked, R is refused until the queue ends: not offered (h535 #7).
+    stopping = view(
+        launches("stop 1007 user\n"),
+        {"a": parse_cell_state(f"start 1000 {BOOT} 10\nend 1005 0\n"),
+         "b": parse_cell_state(f"start 1006 {BOOT} 11\n")},
+        runner_alive=True, alive={"b"},
+    )  # fmt: skip
+    assert stopping.stop_requested
+    assert "R retry" not in "\n".join(x.plain for x in queue_lines(stopping))
     stopped = view(launches(), attempts)
     assert "resume from cell 0" in stopped.summary()
     shown = format_view(stopped)
