@@ -627,6 +627,36 @@ async def test_a_stop_whose_watch_ended_mid_command_is_told_once(make_queue_flee
     await box.connections.close_all()
 
 
+async def test_a_second_watch_follows_the_stop_the_first_runs(make_queue_fleet, tmp_path):
+    """Two watches on one fleet (the docs allow it): the one that lost the claim said
+    "already stopped once" while the other's command ran, and nothing once that watch
+    died mid-command (h535 #2). It now says the stop has no outcome yet, and tells
+    stop_unknown once the command's time has passed."""
+    box = await _box(make_queue_fleet, tmp_path, waits=True)
+    await box.pull_and_verify()
+    first, second = box.autostop(), box.autostop()
+    first.locks = HostLocks()  # another process: its own locks
+    for step in range(8):  # both watch the same samples
+        box.clock.advance(STEP_MIN if step else 0)
+        for auto in (first, second):
+            await auto.on_host(box.host, await box.state())
+    box.clock.advance(STEP_MIN)
+    stopping = asyncio.ensure_future(second.on_host(box.host, await box.state()))
+    await wait_for(box.started.exists, 120, "the stop command to start")
+    await first.on_host(box.host, await box.state())  # the other watch looks meanwhile
+    said = first.reasons["box1"]
+    assert "has no outcome yet (another watch may be running it)" in said, said
+    stopping.cancel()  # the watch running it dies mid-command
+    await asyncio.gather(stopping, return_exceptions=True)
+    box.clock.advance(first.timeout_s / 60 + 10)
+    await first.on_host(box.host, await box.state())
+    [told] = box.events
+    assert told.kind == "stop_unknown" and told.severity == "critical", told
+    assert box.runs() == 0  # never run a second time
+    box.go.touch()
+    await box.connections.close_all()
+
+
 async def test_watch_once_waits_for_the_stop_it_starts(make_queue_fleet, tmp_path):
     """Hour s23c #1: under `watch --once` (cron) the gate check and the stop ran in a
     background task that the pass cancelled as it closed: no box was ever stopped."""

@@ -277,6 +277,13 @@ class AutoStop:
             and not kept.unsettled_told
             and now - kept.unsettled > self.timeout_s + STOP_SETTLE_S
         ):
+            # Read again first: another watch that ran it may have recorded its outcome.
+            kept = self._hosts[host.name] = await asyncio.to_thread(self._load, host.name)
+        if (
+            kept.unsettled is not None
+            and not kept.unsettled_told
+            and now - kept.unsettled > self.timeout_s + STOP_SETTLE_S
+        ):
             # Past the command's time: no process will record its outcome (a watch running
             # it now would have); a restart before then tells it when the time has passed.
             self._emit(stop_outcome_unknown_event(host, kept.unsettled))  # once: its key
@@ -422,7 +429,15 @@ class AutoStop:
             return
         claim = await asyncio.to_thread(self._claim, host.name, launch, report, idle_for)
         if claim is not None:
-            self.say(host.name, "claim", claim)
+            # Another watch's claim, maybe still running: the state is read again, so its
+            # outcome (or its lack: stop_unknown) is followed here as for a stop of this
+            # watch's own (h535 #2: "already stopped once" while the other watch's
+            # command ran, and nothing once that watch died mid-command).
+            self._hosts[host.name] = fresh = await asyncio.to_thread(self._load, host.name)
+            if launch in fresh.stopped:
+                self.say(host.name, "stopped", self._stopped_words(fresh, launch))
+            else:
+                self.say(host.name, "claim", claim)
             return
         kept.stopped.add(launch)
         assert host.watch.stop is not None  # config_refusal said so
