@@ -32,7 +32,7 @@ import shlex
 import stat
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rgt_tui.agent.secret_paths import skipped_by_rule
@@ -294,12 +294,11 @@ async def _check_all(
     done = [0, 0]
     sem = asyncio.Semaphore(VERIFY_CONCURRENCY)
     record = await asyncio.to_thread(PulledRecord.load, folder)
+    here = _Folder(folder, manifest, loader, record, puller)
 
     async def one(entry: ManifestEntry) -> ArtifactCheck:
         async with sem:
-            result = await asyncio.to_thread(
-                _check_file, folder, manifest, entry, loader, record, puller
-            )
+            result = await asyncio.to_thread(_check_file, here, entry)
         done[0] += 1
         done[1] += entry.size
         if on_progress is not None:
@@ -309,33 +308,39 @@ async def _check_all(
     return list(await asyncio.gather(*(one(e) for e in entries)))
 
 
-def _check_file(
-    folder: Path,
-    manifest: Manifest,
-    entry: ManifestEntry,
-    loader: VerifyLoader,
-    record: PulledRecord,
-    puller: str,
-) -> ArtifactCheck:
-    """Hash one local file and load it by type (blocking); no file's content can raise.
-    ``puller``: the host whose pull brings the folder (a group's, for its rank's)."""
+@dataclass(frozen=True)
+class _Folder:
+    """What every file's check of one folder reads: its manifest, the loader, the pull's
+    record of what it wrote, and ``puller``, the host whose pull brings the folder (a
+    group's, for its rank's)."""
+
+    path: Path
+    manifest: Manifest
+    loader: VerifyLoader
+    record: PulledRecord
+    puller: str
+
+
+def _check_file(here: _Folder, entry: ManifestEntry) -> ArtifactCheck:
+    """Hash one local file and load it by type (blocking); no file's content can raise."""
+    manifest = here.manifest
     rel = manifest.local_relpath(entry.root, entry.path)
     try:
-        return _check_one(folder, manifest, entry, loader, record, puller)
+        return _check_one(here, entry)
     except Exception as exc:  # a bug or an unforeseen file must cost that file only
         why = f"not verified: could not check it ({type(exc).__name__}: {exc})"
         remote = manifest.display(entry.root, entry.path)
         return ArtifactCheck(rel, remote, kind_of(rel), NOT_VERIFIED, why, entry.size, None)
 
 
-def _check_one(
-    folder: Path,
-    manifest: Manifest,
-    entry: ManifestEntry,
-    loader: VerifyLoader,
-    record: PulledRecord,
-    puller: str,
-) -> ArtifactCheck:
+def _check_one(here: _Folder, entry: ManifestEntry) -> ArtifactCheck:
+    folder, manifest, loader, record, puller = (
+        here.path,
+        here.manifest,
+        here.loader,
+        here.record,
+        here.puller,
+    )
     rel = manifest.local_relpath(entry.root, entry.path)
     remote = manifest.display(entry.root, entry.path)
     path = folder / rel
