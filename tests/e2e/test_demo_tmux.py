@@ -45,6 +45,25 @@ def listening_ports(pid: int) -> set[int]:
     return ports
 
 
+def demo_listeners(ports: set[int], scratch: Path) -> list[str]:
+    """Processes of this demo (they carry its TMPDIR) still listening on its ports.
+
+    Asking whether a port refuses a connection is not enough once the demo is gone:
+    another test's server may take a freed loopback port the next moment.
+    """
+    found = []
+    for conn in psutil.net_connections(kind="tcp"):
+        if conn.status != psutil.CONN_LISTEN or conn.laddr.port not in ports or not conn.pid:
+            continue
+        try:
+            proc = psutil.Process(conn.pid)
+            if proc.environ().get("TMPDIR") == str(scratch):
+                found.append(f"{conn.pid} on port {conn.laddr.port}: {proc.cmdline()}")
+        except psutil.Error:
+            continue
+    return found
+
+
 def refuses(port: int) -> bool:
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=2):
@@ -119,6 +138,8 @@ async def test_demo_shows_the_boxes_and_cleans_up_on_exit(
     ports = listening_ports(pid)
     assert len(ports) >= BOXES
     assert not any(refuses(p) for p in ports)
+    # The check made after exit would see each of them: it is not vacuous.
+    assert len(demo_listeners(ports, scratch)) == len(ports)
 
     if how in ("q", "ctrl-c"):
         # The demo asks first (it deletes its boxes, queues and pulls); the key again quits.
@@ -145,7 +166,8 @@ async def test_demo_shows_the_boxes_and_cleans_up_on_exit(
         tmux.screen()
     )
     assert not psutil.pid_exists(pid)
-    assert all(refuses(p) for p in ports), "a loopback SSH server outlived the demo"
+    left = demo_listeners(ports, scratch)
+    assert not left, f"a loopback SSH server outlived the demo: {left}"
     assert not list(scratch.glob("rgt-demo-*")), "the demo's temporary directory was left behind"
     assert "Traceback" not in tmux.screen()
     assert "a new box answers" not in tmux.screen()
