@@ -68,7 +68,7 @@ def resolve(
     ``env``: the variable ``ref`` of this process's environment; ``netrc``: the password
     of machine ``ref`` in ``<home>/.netrc`` (that machine's own entry, never the netrc's
     ``default``: another service's secret must not go out under this name); ``file``: the
-    file's text, at most 64 KiB, trailing newline stripped. CredentialError otherwise.
+    file's text, at most 64 KiB, trailing line ends stripped. CredentialError otherwise.
     """
     environ = os.environ if environ is None else environ
     where = describe(cred)
@@ -96,6 +96,15 @@ def resolve(
             "the value holds a NUL byte, which no environment variable can carry",
             "point the credential at the token itself",
         )
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        # An environment variable of bytes that are not UTF-8 (Python keeps them as
+        # surrogates): sent, it would crash the launch after its plan (h543 #1).
+        raise fail(
+            "the value is not UTF-8 text (bytes no token holds)",
+            "set it again from the service's own page, or name another source",
+        ) from None
     return value
 
 
@@ -143,7 +152,10 @@ def _file_text(path: Path, fail: Fail) -> str:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise fail(f"{path} is not UTF-8 text", "point the credential at a text file") from None
-    return text.removesuffix("\n").removesuffix("\r")
+    # Every line end after the token goes: an editor's or `echo`'s extra blank line sent
+    # as part of the value breaks an HTTP header (h543 #5). Inside the text, a line end
+    # stays (a PEM key is lines).
+    return text.rstrip("\r\n")
 
 
 def env_file_text(values: Iterable[tuple[str, str]]) -> str:
@@ -174,7 +186,7 @@ async def send_credentials(
     # cut in half was shown in part: review h514 #10).
     secrets = [v for _, v in values]
     result = dataclasses.replace(
-        result, stdout=_masked(result.stdout, secrets), stderr=_masked(result.stderr, secrets)
+        result, stdout=masked(result.stdout, secrets), stderr=masked(result.stderr, secrets)
     )
     error = refusal(host, result)
     if error is not None:
@@ -189,7 +201,7 @@ async def send_credentials(
     return tuple(c.name for c in creds)
 
 
-def _masked(text: str, secrets: Iterable[str]) -> str:
+def masked(text: str, secrets: Iterable[str]) -> str:
     """``text`` with each secret written as [hidden]: as sent, as quoted for bash, and
     each piece of it that quoting splits apart (``'\\''``, as ``set -x`` shows it)."""
     forms = set()

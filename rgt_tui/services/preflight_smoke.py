@@ -24,7 +24,7 @@ from rgt_tui.domain.preflight import Check
 from rgt_tui.domain.preflight_smoke import SMOKE_DEFAULT_S, check_smoke, parse_smoke
 from rgt_tui.services.box_ctl import deployed_name
 from rgt_tui.services.box_script import box_path, run_box_script, script_text
-from rgt_tui.services.credentials import CredentialError, send_credentials
+from rgt_tui.services.credentials import CredentialError, masked, resolve, send_credentials
 from rgt_tui.transport import Transport
 
 CELL_ENV_FILE = "~/.rgt/cell.env"
@@ -102,9 +102,11 @@ async def smoke_check(
             f"{what} not run: a cell of the queue is running on the box now",
             ran=False,
         )
+    secrets: list[str] = []
     if ready.credentials:
         try:
             await send_credentials(host.name, ready.credentials, transport)
+            secrets = [resolve(host.name, c) for c in ready.credentials]
         except CredentialError as exc:
             return Check("smoke", False, f"not run: {exc.message}", "fix the credential first")
     runner, env_text = script_text("run_one.sh"), cell_env_text(env)
@@ -121,4 +123,6 @@ async def smoke_check(
         input=runner + env_text,
         timeout=seconds + 90,
     )
-    return check_smoke(parse_smoke(result.stdout), what, host.name)
+    # The smoke's last lines are shown: a value it printed (`set -x`, a curl with its
+    # header) shows as [hidden], as the box's echo of the file does (h543 #3).
+    return check_smoke(parse_smoke(masked(result.stdout, secrets)), what, host.name)

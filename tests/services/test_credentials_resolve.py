@@ -31,6 +31,10 @@ def test_env_source() -> None:
     assert message.startswith("h1: credential WANDB_API_KEY (env MY_KEY): ")
     assert "export MY_KEY=" in message
     assert "empty" in error(cred, environ={"MY_KEY": ""})
+    # Bytes that are not UTF-8 (os.environ keeps them as surrogates): named, not a crash
+    # at send time, and the value is not shown.
+    message = error(cred, environ={"MY_KEY": "SECRET9\udcff\udcfe"})
+    assert "not UTF-8" in message and "SECRET9" not in message
 
 
 def test_netrc_source_takes_that_machines_password_never_the_default(tmp_path: Path) -> None:
@@ -55,6 +59,10 @@ def test_file_source(tmp_path: Path) -> None:
     cred = Credential("HF_TOKEN", "file", str(token))
     token.write_text("hf_abc\n")
     assert resolve("h1", cred) == "hf_abc"
+    token.write_text("hf_abc\r\n\n")  # an editor's blank line after it: not the token's
+    assert resolve("h1", cred) == "hf_abc"
+    token.write_text("-----BEGIN-----\nkey\n-----END-----\n")  # a PEM keeps its lines
+    assert resolve("h1", cred) == "-----BEGIN-----\nkey\n-----END-----"
     token.write_bytes(b"x" * (MAX_FILE_BYTES + 1))
     assert "over 64 KiB" in error(cred)
     token.write_bytes(b"\xff\xfe")

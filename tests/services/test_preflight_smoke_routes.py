@@ -290,3 +290,26 @@ async def test_fast_routes_pass_and_every_cell_exports_the_mirrors(make_queue_fl
     await wait_view(qf, lambda v: v.state == FINISHED, what="the queue to finish")
     log = (qf.qdir() / "cells" / "one.log").read_text()
     assert f"PIP={fast}/simple HF={fast}/hf" in log
+
+
+async def test_a_credential_the_smoke_prints_is_hidden_in_its_last_lines(
+    make_queue_fleet, monkeypatch
+):
+    """h543 #3: a smoke that prints a credential (`set -x`, a curl with its header) is
+    shown as [hidden] in the check's last lines, as the box's echo of the file is."""
+    from rgt_tui.domain.config import Credential
+
+    monkeypatch.setenv("H543_TOKEN", "tok-ENVMARK9abcdef")
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    host = with_ready(
+        qf.host(),
+        smoke='echo "failing with key $API_TOKEN"; exit 3',
+        credentials=(Credential("API_TOKEN", "env", "H543_TOKEN"),),
+    )
+    transport = qf.transport()
+    try:
+        smoke = by_name(await preflight(qf.fleet, host, transport))["smoke"]
+    finally:
+        await transport.close()
+    assert not smoke.ok and "failing with key [hidden]" in smoke.detail, smoke
+    assert "ENVMARK9" not in smoke.detail
