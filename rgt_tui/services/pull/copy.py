@@ -162,7 +162,7 @@ async def _copy_one(run: PullRun, plan: FilePlan, lanes: tuple[int, ...]) -> Non
         except FileFailed as exc:
             run.fail(plan, str(exc))
         except LocalConflict as exc:
-            run.conflict(plan, f"{exc}; move it away and re-run")
+            run.conflict(plan, exc.told)
         except OSError as exc:  # the box's file: gone, unreadable
             run.fail(plan, f"cannot read it on the box: {exc.strerror or exc}")
         except TransportError as exc:
@@ -413,7 +413,7 @@ async def _tar_root(run: PullRun, root: int, plans: list[FilePlan]) -> list[File
                         except FileFailed as exc:  # its bytes are read past, not written
                             run.fail(wanted[event.name], str(exc))
                         except LocalConflict as exc:
-                            run.conflict(wanted[event.name], f"{exc}; move it away and re-run")
+                            run.conflict(wanted[event.name], exc.told)
                     elif isinstance(event, Data) and part is not None:
                         part.write([event.chunk], run.dest)
                     elif isinstance(event, End) and part is not None:
@@ -608,7 +608,7 @@ def _finish_group(run: PullRun, parts: list[_Part]) -> list[PulledFile | str | N
                 outcomes.append(_finish(run, part, grouped=True))
                 folders.add(part.plan.local.rpartition("/")[0])
             except LocalConflict as exc:
-                outcomes.append(f"{exc}; move it away and re-run")
+                outcomes.append(exc.told)
     finally:  # a full disk stops the group: every part's descriptor is closed all the same
         for part in parts:
             if part.fd >= 0:

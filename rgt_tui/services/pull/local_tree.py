@@ -74,7 +74,36 @@ def current_umask() -> int:
 
 
 class LocalConflict(Exception):
-    """Something here that is not rgt-tui's to replace is in a pulled file's way."""
+    """Something here that is not rgt-tui's to replace is in a pulled file's way, or a
+    folder here refuses the file (``fix`` says what the user does about it)."""
+
+    def __init__(self, what: str, fix: str = "move it away and re-run") -> None:
+        super().__init__(what)
+        self.fix = fix
+
+    @property
+    def told(self) -> str:
+        return f"{self}; {self.fix}"
+
+
+# A folder that refuses one file (made immutable, read-only, another disk mounted inside
+# the results folder) stops that file, not the pull (h543 #2). A full disk still stops
+# the pull: every later file would fail the same way.
+_REFUSED_HERE = {errno.EXDEV, errno.EPERM, errno.EACCES, errno.EROFS}
+
+
+def _refused_here(final: str, exc: OSError) -> LocalConflict:
+    if exc.errno == errno.EXDEV:
+        return LocalConflict(
+            f"{final}: its folder is on another file system than the pull's .rgt/parts "
+            "(a disk mounted inside the results folder), so the checked copy cannot be "
+            "renamed into it",
+            "mount that disk elsewhere (or set results_dir to a folder on it) and re-run",
+        )
+    return LocalConflict(
+        f"{final}: its folder here refuses the file ({exc.strerror or exc})",
+        "make that folder writable (chmod u+w; chattr -i if it was made immutable) and re-run",
+    )
 
 
 class HostTree:
@@ -275,6 +304,16 @@ class HostTree:
         ours (``over_link``: one the last pull made from the box's); a folder, another
         link, or a file when none was expected is a conflict, left alone. Returns
         ``set_aside`` when an older copy went there, else None."""
+        try:
+            return self._install(part, final, set_aside, sync=sync, over_link=over_link)
+        except OSError as exc:
+            if exc.errno in _REFUSED_HERE:
+                raise _refused_here(final, exc) from exc
+            raise
+
+    def _install(
+        self, part: str, final: str, set_aside: str | None, *, sync: bool, over_link: bool
+    ) -> str | None:
         moved = None
         with (
             self.entry(part, create=False) as (src, src_name),

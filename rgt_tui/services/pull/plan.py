@@ -312,7 +312,7 @@ def _plan_one(
     try:
         st = tree.lstat(rel)
     except LocalConflict as exc:
-        return FilePlan(entry, rel, part, "conflict", note=f"{exc}; move it away and re-run")
+        return FilePlan(entry, rel, part, "conflict", note=exc.told)
     except OSError as exc:
         if exc.errno != errno.ENAMETOOLONG:
             raise
@@ -320,7 +320,9 @@ def _plan_one(
         return FilePlan(entry, rel, part, "conflict", note=note)
     action, local_sha, note = "pull", None, ""
     if st is not None and stat.S_ISDIR(st.st_mode):
-        return FilePlan(entry, rel, part, "conflict", note="a folder is in the way")
+        return FilePlan(
+            entry, rel, part, "conflict", note="a folder is in the way; move it away and re-run"
+        )
     if st is not None and stat.S_ISLNK(st.st_mode) and not link_ours:
         # The user's link (to a checkpoint kept elsewhere, say): never replaced unasked
         # (hour s34 CLI #4: it became a regular file, with no copy kept and no word).
