@@ -678,12 +678,14 @@ code_switch() {
     fi
     for i in "${!rels[@]}"; do
         p=$dir/${rels[$i]} h=${sums[$i]%%"$tab"*}
-        [ -f "$p" ] && [ ! -L "$p" ] && [ -r "$p" ] || continue
         why=found
-        if [ "$h" != - ]; then
-            [ "${now[${rels[$i]}]-}" = "${sums[$i]}" ] && continue  # what the sync put there
-            why=edited
-        fi
+        if [ ! -L "$p" ]; then
+            [ -f "$p" ] && [ -r "$p" ] || continue
+            if [ "$h" != - ]; then
+                [ "${now[${rels[$i]}]-}" = "${sums[$i]}" ] && continue  # what the sync put there
+                why=edited
+            fi
+        fi  # a link: no sync makes one (it writes files), so the user's: kept (h543 #4)
         keeps+=("${rels[$i]}")
         whys+=("$why")
     done

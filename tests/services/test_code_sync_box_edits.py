@@ -201,3 +201,34 @@ async def test_the_check_names_a_file_no_sync_put_there_that_a_sync_would_replac
         "src/train.py is on the box, not put there by a sync: rgt-tui sync box1 replaces it, "
         "keeping the box's copy in ~/.rgt/sync-kept/ there" in (status.problem() or "")
     ), status.problem()
+
+
+async def test_a_link_the_user_made_on_the_box_is_kept_as_a_link_before_it_is_replaced(
+    make_loopback_fleet, tmp_path
+):
+    """h543 #4: a link on the box where the tree has a file (`eval.py -> results/mine.py`)
+    was replaced with no copy and no word. No sync makes links: it is the user's, kept in
+    sync-kept (as the link) and named, like a file no sync put there."""
+    loop = await make_loopback_fleet(1)
+    code = tmp_path / "proj"
+    git_tree(code)
+    write(code, "eval.py", "print('eval')\n")
+    git(code, "add", "-A")
+    git(code, "commit", "-q", "-m", "eval")
+    add_code(loop.hosts_file, code)
+    host = load_fleet(loop.hosts_file).host("box1")
+    root = loop.box("box1").root
+    write(root, "results/my_real_eval.py", "print('mine')\n")
+    (root / "eval.py").symlink_to("results/my_real_eval.py")
+    t = transport_for(host)
+    try:
+        result = await sync_code(host, t, method="sftp")
+    finally:
+        await t.close()
+    assert (root / "eval.py").read_text() == "print('eval')\n" and not (
+        root / "eval.py"
+    ).is_symlink()
+    assert result.replaced_found == ("eval.py",), result
+    kept = Path(result.kept_in) / "eval.py"
+    assert kept.is_symlink() and str(kept.readlink()) == "results/my_real_eval.py"
+    assert (root / "results/my_real_eval.py").read_text() == "print('mine')\n"
