@@ -455,8 +455,9 @@ async def _reconnect(run: PullRun, failures: int, lost: TransportError) -> int:
         run.tracker.all_files_state("retrying", why)
         run.tracker.set_phase(run.tracker.phase, f"{why}; retrying")
 
+    phase, message = run.tracker.phase, run.tracker.message
     try:
-        return await connect_with_backoff(
+        failures = await connect_with_backoff(
             run.transport,
             run.options.backoff,
             retrying,
@@ -465,6 +466,10 @@ async def _reconnect(run: PullRun, failures: int, lost: TransportError) -> int:
             failure=lost,
             max_attempts=run.options.max_attempts,
         )
+        # Back: the phase says what it said before the drop, not "refused …; retrying"
+        # on every line while the bytes flow again (h543 #6).
+        run.tracker.set_phase(phase, message)
+        return failures
     except HostKeyError as exc:
         raise PullError(exc.message, exc.fix) from exc
     except TransportError as exc:
