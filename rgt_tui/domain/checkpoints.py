@@ -67,6 +67,23 @@ def step_in_name(rel: str) -> int | None:
     return int(found[-1]) if found else None
 
 
+def recency(mtime: float, rel: str) -> tuple[float, int, str]:
+    """How two checkpoints order, newest last: by the box's mtime, then (a tie: files
+    touched together, copied with one mtime) by the step their names carry, the file's
+    own or its step folder's, then by name. Names alone put ``step-9.pt`` after
+    ``step-15.pt`` (h541 #2)."""
+    path = PurePosixPath(rel)
+    step = next(
+        (
+            n
+            for part in (path.name, *(p.name for p in path.parents))
+            if (n := step_in_name(part)) is not None
+        ),
+        -1,
+    )
+    return (mtime, step, rel)
+
+
 def sidecar_of(rel: str) -> str:
     """Where a checkpoint's sidecar would be: ``<dir>/<stem>.json``."""
     p = PurePosixPath(rel)
@@ -137,9 +154,9 @@ def sidecar_step(text: str, checkpoint_sha256: str) -> int | None:
 
 
 def newest_checkpoint(files: Iterable[CellFile]) -> CellFile | None:
-    """The newest good checkpoint (by the box's mtime, then name)."""
+    """The newest good checkpoint (``recency``)."""
     good = [f for f in files if f.good and is_checkpoint(f.rel)]
-    return max(good, key=lambda f: (f.mtime, f.rel), default=None)
+    return max(good, key=lambda f: recency(f.mtime, f.rel), default=None)
 
 
 def damaged_checkpoints(files: Iterable[CellFile]) -> list[CellFile]:
@@ -150,9 +167,11 @@ def damaged_checkpoints(files: Iterable[CellFile]) -> list[CellFile]:
 def newer_left_out(files: Iterable[CellFile], chosen: CellFile | None) -> list[CellFile]:
     """Checkpoints that must not be pushed and are newer than ``chosen`` (all of them when
     there is none), newest first: the steps a resume from ``chosen`` does not have."""
-    after = (chosen.mtime, chosen.rel) if chosen is not None else None
-    left = [f for f in damaged_checkpoints(files) if after is None or (f.mtime, f.rel) > after]
-    return sorted(left, key=lambda f: (f.mtime, f.rel), reverse=True)
+    after = recency(chosen.mtime, chosen.rel) if chosen is not None else None
+    left = [
+        f for f in damaged_checkpoints(files) if after is None or recency(f.mtime, f.rel) > after
+    ]
+    return sorted(left, key=lambda f: recency(f.mtime, f.rel), reverse=True)
 
 
 def left_out_words(f: CellFile) -> str:

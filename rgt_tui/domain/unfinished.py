@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 
 from rgt_tui.domain.artifacts import kind_of
+from rgt_tui.domain.checkpoints import recency
 from rgt_tui.domain.gate_events import FileFacts, QueueCellsSeen
 from rgt_tui.domain.queue_state import (
     FAILED,
@@ -107,7 +108,7 @@ def newest_checkpoint(
     """(local path, mtime) of cell ``name``'s newest checkpoint (torch or safetensors)
     that the manifest lists, was pulled with its hash and loaded; None when there is none."""
     found = [
-        (facts.mtime, path)
+        (recency(facts.mtime, path), path, facts.mtime)
         for path, facts in files.items()
         if in_outputs(path, name, prefixes)
         and kind_of(path) in CHECKPOINT_KINDS
@@ -117,5 +118,5 @@ def newest_checkpoint(
     ]
     if not found:
         return None
-    mtime, path = max(found)
+    _, path, mtime = max(found)
     return path, mtime

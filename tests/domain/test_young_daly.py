@@ -99,3 +99,28 @@ def test_a_step_folder_goes_whole_and_a_run_folder_is_not_one() -> None:
     assert step_folders_left_out(run) == run
     deep = [cell("checkpoint-2/model.bin"), cell("checkpoint-2/runs/events.out", "changed")]
     assert step_folders_left_out(deep) == deep
+
+
+def test_checkpoints_written_in_one_second_order_by_their_step_not_their_name_as_text():
+    """h541 #2: three checkpoints with one mtime (copied, touched together): the plan
+    named step-9.pt, since "step-9.pt" > "step-15.pt" as text; the run resumed from 15."""
+    from rgt_tui.domain.checkpoints import newer_left_out
+    from rgt_tui.domain.gate_events import FileFacts
+    from rgt_tui.domain.unfinished import newest_checkpoint as newest_loaded
+
+    sha = "0" * 64
+    files = [CellFile(f"c/step-{n}.pt", f"step-{n}.pt", 10, 500.0, sha) for n in (9, 12, 15)]
+    assert newest_checkpoint(files).rel == "step-15.pt"
+    hf = [
+        CellFile(
+            f"c/checkpoint-{n}/model.safetensors", f"checkpoint-{n}/model.safetensors", 10, 5.0, sha
+        )
+        for n in (900, 1000)
+    ]
+    assert newest_checkpoint(hf).rel == "checkpoint-1000/model.safetensors"  # the folder's step
+    damaged = dataclasses.replace(files[2], why="verify found it corrupt")
+    assert [f.rel for f in newer_left_out([*files[:2], damaged], files[1])] == ["step-15.pt"]
+    facts = {f.local: FileFacts(10, 500.0, sha) for f in files}
+    done = set(facts)
+    found = newest_loaded("c", ["c"], facts, done, done, set())
+    assert found == ("c/step-15.pt", 500.0)

@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from rgt_tui.domain.artifacts import GOOD_STATUSES
-from rgt_tui.domain.checkpoints import is_checkpoint
+from rgt_tui.domain.checkpoints import is_checkpoint, recency
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.manifest import Manifest, ManifestError, verified_here
 from rgt_tui.domain.preemption import Checkpoint
@@ -111,14 +111,14 @@ def newest_failed(fleet: Fleet, host: HostConfig, cell: str) -> tuple[str, str] 
     _, manifest, checks = found
     statuses = {c["path"]: c.get("status") for c in checks}
     prefixes = output_prefixes(manifest, host.durable_dir, cell)
-    newest: tuple[float, str, str] | None = None
+    newest: tuple[tuple[float, int, str], str, str] | None = None
     for entry in manifest.entries:
         local = manifest.local_relpath(entry.root, entry.path)
         prefix = next((p for p in prefixes if local.startswith(p + "/")), None)
         if prefix is None or not is_checkpoint(local):
             continue
-        if newest is None or (entry.mtime, local) > newest[:2]:
-            newest = (entry.mtime, local, local[len(prefix) + 1 :])
+        if newest is None or recency(entry.mtime, local) > newest[0]:
+            newest = (recency(entry.mtime, local), local, local[len(prefix) + 1 :])
     if newest is None:
         return None
     status = statuses.get(newest[1])
@@ -170,7 +170,9 @@ def _newest_verified(fleet: Fleet, host: HostConfig, cell: str) -> Checkpoint | 
             found = Checkpoint(rel, entry.mtime, entry.size)
         elif local in earlier:
             found = _earlier(folder, rel, earlier[local])
-        if found is not None and (best is None or (found.mtime, rel) > (best.mtime, best.path)):
+        if found is not None and (
+            best is None or recency(found.mtime, rel) > recency(best.mtime, best.path)
+        ):
             best = found
     return best
 

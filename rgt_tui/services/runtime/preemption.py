@@ -29,6 +29,7 @@ from rgt_tui.domain.checkpoints import (
     left_out_words,
     newer_left_out,
     newest_checkpoint,
+    recency,
 )
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import HostKeyError, SessionRefused, TransportError
@@ -95,7 +96,7 @@ def cell_checkpoints(fleet: Fleet, host: HostConfig, cell: str) -> tuple[Checkpo
         return Checkpoint(best.rel, best.mtime, best.size, step, left, earlier=earlier), ""
     waiting = [f for f in files if is_checkpoint(f.rel) and f.why.startswith(NOT_VERIFIED_YET)]
     if waiting:
-        return None, max(waiting, key=lambda f: (f.mtime, f.rel)).local
+        return None, max(waiting, key=lambda f: recency(f.mtime, f.rel)).local
     # Moved here by a resume move, and nothing of its run here verified: the checkpoint it
     # resumed from is the move's base, not "from scratch" (s38 spot hour #1).
     hop = earlier_hop(fleet, host.name, cell)
