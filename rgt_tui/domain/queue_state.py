@@ -146,6 +146,9 @@ class CellView:
     killed_by: str = ""
     # On Slurm: when the first TERM reached its last attempt (its ``signal`` record).
     signalled_at: int | None = None
+    # The host the local queue file moved this cell to, while it runs (or ran) here all
+    # the same: it runs twice (``services.queue.records``); "" otherwise.
+    moved_to: str = ""
 
     @property
     def label(self) -> str:

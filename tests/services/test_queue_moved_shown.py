@@ -6,19 +6,28 @@ Loopback boxes, the real runner, the real command line."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 from support.cli import arun
 from support.queues import GATE, SCRIPT_RUN, wait_view
 
 from rgt_tui.domain.preemption import LOST, Preemption
-from rgt_tui.domain.queue_state import INTERRUPTED, PENDING, SKIPPED, STOPPED
+from rgt_tui.domain.queue_state import INTERRUPTED, PENDING, SKIPPED, STOPPED, QueueView
 from rgt_tui.domain.vanished import MANUAL_KILL, PREEMPTED, with_preemption
 from rgt_tui.paths import journal_dir
 from rgt_tui.services.queue.launch import launch, plan_launch
 from rgt_tui.services.queue.move import apply_move, plan_move
 from rgt_tui.services.queue.view import diagnose_queue, read_queue_view
 from rgt_tui.services.runtime.preemption import PreemptionWatch, preempt_dir
+from rgt_tui.services.watch.events import HostState
+from rgt_tui.services.watch.tracker import HostMemory, derive, memory_from_json, memory_to_json
+
+
+def told(memory: HostMemory, view: QueueView) -> tuple[HostMemory, list]:
+    """What watch's tracker tells of box1 with ``view`` read."""
+    state = HostState(None, (), "connected", None, view, None, None, time.time())
+    return derive("box1", memory, state, reminder_s=0)
 
 
 async def launch_until_gate_runs(qf) -> None:  # type: ignore[no-untyped-def]
@@ -150,6 +159,15 @@ async def test_a_moved_cell_still_running_on_its_old_box_is_said_to_run_twice(ma
     )
     shown = await arun("queue", "show", "box1", "--hosts", qf.loopback.hosts_file)
     assert "RUNS TWICE" in shown.stdout, shown.stdout
+    # h541 #1: watch (and the TUI's notices) tell it once, a restart included.
+    memory, events = told(HostMemory(), view)
+    assert [(e.kind, e.title) for e in events] == [
+        ("runs_twice", "box1: cell gate runs here and on box2")
+    ]
+    assert events[0].body.startswith("RUNS TWICE: moved to box2") and "queue kill" in events[0].body
+    memory = memory_from_json("box1", memory_to_json("box1", memory))  # a restart
+    memory, events = told(memory, view)
+    assert events == []
     (qf.root() / "go").touch()
     # Hour s24c #2: once it finished here, box2 still holds it and would run it again.
     done = await wait_view(qf, lambda v: v.cells[0].status == "done", what="gate to finish")
@@ -163,3 +181,7 @@ async def test_a_moved_cell_still_running_on_its_old_box_is_said_to_run_twice(ma
     assert "box2 when it starts there (rgt-tui queue kill box2 gate)" in note
     shown = await arun("queue", "show", "box1", "--hosts", qf.loopback.hosts_file)
     assert "DONE HERE, YET QUEUED ON BOX2" in shown.stdout, shown.stdout
+    _, events = told(memory, done)  # its end is one more thing to do: told too
+    assert [e.title for e in events if e.kind == "runs_twice"] == [
+        "box1: cell gate finished here, yet is queued on box2"
+    ]

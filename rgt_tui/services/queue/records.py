@@ -72,6 +72,7 @@ def _runs_twice(view: QueueView, host: str, moved: Mapping[str, str]) -> QueueVi
             c,
             note=_twice_note(host, c.name, moved[c.name], c.status)
             + (f" · {c.note}" if c.note else ""),
+            moved_to=moved[c.name],
         )
         if c.name in moved and c.status in (RUNNING, DONE)
         else c

@@ -19,6 +19,7 @@ EVENT_KINDS = (
     "alert", "reminder", "queue_done", "silent", "back", "reboot", "forgotten", "stopped",
     "pull", "pull_failed", "preempted", "preempt_action", "preempt_action_by_other",
     "still_answers", "host_key", "stop_unknown", "removed", "left_out", "autostop_waits",
+    "runs_twice",
 )  # fmt: skip
 
 

@@ -24,6 +24,9 @@ and its JSON form sits beside it.
   got the warning learns it is over.
 - ``reboot``: the box's boot id is not the one last seen (key: the new boot id), so a
   reboot while nothing watched is still told once.
+- ``runs_twice``: a cell the queue file moved to another host runs (or finished) here
+  all the same: the box came back after a move nobody watched (key: the cell, its
+  attempt's start and whether it runs or ended). Two runs bill twice, and the other host runs it again unless told.
 
 A group (``[[groups]]``) and its boxes are told once each thing: the group's alerts are
 rank 0's sample, told under that box's name, so the group tells none; a box whose records
@@ -110,6 +113,7 @@ class HostMemory:
     oom_boot: str | None = None
     oom_baseline: int | None = None
     key_told: str | None = None  # the refused host key told ("kind key"), until it connects
+    twice_told: tuple[str, ...] = ()  # the runs_twice keys still true at the last look
 
 
 def occurrence(alert: Alert, state: HostState | None = None) -> str:
@@ -150,6 +154,7 @@ def derive(
     memory = _key_refused(host, memory, state, events)
     memory = _silent(host, memory, state, silent_grace_s, events)
     memory = _reboot(host, memory, state, events)
+    memory = _runs_twice(host, memory, state, events)
     return memory, events
 
 
@@ -592,6 +597,35 @@ def _reboot(
     return replace(memory, boot_id=boot)
 
 
+def _runs_twice(
+    host: str, memory: HostMemory, state: HostState, events: list[WatchEvent]
+) -> HostMemory:
+    """A cell moved away (by ``on_preempt`` while the box did not answer, or by hand)
+    that this box runs on, or finished: told once per attempt, with the cell's own note,
+    which says how to keep one run (h541 #1: the views alone said it, watch never did)."""
+    if state.queue is None:
+        return memory  # not read this time: what was told stays told
+    twice = {
+        f"runs_twice:{host}:{cell.name}:{cell.started_at or 0}:{cell.status}": cell
+        for cell in state.queue.cells
+        if cell.moved_to
+    }
+    for key, cell in twice.items():
+        if key in memory.twice_told:
+            continue
+        name = printable(cell.name, NAME_CHARS)
+        dest = printable(cell.moved_to, NAME_CHARS)
+        how = (
+            "runs here and on"
+            if cell.status not in (DONE, FAILED)
+            else "finished here, yet is queued on"
+        )
+        title = f"{host}: cell {name} {how} {dest}"
+        events.append(WatchEvent("runs_twice", host, key, title, cell.note, "warning"))
+    told = tuple(sorted(twice))
+    return memory if told == memory.twice_told else replace(memory, twice_told=told)
+
+
 def note_health(memory: HostMemory, health: HealthState | None) -> HostMemory:
     """The memory with the OOM baseline of the health state's boot (set once per boot)."""
     if health is None or health.boot_id is None or health.oom_baseline is None:
@@ -627,6 +661,7 @@ def memory_to_json(host: str, memory: HostMemory) -> dict[str, Any]:
         "oom_boot": memory.oom_boot,
         "oom_baseline": memory.oom_baseline,
         "key_told": memory.key_told,
+        "twice_told": list(memory.twice_told),
     }
 
 
@@ -641,6 +676,10 @@ def _int(value: Any) -> int | None:
 
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def memory_from_json(host: str, data: Any) -> HostMemory:
@@ -666,4 +705,5 @@ def memory_from_json(host: str, data: Any) -> HostMemory:
         oom_boot=_str(data.get("oom_boot")),
         oom_baseline=_int(data.get("oom_baseline")),
         key_told=_str(data.get("key_told")),
+        twice_told=tuple(k for k in _list(data.get("twice_told")) if isinstance(k, str)),
     )
