@@ -19,7 +19,7 @@ from rgt_tui.paths import journal_dir
 from rgt_tui.services.queue.launch import launch, plan_launch
 from rgt_tui.services.queue.move import apply_move, plan_move
 from rgt_tui.services.queue.view import diagnose_queue, read_queue_view
-from rgt_tui.services.runtime.preemption import PreemptionWatch, preempt_dir
+from rgt_tui.services.runtime.preemption import PreemptionWatch, preempt_dir, unreachable_fix
 from rgt_tui.services.watch.events import HostState
 from rgt_tui.services.watch.tracker import HostMemory, derive, memory_from_json, memory_to_json
 
@@ -65,6 +65,15 @@ async def test_a_cell_moved_while_its_box_was_away_reads_moved_there(make_queue_
     finally:
         await transport.close()
     assert qf.queue_file("box1").read_text().startswith(f"#moved-to box2: {gate} t 1\n")
+    # No runtime saw which cell ran (moved from the command line, nothing watching): the
+    # fix of an interruptible box not answering says the move, not "move CELL" (h541 #4).
+    spot = qf.host("box1")
+    spot = replace(spot, watch=replace(spot.watch, interruptible=True))
+    fix = unreachable_fix(qf.fleet, spot) or ""
+    assert fix.startswith(
+        "box1 does not answer (preempted?); moved from it already (its queue file's "
+        "#moved-to): gate → box2 — follow them there (rgt-tui queue show box2)"
+    ), fix
     await box1.start()
 
     transport = qf.transport("box1")

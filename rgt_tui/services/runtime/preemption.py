@@ -385,7 +385,7 @@ def unreachable_fix(fleet: Fleet, host: HostConfig) -> str | None:
     cell = named.cell if named is not None else seen.cell if seen is not None else None
     head = f"{host.name} does not answer ({'preempted' if named is not None else 'preempted?'})"
     try:
-        moved = moved_on(fleet, host) if cell is not None else {}
+        moved = moved_on(fleet, host)
     except (OSError, ValueError):
         moved = {}
     if cell is not None and cell in moved:
@@ -396,7 +396,20 @@ def unreachable_fix(fleet: Fleet, host: HostConfig) -> str | None:
         )
     to = host.watch.spare[0] if host.watch.spare else "HOST"
     what = shlex.quote(cell) if cell is not None else "CELL"
-    return f"{head}: move the interrupted cell: rgt-tui queue move {what} --to {to}"
+    move = f"rgt-tui queue move {what} --to {to}"
+    if cell is None and moved:
+        # No runtime saw which cell ran (a move from the command line, nothing watching):
+        # the moves on record are said, not a bare "move CELL" as if none was made
+        # (h541 #4: the checklist said "moved" beside it).
+        names = list(moved)
+        said = ", ".join(f"{shlex.quote(n)} → {moved[n]}" for n in names[:3])
+        said += f" and {len(names) - 3} more" if len(names) > 3 else ""
+        last = moved[names[-1]].split(" → ")[-1]
+        return (
+            f"{head}; moved from it already (its queue file's #moved-to): {said} — follow "
+            f"them there (rgt-tui queue show {last}); another cell that ran there: {move}"
+        )
+    return f"{head}: move the interrupted cell: {move}"
 
 
 def with_unreachable_fix(fleet: Fleet, host: HostConfig, exc: TransportError) -> TransportError:
