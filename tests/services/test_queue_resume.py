@@ -351,6 +351,22 @@ async def test_a_cell_that_wrote_nothing_is_not_sent_to_pull_first(make_queue_fl
         "nothing of ck pulled here: rgt-tui pull box1, then rgt-tui verify box1"
         in (again.problems[0])
     )
+    # h541 #3: a pull that refused its checkpoint (a newline in its name) refuses it
+    # again; the plan says so and gives the pull's own fix, not "pull, then verify".
+    (out / "ckpt.pt").rename(out / "step 9\nx.pt")
+    transport = qf.transport()
+    try:
+        pulled = await pull_host(qf.host("box1"), qf.fleet.results_dir, transport, options=fast())
+    finally:
+        await transport.close()
+    assert pulled.manifest.refused, pulled
+    again = await plan(qf)
+    assert "the last pull of box1 refused " in again.problems[0], again.problems
+    assert (
+        "and refuses them again: rename them on the box to plain names (rgt-tui shell box1)"
+        in (again.problems[0])
+    )
+    assert "\n" not in again.problems[0]
 
 
 async def test_a_copy_pulled_before_a_retry_is_never_resumed_from(make_queue_fleet):

@@ -700,21 +700,26 @@ async def _nothing_pulled(
     the box itself holds no file under the cell's {out} (then pulling cannot help), or
     it does not answer (then it cannot be pulled: hour s24a #5 was told to pull a box
     that was down, for a cell that, as last pulled, had never started)."""
+    folder = fleet_host_dir(fleet, source)
+    try:
+        pulled = await asyncio.to_thread(load_manifest, folder)
+    except (ManifestError, OSError, ValueError):
+        pulled = None
+    refused = _refused_of(pulled, source, name) if pulled is not None else ""
     if answers:
         facts = await _target_facts(transport, source, name)
         if facts.out in ("absent", "empty"):
             out = f"{facts.durable.rstrip('/')}/{name}"
             return f"{source.name} holds no file under {out} either: the run wrote none"
+        if refused:
+            return refused
         return (
             f"nothing of {name} pulled here: rgt-tui pull {source.name}, then rgt-tui "
             f"verify {source.name}"
         )
-    folder = fleet_host_dir(fleet, source)
+    if refused:
+        return refused
     started = await asyncio.to_thread((folder / pulled_cell_log(name, ".state")).exists)
-    try:
-        pulled = await asyncio.to_thread(load_manifest, folder)
-    except (ManifestError, OSError, ValueError):
-        pulled = None
     if pulled is not None and not started:
         return (
             f"as {source.name}'s records were last pulled ({local_minute(pulled.taken_at)}), "
@@ -724,6 +729,29 @@ async def _nothing_pulled(
     return (
         f"nothing of {name} pulled here, and {source.name} does not answer: pull and verify "
         "it once it answers"
+    )
+
+
+def _refused_of(pulled: Manifest, source: HostConfig, name: str) -> str:
+    """Why nothing of ``name`` was pulled when the last pull refused its files (a name
+    with a control character, say): another pull refuses them again, so the way on is
+    the pull's own fix (h541 #3: "pull, then verify" went round in a circle). "" when it
+    refused none of them."""
+    prefixes = output_prefixes(pulled, source.durable_dir, name)
+    refused = [
+        r
+        for r in pulled.refused
+        if any(pulled.local_relpath(r.root, r.path).startswith(p + "/") for p in prefixes)
+    ]
+    if not refused:
+        return ""
+    first = refused[0]
+    more = f" and {plural(len(refused) - 1, 'more file')}" if len(refused) > 1 else ""
+    return (
+        f"the last pull of {source.name} refused {printable(first.path, 120)} "
+        f"({printable(first.reason, 120)}){more} of {name}, and refuses them again: rename "
+        f"them on the box to plain names (rgt-tui shell {source.name}), then rgt-tui pull "
+        f"{source.name} and rgt-tui verify {source.name}"
     )
 
 
