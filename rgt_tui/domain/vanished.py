@@ -33,10 +33,12 @@ from rgt_tui.domain.out_disk import OutDisk, disk_full_words
 from rgt_tui.domain.preemption import Preemption, preemption_line
 from rgt_tui.domain.queue_records import CellAttempt, RunnerLaunch
 from rgt_tui.domain.queue_state import (
+    DONE,
     FAILED,
     INTERRUPTED,
     PENDING,
     REBOOTED,
+    SKIPPED,
     STOPPED,
     CellView,
     QueueView,
@@ -301,9 +303,16 @@ def _next_step(
     cell: str | None = None,
     spare: tuple[str, ...] = (),
     oom: CudaOom | None = None,
+    *,
+    nothing_left: bool = False,
 ) -> str:
     # Neutral words: the CLI adds its flag (--start N), the TUI its key (L).
     resume = f"relaunch from cell {index}" if index is not None else "relaunch the queue"
+    if nothing_left:  # every cell done or moved away: a relaunch runs done work (h541 #6)
+        resume = (
+            "do not relaunch: nothing is left to run here (its cells are done, or moved: "
+            f"rgt-tui queue show {host} says where each went)"
+        )
     return {
         DEAD_GPU: "re-rent the box: stop this instance, rent another, and "
         f"{resume} there (each cell reloads its latest checkpoint) — a rental's card cannot "
@@ -356,9 +365,13 @@ def diagnose(
         )
     if view.state in (STOPPED, REBOOTED) and view.launch is not None:
         launch = view.launch
-        return _weigh(
-            host, "the runner", None, launch.boot_id, launch, facts, None, view.resume_index
+        left = view.resume_index is not None or any(
+            c.status not in (DONE, SKIPPED) for c in view.cells
         )
+        return _weigh(
+            host, "the runner", None, launch.boot_id, launch, facts, None, view.resume_index,
+            nothing_left=not left,
+        )  # fmt: skip
     failed = [c for c in view.cells if c.status == FAILED]
     if failed:
         cell = max(failed, key=lambda c: (c.started_at or 0, c.index))
@@ -422,6 +435,7 @@ def _weigh(
     name: str | None = None,
     *,
     worker: bool = False,
+    nothing_left: bool = False,
 ) -> Diagnosis:
     reboot = _reboot(boot_at_start, facts)
     oom = _oom(attempt, reboot.verdict == YES, facts)
@@ -452,7 +466,7 @@ def _weigh(
         cause,
         summary,
         evidence,
-        _next_step(cause, host, index, name, facts.spare),
+        _next_step(cause, host, index, name, facts.spare, nothing_left=nothing_left),
         index,
         name,
     )

@@ -6,6 +6,7 @@ from support import FIXTURES
 
 from rgt_tui.domain.queue_records import (
     cells_tsv_line,
+    parse_cell_marks,
     parse_cell_state,
     parse_cells_tsv,
     parse_oom_counter,
@@ -71,6 +72,30 @@ def test_recorded_counters_parse():
 def test_the_runner_itself_vanishing_between_cells():
     d = run(f"start 1010 {BOOT} 4711\nend 1020 0\n", "", oom_kill_now=0, dmesg="ok")
     assert d.subject == "the runner" and d.cause == MANUAL_KILL and verdicts(d)[OOM] == UNKNOWN
+    # Both cells done: a relaunch would run them again, paid work (h541 #6).
+    assert "relaunch" not in d.next_step.replace("do not relaunch", ""), d.next_step
+    assert d.next_step.endswith(
+        "then do not relaunch: nothing is left to run here (its cells are done, or moved: "
+        "rgt-tui queue show box1 says where each went)"
+    ), d.next_step
+
+
+def test_the_runner_gone_after_its_interrupted_cell_moved_away():
+    """h541 #6: b was interrupted, then moved to box2 (its skip record): diagnose ended
+    "then relaunch the queue", which runs nothing here, or a again."""
+    launches = parse_runner_state(f"launch 1000 {BOOT} tmux 0 /h/.rgt/bin/run_queue.x.sh 42\n")
+    cells = {
+        "a": f"start 1000 {BOOT} 4710\nend 1010 0\n",
+        "b": f"start 1010 {BOOT} 4711\nskip 1050 moved to box2 (queue move)\n",
+    }
+    attempts = {n: parse_cell_state(t) for n, t in cells.items()}
+    view = derive_view(
+        "box1", DEPLOYED, launches, attempts, boot_id=BOOT, now=1100, runner_alive=False,
+        marks={n: parse_cell_marks(t) for n, t in cells.items()},
+    )  # fmt: skip
+    d = diagnose(view, launches, attempts, BoxFacts(boot_id=BOOT, uptime_s=90, dmesg="ok"))
+    assert "nothing is left to run here" in d.next_step, d.next_step
+    assert "relaunch the queue" not in d.next_step
 
 
 def test_reboot_is_named_from_the_boot_id():

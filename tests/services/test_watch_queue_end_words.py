@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from rgt_tui.domain.queue_records import (
     cells_tsv_line,
+    parse_cell_marks,
     parse_cell_state,
     parse_cells_tsv,
     parse_runner_state,
@@ -32,9 +33,10 @@ def told(
         "".join(cells_tsv_line(i, n, f"run {n}") for i, n in enumerate(names.split()))
     )
     attempts = {name: parse_cell_state(text) for name, text in cells.items()}
+    marks = {name: parse_cell_marks(text) for name, text in cells.items()}  # skip, retry
     view = derive_view(
         "box1", deployed, parse_runner_state(LAUNCH + runner), attempts, boot_id=BOOT,
-        now=1700000100, runner_alive=False,
+        now=1700000100, runner_alive=False, marks=marks,
     )  # fmt: skip
     state = HostState(
         None, (), "connected", None, view, cost_per_hour, None, 1700000100.0,
@@ -402,3 +404,22 @@ def test_a_cell_its_group_stopped_says_the_queue_stopped_without_the_stop_record
     assert event.title == (
         "box1: cell alpha stopped with its group; the queue stopped: 0/2 done, 1 not run"
     ), event.title
+
+
+def test_a_runner_gone_with_every_other_cell_moved_away_offers_no_relaunch() -> None:
+    """h541 #6: its cells done or moved to another box, the notice still said "launch it
+    again with L", which would run nothing, or done work again."""
+    event = told(
+        "alpha beta gamma",
+        "",
+        {
+            "alpha": "start 1700000001 boot-box1 4300\nend 1700000002 0\n",
+            "beta": "skip 1700000003 moved to box2 (resumed from step-9.pt)\n",
+            "gamma": "skip 1700000003 moved to box2\n",
+        },
+    )
+    assert "launch it again" not in event.body and "resume from cell" not in event.body
+    assert (
+        "nothing is left to run here: 2 cells moved to another box (rgt-tui queue show box1 "
+        "says where)" in event.body
+    ), event.body

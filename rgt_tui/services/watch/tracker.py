@@ -68,7 +68,7 @@ from rgt_tui.domain.queue_state import (
     QueueView,
 )
 from rgt_tui.domain.text import printable, shell_word
-from rgt_tui.domain.units import fmt_duration, local_time
+from rgt_tui.domain.units import fmt_duration, local_time, plural
 from rgt_tui.services.watch.events import HostState, WatchEvent
 
 MEMORY_VERSION = 1
@@ -368,6 +368,15 @@ def queue_gone_words(host: str, view: QueueView, *, interruptible: bool = False)
         if resume is not None
         else f"launch it again with L (rgt-tui launch {host})"
     )
+    if resume is None and not [c for c in view.cells if c.status not in (DONE, SKIPPED)]:
+        # Every cell done or passed over (moved to another box, skipped): a relaunch
+        # would run nothing, or done work again (h541 #6).
+        moved = sum(c.label == "moved" for c in view.cells)
+        again = "nothing is left to run here" + (
+            f": {plural(moved, 'cell')} moved to another box (rgt-tui queue show {host} says where)"
+            if moved
+            else ""
+        )
     causes = (
         "a preemption of this interruptible box, killed by hand, or the box's OOM killer"
         if interruptible
