@@ -46,13 +46,19 @@ def show_fleet_news(app: Any, event: FleetReloaded | FleetFileRejected) -> None:
         record(app, NOTICE_KEY, "fleet file", f"fixed: {fleet.path} applied")
     if changes.empty:
         return
-    for name, words in changes.left:  # a removed host still at work: a toast, not a line
-        # The toast is listed under n too: recorded as well, it was there twice (s23a #8).
-        app.notify(words, title=f"{name} removed", severity="warning", timeout=30)
+    _tell_left(app, changes.left)
     app.thresholds = thresholds = health_thresholds(fleet)
+    left = {name for name, _ in changes.left}
     for name in changes.removed:
-        if getattr(getattr(app.screen, "host", None), "name", None) == name:
-            app.back_to_fleet()  # a screen of a host that is no more (its detail, a dialog)
+        # A screen of a host that is no more (its detail, a dialog), anywhere in the
+        # stack: a detail under the help screen stayed, frozen (h542 #1).
+        if any(_of_host(s) == name for s in app.screen_stack):
+            app.back_to_fleet()
+            if name not in left:  # its own toast says it already
+                app.notify(
+                    f"{name} was removed from the fleet file: its screens closed",
+                    title=f"{name} removed",
+                )
         screen.remove_host(fleet, name)
     for host in changes.added:
         screen.add_host(fleet, host)
@@ -69,6 +75,35 @@ def show_fleet_news(app: Any, event: FleetReloaded | FleetFileRejected) -> None:
                 if isinstance(detail, HostDetailScreen) and detail.host.name == host.name:
                     detail.host = host  # its tabs draw with the new settings
     record(app, NOTICE_KEY, "fleet file", f"{fleet.path}: {changes.summary()}")
+
+
+MAX_LEFT_TOASTS = 2  # more removed hosts still at work: one toast names them all
+
+
+def _tell_left(app: Any, left: tuple[tuple[str, str], ...]) -> None:
+    """A removed host still at work (or not torn down) is a warning toast, listed under
+    n too; many removed at once are one toast, each still listed under n with its own
+    words (h542 #2: twenty removals stacked twenty 30-second toasts)."""
+    if len(left) <= MAX_LEFT_TOASTS:
+        for name, words in left:
+            # Listed under n by the toast itself: recorded as well, twice (s23a #8).
+            app.notify(words, title=f"{name} removed", severity="warning", timeout=30)
+        return
+    for name, words in left:
+        record(app, name, f"{name} removed", words, "warning")
+    names = ", ".join(name for name, _ in left[:5]) + (", …" if len(left) > 5 else "")
+    app.notify(
+        f"{len(left)} hosts were removed from the fleet file while a cell runs there or "
+        f"their box is not recorded as torn down ({names}): nothing watches or pulls them "
+        "now, and a box that still runs still bills — n lists each",
+        title="hosts removed",
+        severity="warning",
+        timeout=30,
+    )
+
+
+def _of_host(screen: Any) -> str | None:
+    return getattr(getattr(screen, "host", None), "name", None)
 
 
 def _show_on_details(app: Any, problem: str) -> None:
