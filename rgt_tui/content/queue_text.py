@@ -29,7 +29,7 @@ from rgt_tui.domain.queue_state import (
     relaunch_start,
 )
 from rgt_tui.domain.snapshot import HostSnapshot
-from rgt_tui.domain.units import plural
+from rgt_tui.domain.units import local_time, plural
 
 # The queue-control keys (screens/queue_keys.py), said under the summary; S and X only
 # while a cell runs (they have nothing to act on otherwise).
@@ -245,10 +245,13 @@ def cell_line(cell: CellView, now: int) -> Content:
     )
 
 
-def queue_lines(view: QueueView, *, answering: bool = True) -> list[Content]:
+def queue_lines(
+    view: QueueView, *, answering: bool = True, torn_down_at: float | None = None
+) -> list[Content]:
     """The tab's body: summary, resume hint, one line per cell. ``answering`` False: the
     box is silent and ``view`` its last read, said with when (ux-e #4: "running" on a box
-    lost minutes ago read as live)."""
+    lost minutes ago read as live). ``torn_down_at``: the box is recorded torn down, and
+    the hint says so instead of offering L and R, which it refuses (h542 #3)."""
     muted = "$foreground-muted"
     lines = [
         Content.assemble(
@@ -274,7 +277,7 @@ def queue_lines(view: QueueView, *, answering: bool = True) -> list[Content]:
     # cell is left: the resume line then said it a third time, beside the summary's
     # "resume from cell N" (h525 #7: three lines stacked after a stop).
     hint_says_l = view.current is None and (ended or (pending and not view.runner_alive))
-    if view.resume_index is not None and not hint_says_l:
+    if view.resume_index is not None and not hint_says_l and torn_down_at is None:
         lines.append(
             Content.assemble(
                 (
@@ -290,9 +293,12 @@ def queue_lines(view: QueueView, *, answering: bool = True) -> list[Content]:
         lines.append(Content.styled(cluster_text(view), muted))
     if view.cells:
         hint = (
+            f"torn down at {local_time(torn_down_at)}: nothing is sent to it any more · m "
+            "moves an unfinished cell to another box"
+            if torn_down_at is not None
             # R only with a cell it can take (hour s45a #10: offered beside the one cell,
             # running, then "no failed, killed or finished cell to retry").
-            control_hint(view)
+            else control_hint(view)
             if view.current is not None
             else ended_hint(view)
             if ended

@@ -10,6 +10,7 @@ or a screen.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Collection
 from functools import partial
 from typing import Any
@@ -111,8 +112,20 @@ class QueueController:
 
     async def _append(self, host: HostConfig) -> None:
         from rgt_tui.services.box_ctl import QueueError
+        from rgt_tui.services.journal import torn_down_refusal
         from rgt_tui.services.queue.backends import backend_for
 
+        # Asked before any connection, as a launch is: a torn-down box's append read
+        # "connection refused … try again once it is back" (h542 #3).
+        torn = await asyncio.to_thread(torn_down_refusal, self.fleet, host.name)
+        if torn is not None:
+            self.app.notify(
+                torn,
+                title=f"{host.name}: append refused",
+                severity="error",
+                timeout=20,
+            )
+            return
         try:
             result = await self.connections.use(
                 host.name, lambda t: backend_for(host).append_cells(self.fleet, t)

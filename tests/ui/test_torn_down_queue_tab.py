@@ -40,3 +40,39 @@ async def test_a_torn_down_hosts_queue_tab_says_it_is_not_read(
             text = screen_text(app)
             assert "reading the queue" not in text
             assert when in text and "r reads the box again" in text
+            # a: refused as torn down, before any connection (h542 #3: it read
+            # "connection refused … try again once it is back").
+            await pilot.press("a")
+            await wait_for(
+                lambda: any(n.title == "box1: append refused" for n in app._notifications),
+                pilot=pilot,
+            )
+            (refused,) = [n for n in app._notifications if n.title == "box1: append refused"]
+            assert "is recorded as torn down" in str(refused.message), refused.message
+            assert "connection refused" not in str(refused.message)
+
+
+def test_a_torn_down_hosts_queue_lines_offer_no_launch_or_retry() -> None:
+    """h542 #3: a queue read before the teardown still offered "R retry or resume a cell"
+    and "L relaunch", which the box refuses: the hint says it is torn down, and m."""
+    from rgt_tui.content.queue_text import queue_lines
+    from rgt_tui.domain.queue_records import (
+        cells_tsv_line,
+        parse_cell_state,
+        parse_cells_tsv,
+        parse_runner_state,
+    )
+    from rgt_tui.domain.queue_state import derive_view
+
+    boot = "boot-1"
+    deployed = parse_cells_tsv(cells_tsv_line(0, "a", "run a") + cells_tsv_line(1, "b", "run b"))
+    launches = parse_runner_state(f"launch 1000 {boot} tmux 0 /r/run_queue.x.sh 42\n")
+    attempts = {"a": parse_cell_state(f"start 1000 {boot} 4710\nend 1010 1\n")}
+    view = derive_view(
+        "box1", deployed, launches, attempts, boot_id=boot, now=1100, runner_alive=False
+    )
+    before = "\n".join(str(line) for line in queue_lines(view))
+    assert "R retry or resume" in before and "L relaunch" in before  # the test's premise
+    text = "\n".join(str(line) for line in queue_lines(view, torn_down_at=1050.0))
+    assert "torn down at " in text and "m moves an unfinished cell to another box" in text
+    assert "R retry" not in text and "L relaunch" not in text and "resume from index" not in text

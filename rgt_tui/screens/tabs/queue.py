@@ -114,7 +114,12 @@ class QueueTab(DetailTab):
             if self.shown
             else []
         )
-        lines = [*queue_lines(queue, answering=answering), *risk, *not_sent_lines(queue)]
+        torn = self._torn_down_at(self.shown.host) if self.shown else None
+        lines = [
+            *queue_lines(queue, answering=answering, torn_down_at=torn),
+            *risk,
+            *not_sent_lines(queue),
+        ]
         preempted = self._preempted() if not answering else None
         if preempted is not None:
             # The last read still says "running" and offers S and X; the box is gone (a
