@@ -9,6 +9,7 @@ key) as the command line does.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from textual.content import Content
@@ -23,17 +24,22 @@ MUTED = "$foreground-muted"
 
 
 def checklist_lines(
-    report: GateReport, torn_down: bool = False, still_answers: bool = False
+    report: GateReport, torn_down: bool = False, still_answers: bool = False, typed: bool = False
 ) -> list[Content]:
     """Every gate condition: what it needs, what was found, and under each locked one the
     key that settles it; then why facts are missing, and the verdict. ``torn_down``: the
     box is recorded as torn down now: nothing is left to type. ``still_answers``: yet the
-    same box answers (GEN1): the verdict says that, never an all-clear."""
+    same box answers (GEN1): the verdict says that, never an all-clear. ``typed``: the
+    name box holds the host's name now, not yet confirmed by Enter (h542 #10: "not typed
+    yet" beside the name typed)."""
     lines = []
     settles = fixes(report.conditions, report.host.name, tui=True)
     for c, settle in zip(report.conditions, settles, strict=True):
         if torn_down and c.key == "confirmed":
             continue  # typed already: the teardown is recorded
+        if typed and c.key == "confirmed" and not c.ok:
+            c = replace(c, evidence=f"'{report.host.name}' typed below, not confirmed yet")
+            settle = "Enter confirms it"
         mark, style = ("✓", "$success") if c.ok else ("✖", "$error")
         lines.append(
             Content.assemble(
@@ -72,12 +78,12 @@ def checklist_lines(
             )
         )
     elif report.ready_but_confirmation:
-        lines.append(
-            Content.styled(
-                f"ready: type '{report.host.name}' in the Confirm box below to tear it down",
-                "bold $success",
-            )
+        ready = (
+            f"ready: '{report.host.name}' typed below — Enter tears it down"
+            if typed
+            else f"ready: type '{report.host.name}' in the Confirm box below to tear it down"
         )
+        lines.append(Content.styled(ready, "bold $success"))
     else:
         lines.append(
             Content.styled(

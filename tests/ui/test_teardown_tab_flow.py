@@ -31,7 +31,15 @@ async def test_the_cursor_stays_in_the_box_through_both_confirmations(
         assert "ready: type 'box1'" in text and " local " in text
         box = app.screen.query_one("#confirm-name", Input)
         assert app.focused is box  # t put the cursor there
-        await pilot.press(*"box1", "enter")
+        await pilot.press(*"box1")
+        # Typed, not yet confirmed: the checklist says so, not "not typed yet" (h542 #10).
+        typed = "ready: 'box1' typed below — Enter tears it down"
+        await wait_for(lambda: typed in screen_text(app), 30, pilot=pilot)
+        text = screen_text(app)
+        assert "not typed yet" not in text and "'box1' typed below, not confirmed yet" in text
+        await pilot.press("backspace")  # no longer the name: back as it was
+        await wait_for(lambda: "ready: type 'box1'" in screen_text(app), 30, pilot=pilot)
+        await pilot.press("1", "enter")
         await wait_for(lambda: app.jobs.state("box1").awaiting_manual, 60, pilot=pilot)
         # The checklist redraws after the job's state changes: wait for the words, not a
         # fixed pause (CI on a loaded machine drew it a frame later).

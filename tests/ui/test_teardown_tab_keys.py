@@ -141,8 +141,13 @@ async def test_enter_in_the_cell_box_acknowledges_and_the_cursor_stays_until_the
         await pilot.press(*"box1")  # typed on at once: it lands in the name box
         assert name.value == "box1" and cell.value == ""
         await wait_for(lambda: not app.jobs.state("box1").running, 60, pilot=pilot)
+        # The name is in the box: the verdict says Enter is what is left (h542 #10).
         await wait_for(
-            lambda: "ready: type 'box1'" in said(app, "teardown-checklist"), 60, pilot=pilot
+            lambda: (
+                "ready: 'box1' typed below — Enter tears it down" in said(app, "teardown-checklist")
+            ),
+            60,
+            pilot=pilot,
         )
         assert app.focused is name and name.value == "box1"
 

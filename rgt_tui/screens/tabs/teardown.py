@@ -117,6 +117,8 @@ class TeardownTab(DetailTab):
         # The name was submitted and matched: once the teardown is recorded, the cursor
         # leaves the box (nothing is left to type). A refusal keeps it there.
         self._confirmed = False
+        # The name box holds the host's name now (not yet confirmed by Enter).
+        self._name_typed = False
         # What the last draw showed: only a change to it brings the name box back into
         # view. Samples and job news redraw the tab every second or so; a reveal on each
         # undid the user's PageUp within a second (ux-e #10).
@@ -261,7 +263,11 @@ class TeardownTab(DetailTab):
     @on(Input.Changed, "#confirm-name")
     def _typed(self, event: Input.Changed) -> None:
         self._reveal()
-        self._show_keys()  # what Enter does follows the name typed
+        was, self._name_typed = self._name_typed, event.value.strip() == self.host_name
+        if was != self._name_typed:
+            self._draw()  # the confirmed line and the verdict follow the name (h542 #10)
+        else:
+            self._show_keys()  # what Enter does follows the name typed
 
     def on_mount(self) -> None:
         # State that arrived while the tab was still composing is drawn now.
@@ -300,7 +306,10 @@ class TeardownTab(DetailTab):
                     )
                 )
             checklist += checklist_lines(
-                jobs.gate, torn_down=jobs.torn_down_at is not None, still_answers=still
+                jobs.gate,
+                torn_down=jobs.torn_down_at is not None,
+                still_answers=still,
+                typed=self._name_typed,
             )
         # A group's profile would be rank 0's, which another box's may not be (a user's
         # hour): said before any check, as the name box's words are.
