@@ -39,8 +39,10 @@ def scripts_of(run: str) -> list[str]:
 def syntax_check(host: HostConfig) -> Check:
     """Compile the run template's scripts found in the code tree (blocking: a thread)."""
     code, run = host.ready.code, host.run
-    if code is None or run is None:
+    if code is None:
         return Check("syntax", True, "no code key: the script lives on the box, not checked here")
+    if run is None:  # each queue line is its own command (h543 #7: read "no code key")
+        return Check("syntax", True, "no run template: the queue's own commands are not compiled")
     root = code.expanduser()
     scripts = scripts_of(run)
     if not scripts:

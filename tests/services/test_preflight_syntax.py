@@ -49,3 +49,8 @@ def test_what_cannot_be_found_is_said_not_failed(tmp_path: Path) -> None:
     host = _host(tmp_path)
     no_code = dataclasses.replace(host, ready=Readiness())
     assert syntax_check(no_code).ok
+    assert "no code key" in syntax_check(no_code).detail
+    # A code tree and no run template (each queue line its own command): said so, not
+    # "no code key" on a host that has one (h543 #7).
+    no_run = dataclasses.replace(host, run=None)
+    assert syntax_check(no_run).detail.startswith("no run template"), syntax_check(no_run)

@@ -72,6 +72,13 @@ def checked(host: str, result: CommandResult, what: str) -> CommandResult:
             "files a running queue uses",
             f"wait for the queue to finish (or stop it), then rgt-tui sync {host}",
         )
+    if error.code == "no-sha256sum":  # h543 #7: the only refusal with no fix line
+        raise SyncError(
+            host,
+            f"{what}: {error.message}",
+            f"install coreutils on the box (rgt-tui shell {host}; apt-get install coreutils "
+            "or the image's own package manager), then sync again",
+        )
     raise SyncError(host, f"{what}: {error.message}")
 
 
