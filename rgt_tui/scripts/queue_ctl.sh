@@ -653,18 +653,38 @@ code_switch() {
         rm -rf -- "$stage_dir"
         refuse running "$why"
     fi
+    # Every path in the way, said at once: one refusal per sync, each after sending the
+    # files again, made the user find them one by one (h543 #7).
+    local -a blocked=()
+    local -A told=()
     for rel in "${rels[@]}"; do
         [ -f "$stage_dir/$rel" ] && [ ! -L "$stage_dir/$rel" ] || refuse gone "$rel is not in $stage_dir: sync again"
-        p=$dir rest=$rel
+        p=$dir rest=$rel why=
         while [ "${rest#*/}" != "$rest" ]; do
             c=${rest%%/*} rest=${rest#*/}
             p=$p/$c
-            [ -L "$p" ] && refuse link "$p is a symlink on the box; a sync never writes through one: move it aside, then sync again"
-            [ -e "$p" ] && [ ! -d "$p" ] && refuse blocked "$p is a file where the tree has a directory: move it aside, then sync again"
+            if [ -L "$p" ]; then
+                why="$p is a symlink on the box (a sync never writes through one)" && break
+            elif [ -e "$p" ] && [ ! -d "$p" ]; then
+                why="$p is a file where the tree has a directory" && break
+            fi
         done
-        [ -d "$dir/$rel" ] && [ ! -L "$dir/$rel" ] &&
-            refuse blocked "$dir/$rel is a directory where the tree has a file: move it aside, then sync again"
+        if [ -z "$why" ] && [ -d "$dir/$rel" ] && [ ! -L "$dir/$rel" ]; then
+            why="$dir/$rel is a directory where the tree has a file" p=$dir/$rel
+        fi
+        if [ -n "$why" ] && [ -z "${told[$p]-}" ]; then
+            told[$p]=1
+            blocked+=("$why")
+        fi
     done
+    if [ "${#blocked[@]}" -gt 0 ]; then
+        why=${blocked[0]}
+        for i in "${!blocked[@]}"; do
+            [ "$i" -eq 0 ] || [ "$i" -ge 5 ] || why="$why; ${blocked[$i]}"
+        done
+        [ "${#blocked[@]}" -le 5 ] || why="$why; and $((${#blocked[@]} - 5)) more"
+        refuse blocked "$why: move each aside, then sync again"
+    fi
     # What the box holds now at each path a sync put there: one sha256sum batch
     # (code_hash's "<sha256><TAB>x|-<TAB>REL" lines), not a process per file.
     for i in "${!rels[@]}"; do

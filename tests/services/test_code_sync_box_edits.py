@@ -232,3 +232,42 @@ async def test_a_link_the_user_made_on_the_box_is_kept_as_a_link_before_it_is_re
     kept = Path(result.kept_in) / "eval.py"
     assert kept.is_symlink() and str(kept.readlink()) == "results/my_real_eval.py"
     assert (root / "results/my_real_eval.py").read_text() == "print('mine')\n"
+
+
+async def test_every_path_in_the_way_on_the_box_is_named_in_one_refusal(
+    make_loopback_fleet, tmp_path
+):
+    """h543 #7: a folder where the tree has a file and a file where it has a folder were
+    refused one per sync, each after sending the files again."""
+    import pytest
+
+    from rgt_tui.services.code_sync import SyncError
+
+    loop = await make_loopback_fleet(1)
+    code = tmp_path / "proj"
+    git_tree(code)
+    write(code, "data.py", "DATA = 1\n")
+    write(code, "models/net.py", "NET = 1\n")
+    write(code, "models/head.py", "HEAD = 1\n")
+    git(code, "add", "-A")
+    git(code, "commit", "-q", "-m", "tree")
+    add_code(loop.hosts_file, code)
+    host = load_fleet(loop.hosts_file).host("box1")
+    root = loop.box("box1").root
+    write(root, "data.py/keep.txt", "the box's own folder\n")
+    write(root, "models", "the box's own file\n")
+    t = transport_for(host)
+    try:
+        with pytest.raises(SyncError) as by_rsync:
+            await sync_code(host, t, method="rsync")
+        with pytest.raises(SyncError) as refused:
+            await sync_code(host, t, method="sftp")
+    finally:
+        await t.close()
+    assert by_rsync.value.message == refused.value.message  # one switch, either way
+    message = refused.value.message
+    assert f"{root}/data.py is a directory where the tree has a file" in message, message
+    assert message.count(f"{root}/models is a file where the tree has a directory") == 1
+    assert message.endswith(": move each aside, then sync again")
+    assert (root / "models").read_text() == "the box's own file\n"  # nothing switched
+    assert (root / "data.py" / "keep.txt").exists()
