@@ -398,7 +398,10 @@ class RgtApp(ThemedApp):
         # meanwhile (a gate on this machine, in milliseconds) must not be drawn over.
         self.call_after_refresh(lambda: detail.jobs_changed(self.jobs.state(host)))
         if tab is not None:
-            self.call_after_refresh(detail.show_job_tab, tab)
+            # At once, not after a refresh: a tab key typed right after p (7, say) must
+            # act after the tab p asked for, not be undone by it (h542 #5). A screen
+            # still composing keeps the tab, and a later key's, for when it can show it.
+            detail.show_job_tab(tab)
 
     @on(QueueActionRequested)
     def _queue_action(self, message: QueueActionRequested) -> None:

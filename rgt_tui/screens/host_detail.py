@@ -165,7 +165,9 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
             tab.bind_host(host)
         self._stale: set[str] = set(self.tabs)
         self.jobs: HostJobs | None = None  # the host's latest job state, for the tabs
-        self._pending_tab: str | None = None  # a job key's tab, asked for before compose
+        # A tab asked for before compose, and whether it takes the cursor (a job key's
+        # tab does; a tab key typed meanwhile does not).
+        self._pending_tab: tuple[str, bool] | None = None
         self.key_refusal: HostKeyError | None = None  # the host's refused key (K shows it)
         # The running cell's newest verified checkpoint, as the pane has it (the spot
         # controller's last look): handed again only when the records change.
@@ -220,7 +222,11 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
             tab.catch_up()
         pending, self._pending_tab = self._pending_tab, None
         if pending is not None:
-            self.show_job_tab(pending)
+            tab_id, focus = pending
+            if focus:
+                self.show_job_tab(tab_id)
+            else:
+                self.action_show_tab(tab_id)
         self.draw()
 
     def _title(self) -> Content:
@@ -360,6 +366,10 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
         tabbed = self._tabbed()
         if tabbed is not None:
             tabbed.active = f"tab-{tab_id}"
+        elif not self.is_mounted:
+            # A tab key typed while the screen composes (right after p): the last one
+            # asked wins when it can be shown, the job key's included (h542 #5).
+            self._pending_tab = (tab_id, False)
 
     def action_scroll_tab(self, how: str) -> None:
         """PageUp/PageDown/Home/End where nothing focused took them: scroll the tab."""
@@ -421,7 +431,7 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
         (``t``: the Teardown tab's confirmation box)."""
         if self._tabbed() is None:
             if not self.is_mounted:  # still composing: _catch_up shows it
-                self._pending_tab = tab_id
+                self._pending_tab = (tab_id, True)
             return  # popped, or the app is closing: nothing to show it on
         self.action_show_tab(tab_id)
         tab = self.tabs.get(tab_id)

@@ -148,6 +148,29 @@ async def test_keys_typed_right_after_t_make_the_name_without_the_t(
         assert box.value == "box1" and app.focused is box
 
 
+async def test_a_tab_key_typed_while_p_s_screen_opens_is_not_undone_by_p(
+    tmp_path: Path, state_dir: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    """h542 #5: p, then 7 50–120 ms later, ended on the Pulls tab: the 7 reached the
+    screen while it composed, and p's tab, shown after a refresh, went over it. The key
+    typed last wins, whenever the screen can show it."""
+    app = teardown_app(loopback_fleet, tmp_path, "true")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        app.open_host("box1", "pulls")  # what p does
+        detail = app.screen
+        assert isinstance(detail, HostDetailScreen) and not detail.is_mounted
+        detail.action_show_tab("queue")  # the 7 typed behind it, still composing
+        await wait_for(lambda: detail.is_mounted, pilot=pilot)
+        await _settled(app, pilot)
+        assert detail.active_tab == "queue", screen_text(app)
+        # Alone, p's tab is shown as before.
+        await pilot.press("escape")
+        await wait_for(lambda: not isinstance(app.screen, HostDetailScreen), pilot=pilot)
+        app.open_host("box1", "pulls")
+        await wait_for(lambda: app.screen.active_tab == "pulls", pilot=pilot)
+
+
 @pytest.mark.parametrize("field", ["filter", "add-target", "ack-cell", "confirm-name"])
 async def test_every_refresh_leaves_a_text_box_its_cursor(
     tmp_path: Path, state_dir: Path, field: str
