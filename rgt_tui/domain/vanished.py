@@ -306,13 +306,28 @@ def _next_step(
     *,
     nothing_left: bool = False,
 ) -> str:
-    # Neutral words: the CLI adds its flag (--start N), the TUI its key (L).
-    resume = f"relaunch from cell {index}" if index is not None else "relaunch the queue"
-    if nothing_left:  # every cell done or moved away: a relaunch runs done work (h541 #6)
-        resume = (
+    if nothing_left:
+        # Every cell done or moved away: a relaunch runs done work, or nothing (h541 #6).
+        # What the cause asks of the box still stands; no "relaunch … reloads" around it
+        # (review h544 #1: the words were put inside the relaunch sentences).
+        left = (
             "do not relaunch: nothing is left to run here (its cells are done, or moved: "
             f"rgt-tui queue show {host} says where each went)"
         )
+        return {
+            DEAD_GPU: "stop this instance: a rental's card cannot be reseated, so do not "
+            f"debug code for a hardware fault; {left}",
+            CUDA_OOM: f"{(oom or CudaOom('', None, None)).advice()}; {left}",
+            REBOOT: "find out why the box rebooted (provider maintenance, spot preemption) "
+            f"and check that durable_dir survived; {left}",
+            OOM: f"the cgroup ran out of host RAM, not GPU memory (U9); {left}",
+            HANGUP: "launch detached next time (tmux, else setsid nohup), never from a "
+            f"foreground SSH command; {left}",
+            MANUAL_KILL: "find what killed it (a pkill pattern broader than meant, U4; a "
+            f"teammate; a tmux kill-session); {left}",
+        }[cause]
+    # Neutral words: the CLI adds its flag (--start N), the TUI its key (L).
+    resume = f"relaunch from cell {index}" if index is not None else "relaunch the queue"
     return {
         DEAD_GPU: "re-rent the box: stop this instance, rent another, and "
         f"{resume} there (each cell reloads its latest checkpoint) — a rental's card cannot "

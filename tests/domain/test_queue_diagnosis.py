@@ -75,9 +75,17 @@ def test_the_runner_itself_vanishing_between_cells():
     # Both cells done: a relaunch would run them again, paid work (h541 #6).
     assert "relaunch" not in d.next_step.replace("do not relaunch", ""), d.next_step
     assert d.next_step.endswith(
-        "then do not relaunch: nothing is left to run here (its cells are done, or moved: "
-        "rgt-tui queue show box1 says where each went)"
+        "kill-session); do not relaunch: nothing is left to run here (its cells are done, "
+        "or moved: rgt-tui queue show box1 says where each went)"
     ), d.next_step
+    # A reboot's own words stand without "(each cell reloads its latest checkpoint)"
+    # around them (review h544 #1).
+    rebooted = run(
+        f"start 1010 {BOOT} 4711\nend 1020 0\n", "", boot=OTHER, oom_kill_now=0, dmesg="ok"
+    )
+    assert rebooted.cause == REBOOT
+    assert rebooted.next_step.startswith("find out why the box rebooted"), rebooted.next_step
+    assert "reloads" not in rebooted.next_step and "nothing is left" in rebooted.next_step
 
 
 def test_the_runner_gone_after_its_interrupted_cell_moved_away():

@@ -423,3 +423,11 @@ def test_a_runner_gone_with_every_other_cell_moved_away_offers_no_relaunch() -> 
         "nothing is left to run here: 2 cells moved to another box (rgt-tui queue show box1 "
         "says where)" in event.body
     ), event.body
+    # On a spot box: no "if it goes, m moves the cell" beside nothing left (review h544).
+    cells = {
+        "alpha": "start 1700000001 boot-box1 4300\nend 1700000002 0\n",
+        "beta": "skip 1700000003 moved to box2\n",
+        "gamma": "skip 1700000003 moved to box2\n",
+    }
+    spot = told("alpha beta gamma", "", cells, interruptible=True)
+    assert "m moves the cell" not in spot.body and "nothing is left to run here" in spot.body

@@ -368,7 +368,8 @@ def queue_gone_words(host: str, view: QueueView, *, interruptible: bool = False)
         if resume is not None
         else f"launch it again with L (rgt-tui launch {host})"
     )
-    if resume is None and not [c for c in view.cells if c.status not in (DONE, SKIPPED)]:
+    left = resume is not None or any(c.status not in (DONE, SKIPPED) for c in view.cells)
+    if not left:
         # Every cell done or passed over (moved to another box, skipped): a relaunch
         # would run nothing, or done work again (h541 #6).
         moved = sum(c.label == "moved" for c in view.cells)
@@ -386,7 +387,7 @@ def queue_gone_words(host: str, view: QueueView, *, interruptible: bool = False)
         f"{view.summary()}. The runner ended without its done record ({causes}): see why "
         f"with rgt-tui diagnose {host}, then {again}."
     )
-    if interruptible:
+    if interruptible and left:
         # As queue_end_words says it: while the box answers, its newest checkpoint can
         # still be saved; once it goes, m moves the cell (h502 #2: this notice had only
         # "resume with L", a relaunch on a box that may be about to go).
