@@ -24,6 +24,8 @@ from rgt_tui.agent.secret_paths import skipped_by_rule
 from rgt_tui.domain.manifest import Manifest, Refusal
 from rgt_tui.domain.manifest_names import CASE_TWIN, NAME_TOO_LONG
 
+# A file caught mid-write: the next pull brings it, nothing on the box needs fixing.
+TRANSIENT_REFUSAL = "changed while being hashed"
 # (what a reason starts with, how to settle it): the reasons the scan and the parser give.
 _FIXES = (
     ("pull root ", "fix the host's pull list in the fleet file, or the folder on the box"),
@@ -44,7 +46,7 @@ _FIXES = (
     ("cannot list folder", "make it readable on the box (its owner and permissions)"),
     ("cannot stat", "make it readable on the box (its owner and permissions)"),
     ("cannot read", "make it readable on the box (its owner and permissions)"),
-    ("changed while being hashed", "let it finish being written"),
+    (TRANSIENT_REFUSAL, "let it finish being written"),
     (
         "symlink leaves the pull root",
         "remove the link on the box, or put what it points to inside the pull root (a link "

@@ -363,10 +363,21 @@ async def test_a_cell_that_wrote_nothing_is_not_sent_to_pull_first(make_queue_fl
     again = await plan(qf)
     assert "the last pull of box1 refused " in again.problems[0], again.problems
     assert (
-        "and refuses them again: rename them on the box to plain names (rgt-tui shell box1)"
-        in (again.problems[0])
+        "and refuses it again until it changes on the box: rename it on the box to a plain "
+        "name, then pull again (rgt-tui pull box1 names each; rgt-tui shell box1 opens a "
+        "shell there), then rgt-tui verify box1" in (again.problems[0])
     )
     assert "\n" not in again.problems[0]
+    # A file caught mid-write is not such a refusal: the next pull brings it (review
+    # h544 #2: it was told to rename it).
+    from rgt_tui.domain.manifest import Refusal
+    from rgt_tui.services.queue.resume import _refused_of
+
+    (first,) = pulled.manifest.refused
+    assert _refused_of(pulled.manifest, qf.host("box1"), "ck")
+    mid_write = Refusal(first.root, first.path, "changed while being hashed (still written?)")
+    caught = replace(pulled.manifest, refused=(mid_write,))
+    assert _refused_of(caught, qf.host("box1"), "ck") == ""
 
 
 async def test_a_copy_pulled_before_a_retry_is_never_resumed_from(make_queue_fleet):

@@ -57,6 +57,7 @@ from rgt_tui.domain.checkpoints import (
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.manifest import Manifest, ManifestError, verified_here
+from rgt_tui.domain.manifest_refusals import TRANSIENT_REFUSAL, refusal_fix, unpulled
 from rgt_tui.domain.preflight_checks import df_row
 from rgt_tui.domain.queue_file import QueueCell, parse_queue_line
 from rgt_tui.domain.queue_state import RUNNING
@@ -733,15 +734,17 @@ async def _nothing_pulled(
 
 
 def _refused_of(pulled: Manifest, source: HostConfig, name: str) -> str:
-    """Why nothing of ``name`` was pulled when the last pull refused its files (a name
-    with a control character, say): another pull refuses them again, so the way on is
-    the pull's own fix (h541 #3: "pull, then verify" went round in a circle). "" when it
-    refused none of them."""
+    """Why nothing of ``name`` was pulled when the last pull refused its files for what a
+    pull cannot get past (a name with a control character, an unreadable file, a link out
+    of the root): another pull refuses them again, so the way on is the refusal's own fix
+    (h541 #3: "pull, then verify" went round in a circle). "" when it refused none of
+    them, or only a file caught mid-write, which the next pull brings (review h544 #2)."""
     prefixes = output_prefixes(pulled, source.durable_dir, name)
     refused = [
         r
-        for r in pulled.refused
-        if any(pulled.local_relpath(r.root, r.path).startswith(p + "/") for p in prefixes)
+        for r in unpulled(pulled)
+        if not r.reason.startswith(TRANSIENT_REFUSAL)
+        and any(pulled.local_relpath(r.root, r.path).startswith(p + "/") for p in prefixes)
     ]
     if not refused:
         return ""
@@ -749,9 +752,10 @@ def _refused_of(pulled: Manifest, source: HostConfig, name: str) -> str:
     more = f" and {plural(len(refused) - 1, 'more file')}" if len(refused) > 1 else ""
     return (
         f"the last pull of {source.name} refused {printable(first.path, 120)} "
-        f"({printable(first.reason, 120)}){more} of {name}, and refuses them again: rename "
-        f"them on the box to plain names (rgt-tui shell {source.name}), then rgt-tui pull "
-        f"{source.name} and rgt-tui verify {source.name}"
+        f"({printable(first.reason, 120)}){more} of {name}, and refuses it again until it "
+        f"changes on the box: {refusal_fix(first.reason)} (rgt-tui pull {source.name} "
+        f"names each; rgt-tui shell {source.name} opens a shell there), then rgt-tui "
+        f"verify {source.name}"
     )
 
 
