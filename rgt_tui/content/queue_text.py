@@ -312,18 +312,21 @@ def queue_lines(
     return lines
 
 
-def not_sent_lines(view: QueueView) -> list[Content]:
+def not_sent_lines(view: QueueView, *, torn_down: bool = False) -> list[Content]:
     """The local file's cells the box does not hold yet, after the box's cells and the
     running cell's work at risk (which reads as part of that cell's row): what
     `queue show` prints, in this tab's keys (a user who had just added lines could not
-    tell from the tab whether they would run; review s26 #2)."""
+    tell from the tab whether they would run; review s26 #2). ``torn_down``: nothing is
+    sent to the box any more, so no L or a is offered (review h544 #3)."""
     not_sent = view.not_sent
     if not_sent is None:
         return []
     where = shown(not_sent.file)
     them = "it" if len(not_sent.cells) == 1 else "them"
     yet = "not on the box yet"
-    if not view.cells:  # nothing sent yet: the first launch sends the whole file
+    if torn_down:
+        how = f"the box is torn down, so nothing sends {them}: m moves a cell to another box"
+    elif not view.cells:  # nothing sent yet: the first launch sends the whole file
         how, yet = f"L (Launch) sends and runs {them}", "none on the box yet"
     elif view.runner_alive and not view.stop_requested and not_sent.stale:
         # What a (Append) would answer (h471 #6: this line promised it, the append refused).
@@ -338,7 +341,7 @@ def not_sent_lines(view: QueueView) -> list[Content]:
         how = f"the queue stops after its current cell, then {sync}L (Launch) sends and runs {them}"
     else:
         how = f"L (Launch) sends and runs {them} (the queue is not running; a only sends {them})"
-    if not_sent.stale and not view.runner_alive:  # a launch refuses them until a sync
+    if not_sent.stale and not view.runner_alive and not torn_down:  # a launch needs a sync
         how = f"{not_sent.stale_said('the box', running=False)}: y (Sync) first, then {how}"
     faults = not_sent.faults_said(where)
     if not not_sent.cells:  # only lines `queue check` finds at fault were added

@@ -76,3 +76,17 @@ def test_a_torn_down_hosts_queue_lines_offer_no_launch_or_retry() -> None:
     text = "\n".join(str(line) for line in queue_lines(view, torn_down_at=1050.0))
     assert "torn down at " in text and "m moves an unfinished cell to another box" in text
     assert "R retry" not in text and "L relaunch" not in text and "resume from index" not in text
+    # Lines the box was never sent: no L or a for them either (review h544 #3).
+    from dataclasses import replace
+
+    from rgt_tui.content.queue_text import not_sent_lines
+    from rgt_tui.domain.queue_file import parse_queue_line
+    from rgt_tui.domain.queue_prefix import NotSent
+
+    cell = parse_queue_line("configs/c.yaml c 1", file="q.txt", line=3, default_epochs=1)
+    view = replace(view, not_sent=NotSent("q.txt", ((2, cell),)))
+    live = "\n".join(str(line) for line in not_sent_lines(view))
+    assert "L (Launch) sends and runs it" in live  # the test's premise
+    torn = "\n".join(str(line) for line in not_sent_lines(view, torn_down=True))
+    assert "L (Launch)" not in torn and "a (Append)" not in torn and "a only" not in torn
+    assert "the box is torn down, so nothing sends it: m moves a cell to another box" in torn

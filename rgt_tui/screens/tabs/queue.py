@@ -118,7 +118,7 @@ class QueueTab(DetailTab):
         lines = [
             *queue_lines(queue, answering=answering, torn_down_at=torn),
             *risk,
-            *not_sent_lines(queue),
+            *not_sent_lines(queue, torn_down=torn is not None),
         ]
         preempted = self._preempted() if not answering else None
         if preempted is not None:
