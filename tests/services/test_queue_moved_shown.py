@@ -69,11 +69,18 @@ async def test_a_cell_moved_while_its_box_was_away_reads_moved_there(make_queue_
     # fix of an interruptible box not answering says the move, not "move CELL" (h541 #4).
     spot = qf.host("box1")
     spot = replace(spot, watch=replace(spot.watch, interruptible=True))
+    queue = qf.queue_file("box1")
+    kept = queue.read_text()
+    # A #moved-to line no destination holds (no such host) is no move on record, as the
+    # gate counts them (review h544 #4).
+    queue.write_text(kept + f"#moved-to box9: {qf.cell_script('ghost', 'true')} t 1\n")
     fix = unreachable_fix(qf.fleet, spot) or ""
+    queue.write_text(kept)
     assert fix.startswith(
         "box1 does not answer (preempted?); moved from it already (its queue file's "
         "#moved-to): gate → box2 — follow them there (rgt-tui queue show box2)"
     ), fix
+    assert "box9" not in fix
     await box1.start()
 
     transport = qf.transport("box1")

@@ -46,7 +46,7 @@ from rgt_tui.domain.preemption import (
 )
 from rgt_tui.domain.snapshot import HostSnapshot
 from rgt_tui.profiles import profile as load_profile
-from rgt_tui.services.queue.moved_skips import moved_on
+from rgt_tui.services.queue.moved_skips import moved_on, moves_on_record
 from rgt_tui.services.queue.resume import (
     NOT_VERIFIED_YET,
     cell_files,
@@ -397,19 +397,30 @@ def unreachable_fix(fleet: Fleet, host: HostConfig) -> str | None:
     to = host.watch.spare[0] if host.watch.spare else "HOST"
     what = shlex.quote(cell) if cell is not None else "CELL"
     move = f"rgt-tui queue move {what} --to {to}"
-    if cell is None and moved:
+    held = _held_moves(fleet, host) if cell is None else {}
+    if held:
         # No runtime saw which cell ran (a move from the command line, nothing watching):
         # the moves on record are said, not a bare "move CELL" as if none was made
-        # (h541 #4: the checklist said "moved" beside it).
-        names = list(moved)
-        said = ", ".join(f"{shlex.quote(n)} → {moved[n]}" for n in names[:3])
+        # (h541 #4: the checklist said "moved" beside it). Only moves the destination's
+        # queue file holds, as the gate counts them, each followed where it went.
+        names = list(held)
+        said = ", ".join(f"{shlex.quote(n)} → {held[n]}" for n in names[:3])
         said += f" and {len(names) - 3} more" if len(names) > 3 else ""
-        last = moved[names[-1]].split(" → ")[-1]
+        dests = dict.fromkeys(held[n].split(" → ")[-1] for n in names)
+        follow = "; ".join(f"rgt-tui queue show {d}" for d in list(dests)[:3])
         return (
             f"{head}; moved from it already (its queue file's #moved-to): {said} — follow "
-            f"them there (rgt-tui queue show {last}); another cell that ran there: {move}"
+            f"them there ({follow}); another cell that ran there: {move}"
         )
     return f"{head}: move the interrupted cell: {move}"
+
+
+def _held_moves(fleet: Fleet, host: HostConfig) -> dict[str, str]:
+    """Cell → where it went (followed on), for the moves the destinations hold."""
+    try:
+        return moves_on_record(fleet, host).held
+    except (OSError, ValueError):
+        return {}
 
 
 def with_unreachable_fix(fleet: Fleet, host: HostConfig, exc: TransportError) -> TransportError:
