@@ -70,18 +70,15 @@ def step_in_name(rel: str) -> int | None:
 def recency(mtime: float, rel: str) -> tuple[float, int, str]:
     """How two checkpoints order, newest last: by the box's mtime, then (a tie: files
     touched together, copied with one mtime) by the step their names carry, the file's
-    own or its step folder's, then by name. Names alone put ``step-9.pt`` after
-    ``step-15.pt`` (h541 #2)."""
+    own or, failing that, its step folder's (``checkpoint-500/model.safetensors``), then
+    by name. Names alone put ``step-9.pt`` after ``step-15.pt`` (h541 #2). Only a step
+    folder counts, never another folder on the way (a cell named ``sweep_ep50`` is no
+    step 50: review h544 #5), so the order is one whatever folder ``rel`` starts from."""
     path = PurePosixPath(rel)
-    step = next(
-        (
-            n
-            for part in (path.name, *(p.name for p in path.parents))
-            if (n := step_in_name(part)) is not None
-        ),
-        -1,
-    )
-    return (mtime, step, rel)
+    step = step_in_name(path.name)
+    if step is None and _STEP.fullmatch(path.parent.name):
+        step = step_in_name(path.parent.name)
+    return (mtime, -1 if step is None else step, rel)
 
 
 def sidecar_of(rel: str) -> str:

@@ -118,6 +118,15 @@ def test_checkpoints_written_in_one_second_order_by_their_step_not_their_name_as
         for n in (900, 1000)
     ]
     assert newest_checkpoint(hf).rel == "checkpoint-1000/model.safetensors"  # the folder's step
+    # Only a step folder counts: a cell's folder named like a step does not make its
+    # final.pt "step 50", which put the gate and the move at odds (review h544 #5).
+    sweep = [CellFile(f"runs/sweep_ep50/{n}", n, 10, 7.0, sha) for n in ("final.pt", "step-9.pt")]
+    assert newest_checkpoint(sweep).rel == "step-9.pt"
+    by_local = {f.local: FileFacts(10, 7.0, sha) for f in sweep}
+    found = newest_loaded(
+        "sweep_ep50", ["runs/sweep_ep50"], by_local, set(by_local), set(by_local), set()
+    )
+    assert found == ("runs/sweep_ep50/step-9.pt", 7.0)
     damaged = dataclasses.replace(files[2], why="verify found it corrupt")
     assert [f.rel for f in newer_left_out([*files[:2], damaged], files[1])] == ["step-15.pt"]
     facts = {f.local: FileFacts(10, 500.0, sha) for f in files}
