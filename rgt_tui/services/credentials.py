@@ -121,6 +121,10 @@ def _netrc_password(cred: Credential, home: Path, fail: Fail) -> str:
         ) from None
     except OSError as exc:
         raise fail(f"cannot read {path}: {exc.strerror}", f"check {path}'s permissions") from None
+    except UnicodeDecodeError:  # bytes no token holds (review h544 #7: a traceback)
+        raise fail(
+            f"{path} is not UTF-8 text", f"fix {path}, or log in to the service again"
+        ) from None
     entry = parsed.hosts.get(cred.ref)
     if entry is None:
         raise fail(

@@ -46,6 +46,10 @@ def test_netrc_source_takes_that_machines_password_never_the_default(tmp_path: P
     netrc.write_text("machine api.wandb.ai\n  login user\n  password k3y\n")
     assert resolve("h1", cred, home=tmp_path) == "k3y"
     assert "does not exist" in error(cred, home=tmp_path / "nowhere")
+    # Bytes that are not UTF-8: named, not a traceback (review h544 #7).
+    netrc.write_bytes(b"machine api.wandb.ai\n  login user\n  password ab\xe9SECRET12\n")
+    message = error(cred, home=tmp_path)
+    assert "is not UTF-8 text" in message and "SECRET12" not in message
 
 
 def test_a_netrc_that_cannot_be_parsed_is_named_by_line_without_its_text(tmp_path: Path) -> None:
