@@ -40,6 +40,8 @@ SAME_ACTION = {
     "queue_control_elsewhere('kill')": "queue_control('kill')",
     "queue_control_elsewhere('retry')": "queue_control('retry')",
     "pick_cell_elsewhere": "pick_cell",
+    "kill_vram_holder_elsewhere": "kill_vram_holder",
+    "no_ranks": "pick_rank",
 }
 
 

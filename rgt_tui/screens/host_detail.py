@@ -107,6 +107,9 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
         *QUEUE_CONTROL_ELSEWHERE_BINDINGS,
         HOST_KEY_BINDING,
         VRAM_BINDING,
+        # x on another tab, unlisted, as S X R are: the GPU tab and its dialog (h542 #9:
+        # the help listed x, and on the Overview it did nothing and said nothing).
+        Binding("x", "kill_vram_holder_elsewhere", show=False),
         TUNNEL_BINDING,
         *_tab_bindings(),
         # c: in the Logs tab's footer (where its picker is; a user's hour found it in
@@ -121,6 +124,7 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
             "Rank",
             tooltip="A group's rank picker: the whole group, or one box's own records or logs",
         ),
+        Binding("g", "no_ranks", show=False),  # g on a host of its own: said why (h542 #9)
         *SCROLL_BINDINGS,
         # t re-checks too, but in a text box t is a letter ("tpu1"): Ctrl+R is typed
         # nowhere, so it re-checks from inside the Teardown tab's name box as well.
@@ -507,6 +511,10 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
             return self.active_tab != "logs"
         if action == "pick_rank":  # g: a group's only
             return self.host.group is not None
+        if action == "no_ranks":
+            return self.host.group is None
+        if action == "kill_vram_holder_elsewhere":
+            return self.active_tab != "gpus"
         return True
 
     def action_kill_vram_holder(self) -> None:
@@ -514,6 +522,17 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
         from rgt_tui.screens.tabs.gpus import GpusTab
 
         self._on_tab("gpus", lambda tab: isinstance(tab, GpusTab) and tab.open_kill_dialog())
+
+    def action_kill_vram_holder_elsewhere(self) -> None:
+        """``x`` on another tab: the GPU tab and its kill dialog, as on it."""
+        self.action_show_tab("gpus")
+        self.action_kill_vram_holder()  # the tab reads, then opens, once it has the host
+
+    def action_no_ranks(self) -> None:
+        self.notify(
+            f"g picks a rank of a group ([[groups]]): {self.host.name} is a host of its own",
+            title=self.host.name,
+        )
 
     def action_queue_control(self, action: str) -> None:
         """``S`` / ``X`` / ``R`` on the Queue tab: stop, kill or retry, asked first."""

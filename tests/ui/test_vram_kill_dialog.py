@@ -139,8 +139,12 @@ async def test_x_on_the_gpu_tab_kills_the_typed_holder_on_the_box(
         detail: Any = await wait_for(
             lambda: isinstance(app.screen, HostDetailScreen) and app.screen, pilot=pilot
         )
-        await pilot.press("x")  # not the GPU tab: x does nothing
-        assert app.screen is detail
+        # Not the GPU tab: x goes there and asks as on it (h542 #9: it did nothing).
+        await pilot.press("x")
+        await wait_for(lambda: isinstance(app.screen, VramKillScreen), 30, pilot=pilot)
+        assert detail.active_tab == "gpus"
+        await pilot.press("escape")
+        await wait_for(lambda: app.screen is detail, pilot=pilot)
         await pilot.press("2")
         await wait_for(lambda: detail.active_tab == "gpus", pilot=pilot, what="the GPU tab")
         tab = detail.tabs["gpus"]

@@ -52,6 +52,41 @@ async def test_x_on_a_box_without_a_gpu_says_there_is_nothing_to_kill(
         assert app.screen is detail and not isinstance(app.screen, VramKillScreen)
 
 
+async def test_x_and_g_from_the_overview_are_not_silent(make_loopback_fleet, tmp_path) -> None:
+    """h542 #9: the help lists x (GPU tab) and g (a group's ranks); on the Overview of a
+    host of its own both did nothing and said nothing. x goes to the GPU tab and does
+    what it does there; g says why there is nothing to pick."""
+    fleet = await make_loopback_fleet(1)
+    from rgt_tui.services.fleet.file import load_fleet
+
+    app = make_app(
+        tmp_path, fleet=load_fleet(fleet.hosts_file), start_monitors=True, clock=time.time
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        detail: Any = await wait_for(
+            lambda: isinstance(app.screen, HostDetailScreen) and app.screen, pilot=pilot
+        )
+        assert detail.active_tab == "overview"
+        await pilot.press("g")
+        await wait_for(
+            lambda: any(
+                "g picks a rank of a group ([[groups]]): box1 is a host of its own"
+                in str(n.message)
+                for n in shown_notifications(app)
+            ),
+            pilot=pilot,
+        )
+        await pilot.press("x")
+        await wait_for(lambda: detail.active_tab == "gpus", pilot=pilot, what="the GPU tab")
+        await wait_for(
+            lambda: any(NO_GPU in str(n.message) for n in shown_notifications(app)),
+            30,
+            pilot=pilot,
+            what="nothing to kill",
+        )
+
+
 EVIDENCE = "\n".join(
     [
         "smi\tok\t",

@@ -176,7 +176,8 @@ class GpusTab(DetailTab):
         idle = reclaim_candidates(snap, view.thresholds)
         self._vram_lines = [candidates_content(idle, view.history, view.thresholds)] if idle else []
         stale = time.monotonic() - self._evidence_at > EVIDENCE_EVERY_S
-        if idle and (self.evidence is None or stale):
+        # x pressed before the tab had its host (from another tab): read, then open.
+        if (idle and (self.evidence is None or stale)) or self._open_after_read:
             self.read_evidence()
         self._draw_vram()
 
