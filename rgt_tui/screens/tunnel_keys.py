@@ -99,6 +99,12 @@ def _show(app: App[Any], host: str) -> None:
                 widget.refresh_line()
 
 
+def _in_sight(app: App[Any], host: str) -> bool:
+    """The screen on top shows ``host``'s tunnel line: a toast would say it twice (h542 #8:
+    two toasts and the banner said one thing, and covered half of a 100x30 screen)."""
+    return any(w.host == host and w.display for w in app.screen.query(TunnelLine))
+
+
 def toggle_tunnel(app: App[Any], host: HostConfig, connections: FleetConnections) -> None:
     """``T``: open the host's tunnel, or close the one it has."""
     tunnels = tunnels_of(app)
@@ -123,13 +129,14 @@ async def _hold(app: App[Any], host: HostConfig, connections: FleetConnections) 
         was = tunnels.states.get(name)
         tunnels.states[name] = state
         _show(app, name)
-        if state.up and (was is None or not was.up):
+        if state.up and (was is None or not was.up) and not _in_sight(app, name):
             app.notify(state.line(), title=name)
 
     def on_advice(advice: str) -> None:
         tunnels.advice[name] = advice
         _show(app, name)
-        app.notify(advice, title=f"{name}: TensorBoard", severity="warning", timeout=15)
+        if not _in_sight(app, name):
+            app.notify(advice, title=f"{name}: TensorBoard", severity="warning", timeout=15)
 
     try:
         await tunnel_with_check(

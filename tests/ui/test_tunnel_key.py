@@ -35,6 +35,13 @@ async def test_t_opens_the_tunnel_over_the_one_connection_and_t_again_closes_it(
         url, port = shown.group(1), int(shown.group(2))
         assert listening_addresses(port) == {"127.0.0.1"}
         assert box.connections_made == 1  # the host's one connection: no login of its own
+        # Nothing answers on the box's 6006: the line says so and how to start it; the
+        # banner in sight is the one place it is said (h542 #8: two toasts said it too).
+        await wait_for(lambda: "no TensorBoard runs on box1" in line(), 30, pilot=pilot)
+        told = [
+            n for n in app._notifications if "tunnel" in str(n.message) or "TensorBoard" in n.title
+        ]
+        assert told == [], told
         # Lives as long as the app: the detail opened again still shows it.
         await pilot.press("escape")
         app.open_host("box1")
