@@ -511,7 +511,13 @@ def _record_destroyed(call: Call, j: Journal, typed: str, *, box: BoxIdentity | 
     try:
         run_async(record_destroyed(call.fleet, host, j, typed, box, answers=answers))
     except ValueError as exc:
-        print(f"refused: {exc}; {host.name} is NOT recorded as torn down", file=sys.stderr)
+        # How to record it once it is gone: `teardown HOST` again only re-checks a box
+        # that no longer answers, and locks (h546 #1: --destroyed was named nowhere).
+        print(
+            f"refused: {exc}; {host.name} is NOT recorded as torn down — once it no longer "
+            f"answers: rgt-tui teardown {host.name} --destroyed {host.name}",
+            file=sys.stderr,
+        )
         return EXIT_PROBLEMS
     except JournalError as exc:
         return call.fail(str(exc))

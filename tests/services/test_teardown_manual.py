@@ -165,6 +165,8 @@ async def test_cli_manual_teardown_asks_for_the_name_again(ready: Setup) -> None
         in said
     )
     assert "NOT recorded as torn down" in said and "Checking that box1" in answering.stdout
+    # The way to record it once it is gone is named (h546 #1: nowhere).
+    assert said.endswith("once it no longer answers: rgt-tui teardown box1 --destroyed box1")
     assert ready.journal.load("box1").torn_down_at is None
     await ready.box.stop()  # destroyed: nothing answers
     done = await ready.cli("teardown", "box1", "--destroyed", "box1")
