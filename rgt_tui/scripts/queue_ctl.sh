@@ -480,7 +480,10 @@ append() {
     [ -e "$q/queue.txt" ] || refuse not-deployed "no queue on the box yet: launch it first"
     stage_payload $((q_len + c_len))
     take_lock
-    owner_ok "$session"
+    # Another entry's queue is refused only while its runner runs (stop and kill know it
+    # by that entry's session); an idle one takes the lines, as its launch would after
+    # the entry was renamed in place (h546 #2: append refused, naming a gone entry).
+    if running_reason "$session" >/dev/null; then owner_ok "$session"; fi
     [ "$(count_bytes "$q/queue.txt")" = "$qbytes" ] && [ "$(count_lines "$q/cells.tsv")" = "$clines" ] ||
         refuse changed "queue.txt or cells.tsv on the box changed since rgt-tui read them"
     append_part "$q/queue.txt" 0 "$q_len"

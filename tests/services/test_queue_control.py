@@ -625,6 +625,33 @@ async def test_a_launch_from_another_entry_of_the_account_names_the_entry(
     await transport.close()
 
 
+async def test_an_entry_renamed_in_place_appends_to_its_queue_and_a_twin_is_refused(
+    make_queue_fleet, tmp_path
+):
+    """h546 #2: README's way to take a box as a new host is to rename its entry in place;
+    its append was refused, naming the gone entry, while its launch went on. The same
+    lines go on (the box's queue idle); another entry's own file is refused by name."""
+    from rgt_tui.services.queue.append import append_cells
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    first = f"{qf.cell_script('done_one', 'echo ran')} t\n"
+    transport, _ = await launched(qf, first)
+    await wait_view(qf, lambda v: v.state == FINISHED, what="box1's queue to finish")
+    qf.write_queue(first + f"{qf.cell_script('more', 'echo more')} t\n")
+    renamed = dataclasses.replace(qf.host(), name="box1-renamed")
+    fleet = dataclasses.replace(qf.fleet, hosts=(renamed,))
+    result = await append_cells(fleet, renamed, transport)
+    assert [c.name for c in result.added] == ["more"], result
+    twin_queue = tmp_path / "twin.txt"
+    twin_queue.write_text(f"{qf.cell_script('extra', 'echo extra')} t\n")
+    twin = dataclasses.replace(qf.host(), name="box1-direct", queue=twin_queue)
+    with pytest.raises(QueueError) as refused:
+        await append_cells(dataclasses.replace(qf.fleet, hosts=(twin,)), twin, transport)
+    assert refused.value.code == "owner", refused.value
+    assert "launched by another host entry (tmux session rgt-box1)" in str(refused.value)
+    await transport.close()
+
+
 async def test_a_stop_confirmed_for_a_cell_that_ended_meanwhile_says_what_it_stops_after_now(
     make_queue_fleet,
 ):

@@ -258,6 +258,19 @@ async def append_cells(fleet: Fleet, host: HostConfig, transport: Transport) -> 
         raise QueueError(host.name, f"refused: {other}", code="rewritten")
     box_text = await read_box_queue_text(transport, host.name)
     changed = prefix_problem(box_text, text)
+    owner = facts.owner if facts.owner and facts.owner != session and facts.deployed else ""
+    if owner and changed is not None:
+        # Another entry's queue, as a launch says it; the same lines (an entry renamed in
+        # place) go on, as its launch does (h546 #2: refused, naming the gone entry).
+        raise QueueError(
+            host.name,
+            f"refused: this account's queue on the box was launched by another host entry "
+            f"(tmux session {owner}), not {host.name} ({session}): both entries log in to one "
+            "account, which holds one queue (~/.rgt/queue) — append from that entry; to make "
+            f"{host.name} the account's, launch with --fresh (that queue is moved aside, its "
+            "records and logs kept)",
+            code="owner",
+        )
     if changed is not None:
         assert host.queue is not None
         raise QueueError(
