@@ -256,9 +256,14 @@ def format_retry(plan: RetryPlan) -> str:
     if plan.resume and plan.checkpoints_looked and plan.cells and not plan.checkpoints:
         # "goes on from it" with nothing to go on from (the review of s43).
         one = len(plan.cells) == 1
+        # What rgt-tui can tell, not a forecast: a run that saves its state as JSON or
+        # under a name of its own still goes on from it (h546 #5: "runs it from the
+        # start" beside a resume at epoch 6).
         lines.append(
-            f"  ⚠ no checkpoint in {'its' if one else 'their'} {{out}} on the box now: the "
-            f"resume runs {'it' if one else 'them'} from the start"
+            f"  ⚠ no file rgt-tui reads as a checkpoint (.pt, .safetensors, a name with ckpt "
+            f"or checkpoint) in {'its' if one else 'their'} {{out}} on the box now: unless "
+            f"the run keeps its state under another name, the resume runs "
+            f"{'it' if one else 'them'} from the start"
         )
     if not plan.problems:  # refused: why is said first, above, not how it would run
         lines += _how_it_runs(plan)
