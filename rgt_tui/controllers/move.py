@@ -89,6 +89,9 @@ class MoveControl:
         from rgt_tui.services.queue.move import apply_move
 
         host = self.host
+        gone = self._gone(plan.dest)
+        if gone:
+            return Moved(error=gone)
         try:
             result = await self.connections.use(host.name, lambda t: apply_move(plan, host, t))
         except (MovedNotRun, PartlyMoved) as exc:
@@ -103,14 +106,27 @@ class MoveControl:
         message = f"moved {names} to {plan.dest}{skipped}{origins}\n{run_moved_keys(plan.dest)}"
         return Moved(message=message, result=result)
 
+    def _gone(self, name: str) -> str:
+        """Why nothing moves when ``name`` left the fleet file since the plan ("" when it
+        is still there): a destination gone while the dialog was open hung it at
+        "moving…" for good, its error swallowed by the worker (h545 #1)."""
+        try:
+            self.connections.transport(name)
+        except KeyError:
+            return f"{name} is no longer in the fleet file: nothing was moved (plan again)"
+        return ""
+
     async def resume(self, planned: ResumeDialogPlan, acks: tuple[str, ...]) -> Moved:
         """Move ``planned``'s cell with its verified files, queued on the target."""
         from rgt_tui.services.queue.resume import resume_move
 
         plan, move = planned.plan, planned.plan.move
-        src = self.connections.transport(self.host.name)
-        dst = self.connections.transport(move.dest)
+        gone = self._gone(move.dest) or self._gone(self.host.name)
+        if gone:
+            return Moved(error=gone)
         try:
+            src = self.connections.transport(self.host.name)
+            dst = self.connections.transport(move.dest)
             result = await resume_move(plan, self.fleet, self.host, src, dst, acks=acks)
         except (MovedNotRun, PartlyMoved) as exc:
             return Moved(message=error_text(exc), partly=True)

@@ -388,10 +388,19 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
         run_host_worker(self, work, "queue-move", self.host.name)
 
     async def _move(self, plan: MovePlan) -> None:
-        self._done(await self.control.move(plan), plan.source)
+        self._done(await self._guarded(self.control.move(plan)), plan.source)
 
     async def _resume(self, planned: ResumeDialogPlan) -> None:
-        self._done(await self.control.resume(planned, self.acks), planned.plan.move.source)
+        moved = await self._guarded(self.control.resume(planned, self.acks))
+        self._done(moved, planned.plan.move.source)
+
+    async def _guarded(self, work: Any) -> Moved:
+        """``work``'s outcome; anything it raises is said as not moved, so the dialog is
+        never left at "moving…" with Esc refused (h545 #1: an error the worker swallowed)."""
+        try:
+            return await work
+        except Exception as exc:  # noqa: BLE001 - said in the dialog, which stays
+            return Moved(error=f"{type(exc).__name__}: {exc}")
 
     def _done(self, moved: Moved, source: str) -> None:
         self.moving = False

@@ -167,6 +167,34 @@ async def test_a_move_refused_on_the_box_gives_the_focus_to_cancel(
     (qf.root("box1") / "go_b").touch()
 
 
+async def test_a_destination_removed_from_the_fleet_file_is_not_moved_to(
+    make_queue_fleet, tmp_path: Path
+) -> None:
+    """h545 #1: box2 taken out of the fleet file while the plan was on screen; Move hung
+    at "moving…" for good (its error swallowed by the worker), Esc refused. It says why
+    and gives the focus to Cancel; nothing is moved."""
+    from dataclasses import replace
+
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    await gate_running(qf, qf.cell_script("b", "echo b"), ("box2",))
+    app = make_app(tmp_path, fleet=qf.fleet)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_move(app, pilot)
+        await pilot.press("b", "enter", *"box2", "enter")
+        await planned(pilot, screen, "#moved-to box2")
+        app.runtime.adopt(replace(qf.fleet, hosts=(qf.fleet.host("box1"),)))
+        await wait_for(lambda: "box2" not in app.runtime.hosts, pilot=pilot)
+        await pilot.press("enter")
+        await planned(pilot, screen, "Not moved: box2 is no longer in the fleet file")
+        cancel = screen.query_one("#move-cancel", Button)
+        await wait_for(lambda: app.focused is cancel, pilot=pilot)
+        await pilot.press("enter")
+        await wait_for(lambda: not isinstance(app.screen, QueueMoveScreen), pilot=pilot)
+    assert "#moved-to" not in qf.queue_file("box1").read_text()
+    assert "b.sh" not in qf.queue_file("box2").read_text()
+    (qf.root("box1") / "go").touch()
+
+
 @pytest.mark.parametrize("between", ["enter", "tab"])
 async def test_a_burst_of_cells_enter_host_lands_in_both_fields(
     tmp_path: Path, between: str
