@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import netrc
 import os
+import re
 import shlex
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -210,9 +211,12 @@ def masked(text: str, secrets: Iterable[str]) -> str:
     each piece of it that quoting splits apart (``'\\''``, as ``set -x`` shows it)."""
     forms = set()
     for secret in secrets:
-        # Each line of a multi-line value (a PEM key) too: a box echoes it line by line.
-        pieces = [q for line in secret.splitlines() for q in line.split("'")]
-        forms |= {secret, shlex.quote(secret), *pieces}
+        # Each piece between the characters a shell or a printout splits or escapes
+        # (line ends, quotes, blanks, backslashes, $): a value echoed unquoted, or as
+        # `printf %q` or repr() shows it, no longer matches whole (h545 #5: all but its
+        # first piece was shown). A PEM key's lines are such pieces too.
+        pieces = re.split(r"[\s'\"\\$`]+", secret)
+        forms |= {secret, shlex.quote(secret), repr(secret)[1:-1], *pieces}
     for form in sorted(forms, key=len, reverse=True):
         if len(form) >= 4:  # a 1-3 character piece would hide ordinary words
             text = text.replace(form, "[hidden]")

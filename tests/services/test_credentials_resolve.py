@@ -88,3 +88,24 @@ def test_the_plan_names_sources_only() -> None:
     creds = (Credential("WANDB_API_KEY", "netrc", "api.wandb.ai"), Credential("T", "env", "T"))
     assert plan_line(creds).startswith("WANDB_API_KEY (netrc api.wandb.ai), T (env T) → ")
     assert plan_line(()) == ""
+
+
+def test_a_value_is_hidden_whole_however_a_shell_or_a_printout_splits_it() -> None:
+    """h545 #5: echoed unquoted (its tab a blank), as `printf %q` shows it, or as repr():
+    the first piece was hidden and the rest shown. Every piece of 4 or more characters
+    between the characters a shell or a printout splits or escapes is hidden."""
+    import shlex as sh
+
+    from rgt_tui.services.credentials import masked
+
+    secret = "s3cr'etLONGPART$HOME\\xMORE\tüZZYTAIL"
+    shown_as = [
+        " ".join(secret.split()),  # echo $TOKEN: word splitting
+        sh.quote(secret),
+        repr(secret),
+        "q=$'s3cr\\'etLONGPART$HOME\\\\xMORE\\tüZZYTAIL'",  # printf %q
+    ]
+    for text in shown_as:
+        out = masked(f"key: {text}", [secret])
+        for piece in ("s3cr", "etLONGPART", "HOME", "xMORE", "üZZYTAIL"):
+            assert piece not in out, (text, out)
