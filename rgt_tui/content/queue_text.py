@@ -306,7 +306,15 @@ def queue_lines(
         )
         lines.append(Content.styled(hint, muted))
     lines.append(Content(""))
-    if not view.cells:
+    if not view.cells and torn_down_at is not None:  # never launched, torn down (h545 #2)
+        lines.append(
+            Content.styled(
+                f"torn down at {local_time(torn_down_at)} with no cells on the box: nothing "
+                "is sent to it any more · m moves a cell of its queue file to another box",
+                muted,
+            )
+        )
+    elif not view.cells:
         lines.append(Content.styled("no cells deployed on the box yet (press L to launch)", muted))
     lines += [cell_line(c, view.now) for c in view.cells]
     return lines

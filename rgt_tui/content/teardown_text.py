@@ -37,7 +37,8 @@ def checklist_lines(
     for c, settle in zip(report.conditions, settles, strict=True):
         if torn_down and c.key == "confirmed":
             continue  # typed already: the teardown is recorded
-        if typed and c.key == "confirmed" and not c.ok:
+        # Only where Enter confirms it: on a locked gate Enter re-checks (h545 #6).
+        if typed and report.ready_but_confirmation and c.key == "confirmed" and not c.ok:
             c = replace(c, evidence=f"'{report.host.name}' typed below, not confirmed yet")
             settle = "Enter confirms it"
         mark, style = ("✓", "$success") if c.ok else ("✖", "$error")

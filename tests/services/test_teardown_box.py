@@ -25,6 +25,7 @@ import json
 import os
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import asyncssh
@@ -584,6 +585,18 @@ def test_the_tabs_last_line_says_unlocked_once_the_name_is_typed(tmp_path: Path)
     assert last == "unlocked: 'h1' typed and the box re-scanned unchanged", last
     report = _h1_report(tmp_path, typed=False)  # the name not typed yet
     assert checklist_lines(report)[-1].plain.startswith("ready: type 'h1'")
+    # In the box, not yet confirmed: Enter is what is left (h542 #10) ...
+    typed = [line.plain for line in checklist_lines(report, typed=True)]
+    assert typed[-1] == "ready: 'h1' typed below — Enter tears it down", typed[-1]
+    assert any("'h1' typed below, not confirmed yet → Enter confirms it" in t for t in typed)
+    # ... but not on a locked gate, where Enter re-checks (h545 #6).
+    locked = replace(report, conditions=tuple(
+        replace(c, ok=False, evidence="not pulled") if c.key == "pulled" else c
+        for c in report.conditions
+    ))  # fmt: skip
+    assert not locked.ready_but_confirmation
+    said = "\n".join(line.plain for line in checklist_lines(locked, typed=True))
+    assert "typed below" not in said and "Enter confirms" not in said, said
 
 
 def test_a_torn_down_box_that_still_answers_gets_no_all_clear(tmp_path: Path) -> None:

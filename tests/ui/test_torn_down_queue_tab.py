@@ -90,3 +90,8 @@ def test_a_torn_down_hosts_queue_lines_offer_no_launch_or_retry() -> None:
     torn = "\n".join(str(line) for line in not_sent_lines(view, torn_down=True))
     assert "L (Launch)" not in torn and "a (Append)" not in torn and "a only" not in torn
     assert "the box is torn down, so nothing sends it: m moves a cell to another box" in torn
+    # Never launched at all: no "press L to launch" either (h545 #2).
+    empty = derive_view("box1", (), (), {}, boot_id=boot, now=1100, runner_alive=False)
+    assert "press L" in "\n".join(str(line) for line in queue_lines(empty))  # the premise
+    text = "\n".join(str(line) for line in queue_lines(empty, torn_down_at=1050.0))
+    assert "press L" not in text and "with no cells on the box" in text, text
