@@ -178,7 +178,7 @@ async def test_a_moved_cell_still_running_on_its_old_box_is_said_to_run_twice(ma
     # h541 #1: watch (and the TUI's notices) tell it once, a restart included.
     memory, events = told(HostMemory(), view)
     assert [(e.kind, e.title) for e in events] == [
-        ("runs_twice", "box1: cell gate runs here and on box2")
+        ("runs_twice", "box1: cell gate runs here, yet is queued on box2")
     ]
     assert events[0].body.startswith("RUNS TWICE: moved to box2") and "queue kill" in events[0].body
     memory = memory_from_json("box1", memory_to_json("box1", memory))  # a restart

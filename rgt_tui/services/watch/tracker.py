@@ -625,10 +625,12 @@ def _runs_twice(
             continue
         name = printable(cell.name, NAME_CHARS)
         dest = printable(cell.moved_to, NAME_CHARS)
+        # "queued on": the other host runs it once its box gets to it (h545 #8: "runs here
+        # and on box1" while box1 had not started it).
         how = (
-            "runs here and on"
-            if cell.status not in (DONE, FAILED)
-            else "finished here, yet is queued on"
+            "finished here, yet is queued on"
+            if cell.status == DONE
+            else "runs here, yet is queued on"
         )
         title = f"{host}: cell {name} {how} {dest}"
         events.append(WatchEvent("runs_twice", host, key, title, cell.note, "warning"))
