@@ -92,16 +92,17 @@ class LocalConflict(Exception):
 _REFUSED_HERE = {errno.EXDEV, errno.EPERM, errno.EACCES, errno.EROFS}
 
 
-def _refused_here(final: str, exc: OSError) -> LocalConflict:
+def _refused_here(exc: OSError) -> LocalConflict:
+    # The file's path is the caller's to say: a CONFLICT line names it (h545 #7: twice).
     if exc.errno == errno.EXDEV:
         return LocalConflict(
-            f"{final}: its folder is on another file system than the pull's .rgt/parts "
+            "its folder is on another file system than the pull's .rgt/parts "
             "(a disk mounted inside the results folder), so the checked copy cannot be "
             "renamed into it",
             "mount that disk elsewhere (or set results_dir to a folder on it) and re-run",
         )
     return LocalConflict(
-        f"{final}: its folder here refuses the file ({exc.strerror or exc})",
+        f"its folder here refuses the file ({exc.strerror or exc})",
         "make that folder writable (chmod u+w; chattr -i if it was made immutable) and re-run",
     )
 
@@ -308,7 +309,7 @@ class HostTree:
             return self._install(part, final, set_aside, sync=sync, over_link=over_link)
         except OSError as exc:
             if exc.errno in _REFUSED_HERE:
-                raise _refused_here(final, exc) from exc
+                raise _refused_here(exc) from exc
             raise
 
     def _install(
@@ -324,14 +325,14 @@ class HostTree:
             except FileNotFoundError:
                 st = None
             if st is not None and stat.S_ISDIR(st.st_mode):
-                raise LocalConflict(f"{final}: a folder is in the way")
+                raise LocalConflict("a folder is in the way")
             if st is not None and stat.S_ISLNK(st.st_mode):
                 if not over_link:  # made since the plan: the user's
-                    raise LocalConflict(f"{final}: a link appeared there during the pull")
+                    raise LocalConflict("a link appeared there during the pull")
                 os.unlink(dst_name, dir_fd=dst)
             elif st is not None and set_aside is None:
                 # Nothing was there when the pull was planned: someone's file since.
-                raise LocalConflict(f"{final}: a file appeared there during the pull")
+                raise LocalConflict("a file appeared there during the pull")
             elif st is not None and set_aside is not None:  # rgt-tui's older copy: kept
                 if stat.S_ISREG(st.st_mode) and _starts_with((dst, dst_name), (src, src_name)):
                     # Every byte of it begins the new copy (a log the box appended to):
