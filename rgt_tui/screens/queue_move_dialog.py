@@ -13,6 +13,9 @@ button, as in the launch dialog, and Move waits for them. Several cells move as 
 cells the box will skip, so pressing it is the confirmation. Plans and moves run in
 workers over the hosts' shared connections; while a plan is made Enter does nothing and
 the line says "re-planning…" (``dialog.ReplanScreen``). Escape leaves everything as it was.
+
+Past 450 lines on purpose: the plan, the acknowledgements and the move share one set of
+fields and one rule for what Enter does; split, each part would keep its own copy.
 """
 
 from __future__ import annotations

@@ -7,6 +7,9 @@ the latest view it was handed.
 A group (issue 41) has a rank picker: the whole group's cells as one job (the default),
 or one rank's own records, as the group's last poll read them (no read of its own).
 ``g`` focuses and opens it (host_detail.py), and the body's first line says so.
+
+Just past 450 lines: the rank picker and the body share the view they draw; the words
+themselves live in ``content/queue_text.py``.
 """
 
 from __future__ import annotations

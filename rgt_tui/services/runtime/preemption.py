@@ -14,6 +14,10 @@ the ``on_preempt`` driver, whose journal claim makes the action once across rest
 What was last seen of each host is kept in ``<journal>/preempt/<host>.json`` (written when
 the start or the running cell changes, and at most once a minute otherwise), so a box that
 was preempted while nothing watched is still named when it answers again.
+
+Just past 450 lines on purpose: what a box that does not answer is told to do
+(``unreachable_fix``: torn down, stopped by watch, preempted, its moves on record) reads
+the same memory the watch keeps here; split, each half would read it again.
 """
 
 from __future__ import annotations
