@@ -854,6 +854,11 @@ async def test_a_killed_cell_waiting_for_its_resume_moves_with_its_checkpoint(ma
         return False
 
     await wait_for(stepped, 60, "two checkpoints on box1")
+    # Held still (it writes no more, and never ends by itself): the kill's command line
+    # starts in seconds on a loaded machine, by when the 6-step cell had ended on its own
+    # ("cell ck is not running: nothing to kill", a CI run of session 54).
+    (qf.root("box1") / "hold").touch()
+    await wait_for((qf.root("box1") / "held").exists, 30, "ck to stop writing")
     hosts = qf.loopback.hosts_file
     killed = await arun("queue", "kill", "box1", "ck", "--grace", "1", "--yes", "--hosts", hosts)
     assert killed.returncode == 0, killed.stdout + killed.stderr
@@ -861,6 +866,7 @@ async def test_a_killed_cell_waiting_for_its_resume_moves_with_its_checkpoint(ma
         qf, lambda v: v.cells[0].status == KILLED and v.cells[1].status == RUNNING,
         what="ck killed, the gate cell running",
     )  # fmt: skip
+    (qf.root("box1") / "hold").unlink()  # its resume, later, runs on as before
     await pull_verify(qf, "box1")  # its checkpoint, pulled and verified here
     retried = await arun("queue", "retry", "box1", "ck", "--resume", "--yes", "--hosts", hosts)
     assert retried.returncode == 0, retried.stdout + retried.stderr
