@@ -491,6 +491,12 @@ class QueueView:
         return " · ".join(parts)
 
 
+def nothing_left_to_run(view: QueueView) -> bool:
+    """No resume point and every cell done or passed over (moved away, skipped): a
+    relaunch here would run nothing, or done work again (h541 #6)."""
+    return view.resume_index is None and all(c.status in (DONE, SKIPPED) for c in view.cells)
+
+
 def relaunch_start(
     resume_index: int | None, cells: Iterable[CellView], passed: tuple[str, ...] = (SKIPPED,)
 ) -> int:

@@ -33,15 +33,14 @@ from rgt_tui.domain.out_disk import OutDisk, disk_full_words
 from rgt_tui.domain.preemption import Preemption, preemption_line
 from rgt_tui.domain.queue_records import CellAttempt, RunnerLaunch
 from rgt_tui.domain.queue_state import (
-    DONE,
     FAILED,
     INTERRUPTED,
     PENDING,
     REBOOTED,
-    SKIPPED,
     STOPPED,
     CellView,
     QueueView,
+    nothing_left_to_run,
     queue_is,
 )
 from rgt_tui.domain.units import fmt_duration
@@ -380,12 +379,9 @@ def diagnose(
         )
     if view.state in (STOPPED, REBOOTED) and view.launch is not None:
         launch = view.launch
-        left = view.resume_index is not None or any(
-            c.status not in (DONE, SKIPPED) for c in view.cells
-        )
         return _weigh(
             host, "the runner", None, launch.boot_id, launch, facts, None, view.resume_index,
-            nothing_left=not left,
+            nothing_left=nothing_left_to_run(view),
         )  # fmt: skip
     failed = [c for c in view.cells if c.status == FAILED]
     if failed:

@@ -50,6 +50,11 @@ class MovesSeen:
     held: dict[str, str]
     unheld: dict[str, tuple[str, str]]
 
+    @property
+    def every(self) -> dict[str, str]:
+        """Cell → where it went, on record or not (``moved_on``)."""
+        return {**{name: dest for name, (dest, _) in self.unheld.items()}, **self.held}
+
 
 def moves_on_record(fleet: Fleet, host: HostConfig) -> MovesSeen:
     """The host's ``#moved-to`` cells, each checked against its destination's local queue
@@ -129,8 +134,7 @@ def moved_on(fleet: Fleet, host: HostConfig) -> dict[str, str]:
     on while the move is on record (``box2 → box3``: a spot run moved twice; the pane of
     the box it first left said box2 while it ran on box3, s43 spot hour #2). Reads the
     files: call it off the event loop."""
-    seen = moves_on_record(fleet, host)
-    return {**{name: dest for name, (dest, _) in seen.unheld.items()}, **seen.held}
+    return moves_on_record(fleet, host).every
 
 
 def _moved_on(names: dict[str, HostConfig], cell: str, path: list[str]) -> list[str]:

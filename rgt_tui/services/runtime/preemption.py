@@ -388,10 +388,12 @@ def unreachable_fix(fleet: Fleet, host: HostConfig) -> str | None:
     seen = read_seen(memory, host.name) if memory is not None else None
     cell = named.cell if named is not None else seen.cell if seen is not None else None
     head = f"{host.name} does not answer ({'preempted' if named is not None else 'preempted?'})"
-    try:
-        moved = moved_on(fleet, host)
+    try:  # one read of the queue files serves both answers below
+        seen_moves = moves_on_record(fleet, host)
     except (OSError, ValueError):
-        moved = {}
+        seen_moves = None
+    held = seen_moves.held if seen_moves is not None else {}
+    moved = seen_moves.every if seen_moves is not None else {}
     if cell is not None and cell in moved:
         last = moved[cell].split(" → ")[-1]
         return (
@@ -401,8 +403,7 @@ def unreachable_fix(fleet: Fleet, host: HostConfig) -> str | None:
     to = host.watch.spare[0] if host.watch.spare else "HOST"
     what = shlex.quote(cell) if cell is not None else "CELL"
     move = f"rgt-tui queue move {what} --to {to}"
-    held = _held_moves(fleet, host) if cell is None else {}
-    if held:
+    if cell is None and held:
         # No runtime saw which cell ran (a move from the command line, nothing watching):
         # the moves on record are said, not a bare "move CELL" as if none was made
         # (h541 #4: the checklist said "moved" beside it). Only moves the destination's
@@ -417,14 +418,6 @@ def unreachable_fix(fleet: Fleet, host: HostConfig) -> str | None:
             f"them there ({follow}); another cell that ran there: {move}"
         )
     return f"{head}: move the interrupted cell: {move}"
-
-
-def _held_moves(fleet: Fleet, host: HostConfig) -> dict[str, str]:
-    """Cell → where it went (followed on), for the moves the destinations hold."""
-    try:
-        return moves_on_record(fleet, host).held
-    except (OSError, ValueError):
-        return {}
 
 
 def with_unreachable_fix(fleet: Fleet, host: HostConfig, exc: TransportError) -> TransportError:

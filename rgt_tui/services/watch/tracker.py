@@ -66,6 +66,7 @@ from rgt_tui.domain.queue_state import (
     SLURM_ENDED,
     STOPPED,
     QueueView,
+    nothing_left_to_run,
 )
 from rgt_tui.domain.text import printable, shell_word
 from rgt_tui.domain.units import fmt_duration, local_time, plural
@@ -368,7 +369,7 @@ def queue_gone_words(host: str, view: QueueView, *, interruptible: bool = False)
         if resume is not None
         else f"launch it again with L (rgt-tui launch {host})"
     )
-    left = resume is not None or any(c.status not in (DONE, SKIPPED) for c in view.cells)
+    left = not nothing_left_to_run(view)
     if not left:
         # Every cell done or passed over (moved to another box, skipped): a relaunch
         # would run nothing, or done work again (h541 #6).
