@@ -1,5 +1,8 @@
 """`rgt-tui queue stop|kill|retry` end to end: the real entry point, its questions, exit
-codes, and the box's records afterwards."""
+codes, and the box's records afterwards.
+
+Just past 450 lines on purpose: each verb's cases share one launched loopback queue and
+its terminal helper; split, each file would start them again."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """A teardown recorded by hand (no teardown command), over a real loopback box, real
-files and the real journal:
+files and the real journal (over 450 lines on purpose: every case runs on the one
+``ready`` fixture, a box pulled, verified and confirmed):
 
 - the teardown is recorded only when the name is typed again after the instructions
   (the TUI's second box, the command line's second prompt, or ``--destroyed HOST``), and
