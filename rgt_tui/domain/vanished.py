@@ -467,8 +467,11 @@ def _weigh(
         else f"was killed ({SIGNALS.get(exit_code, f'exit {exit_code}')})"
     )
     summary = f"{subject} {how}: {cause}"
-    if cause == MANUAL_KILL and oom.verdict == UNKNOWN:
-        summary += " (an OOM kill cannot be ruled out: see the evidence)"
+    # The kill is the guess when nothing else is seen: say each cause left standing (a
+    # hang-up without a launch record read as ruled out, h545 #9).
+    standing = [w for e, w in ((oom, "an OOM kill"), (hangup, "a hang-up")) if e.verdict == UNKNOWN]
+    if cause == MANUAL_KILL and standing:
+        summary += f" ({' and '.join(standing)} cannot be ruled out: see the evidence)"
     if cause == OOM and not facts.cuda_oom.get(name or "", ""):
         summary += " of host RAM (no CUDA out-of-memory line in its log)"
     return Diagnosis(

@@ -44,9 +44,11 @@ OOM_LINE = (
 )
 
 
-def run(cell_b: str, oom_b: str, *, detach="tmux", boot=BOOT, done="", **facts):
+def run(cell_b: str, oom_b: str, *, detach="tmux", boot=BOOT, done="", launches=None, **facts):
     launches = parse_runner_state(
         f"launch 1000 {BOOT} {detach} 0 /h/.rgt/bin/run_queue.x.sh 42\n{done}"
+        if launches is None
+        else launches
     )
     attempts = {
         "a": parse_cell_state(
@@ -172,8 +174,14 @@ def test_a_kill_without_counters_cannot_rule_out_oom():
         f"start 1010 {BOOT} 4711\n", "", oom_kill_now=None, dmesg="denied", session_present=False
     )
     assert d.cause == MANUAL_KILL and verdicts(d)[OOM] == UNKNOWN
-    assert "cannot be ruled out" in d.summary
+    assert "(an OOM kill cannot be ruled out: see the evidence)" in d.summary
     assert "gone now" in next(e for e in d.evidence if e.cause == HANGUP).detail
+
+
+def test_a_kill_without_a_launch_record_cannot_rule_out_a_hang_up_either():
+    d = run(f"start 1010 {BOOT} 4711\n", "", oom_kill_now=None, dmesg="denied", launches="")
+    assert verdicts(d)[HANGUP] == UNKNOWN and verdicts(d)[MANUAL_KILL] == UNKNOWN
+    assert "(an OOM kill and a hang-up cannot be ruled out: see the evidence)" in d.summary
 
 
 def test_an_ordinary_failure_is_not_a_vanished_run():
