@@ -81,7 +81,15 @@ async def test_copies_of_the_fleet_file_by_name_or_by_content_are_held_back_too(
     fleet, code, root = await _fleet_in_tree(make_loopback_fleet, tmp_path)
     host = fleet.host("box1")
     text = fleet.path.read_text()
-    copies = ("hosts.toml~", "hosts.toml.bak", ".hosts.toml.swp", "old/fleet-before.toml")
+    # A copy named without ``.toml`` went to every box (h553 #4): held back by content.
+    copies = (
+        "hosts.toml~",
+        "hosts.toml.bak",
+        ".hosts.toml.swp",
+        "old/fleet-before.toml",
+        "hosts.backup",
+        "old/fleet-good",
+    )
     for rel in copies:
         write(code, rel, text)
     write(code, "configs/model.toml", "[model]\nwidth = 512\n")

@@ -35,6 +35,7 @@ from rgt_tui.services.code_sync.rules import (
     held_under,
     ignored_by,
     is_secret,
+    looks_like_fleet_file,
     name_ok,
     never_sent,
     reads_as_fleet_file,
@@ -154,11 +155,8 @@ def list_tree(
         if holder is not None:  # a file held back, or one under a held folder (once)
             withheld.append(rel if holder == rel else holder + "/")
             continue
-        if (
-            copy_of(rel, held_files)
-            or reads_as_fleet_file(root / rel, rel)
-            or reads_as_queue_file(root / rel)
-        ):  # a copy, or a queue file no entry names now
+        if copy_of(rel, held_files) or reads_as_queue_file(root / rel):
+            # a copy, or a queue file no entry names now
             withheld.append(rel)
             copies.add(rel)
             continue
@@ -179,9 +177,13 @@ def list_tree(
             skipped.append(f"{rel} (not a regular file)")
         else:
             try:
-                digest, crlf = _sha256(path, rel)
+                digest, crlf, fleet_like = _sha256(path, rel)
             except OSError as exc:
                 skipped.append(f"{rel} ({exc.strerror or exc})")
+                continue
+            if fleet_like and reads_as_fleet_file(path, rel):  # a copy by its content
+                withheld.append(rel)
+                copies.add(rel)
                 continue
             files.append(LocalFile(rel, digest, bool(st.st_mode & 0o111), st.st_size, crlf))
     if copies:  # the box's copy of one is no more code than this one, nor a change here
@@ -201,19 +203,21 @@ def list_tree(
     )
 
 
-def _sha256(path: Path, rel: str) -> tuple[str, str]:
-    """The file's SHA-256, and its CRLF kind (``domain.crlf``) if it is one that breaks."""
+def _sha256(path: Path, rel: str) -> tuple[str, str, bool]:
+    """The file's SHA-256, its CRLF kind (``domain.crlf``) if it is one that breaks, and
+    whether its first MiB looks like a fleet file (read here, not a second time)."""
     digest = hashlib.sha256()
-    kind, crlf, cr = None, False, False
+    kind, crlf, cr, fleet_like = None, False, False, False
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     with os.fdopen(fd, "rb") as f:
         while chunk := f.read(_READ):
             digest.update(chunk)
             if kind is None:
                 kind = crlf_kind(rel, chunk[:2])
+                fleet_like = looks_like_fleet_file(chunk)
             if kind and not crlf:
                 crlf, cr = has_crlf(chunk, cr), chunk.endswith(b"\r")
-    return digest.hexdigest(), kind if crlf else ""
+    return digest.hexdigest(), kind if crlf else "", fleet_like
 
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:

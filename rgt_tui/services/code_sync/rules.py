@@ -160,15 +160,20 @@ _FLEET_TABLE = re.compile(rb"^[ \t]*\[\[[ \t]*hosts[ \t]*\]\]", re.MULTILINE)
 _FLEET_READ = 1 << 20  # a fleet file is small: what a copy of one holds is in its start
 
 
+def looks_like_fleet_file(head: bytes) -> bool:
+    """Whether a file's first bytes hold a ``[[hosts]]`` table (cheap: a regex)."""
+    return _FLEET_TABLE.search(head) is not None
+
+
 def reads_as_fleet_file(path: Path, rel: str) -> bool:
-    """Whether the TOML file at ``path`` is a fleet file (a ``[[hosts]]`` table in its
-    first MiB whose entries have ``name`` and ``ssh``), whatever its name
-    (``hosts.good.toml``, ``old/fleet.toml``): a sync holds it back as it does the fleet
-    file in use. Only names with ``.toml`` are read."""
-    if ".toml" not in rel.rsplit("/", 1)[-1].lower():
-        return False
+    """Whether the file at ``path`` is a fleet file (a ``[[hosts]]`` table in its first
+    MiB whose entries have ``name`` and ``ssh``), whatever its name (``hosts.good.toml``,
+    ``old/fleet.toml``, ``hosts.backup``: a copy named without ``.toml`` went to every box,
+    h553 #4): a sync holds it back as it does the fleet file in use. The listing asks
+    only of files whose first MiB has such a table (``looks_like_fleet_file``), which it
+    reads anyway to hash them."""
     head = _head(path, _FLEET_READ)
-    if head is None or _FLEET_TABLE.search(head) is None:
+    if head is None or not looks_like_fleet_file(head):
         return False
     try:
         hosts = tomllib.loads(head.decode("utf-8")).get("hosts")
