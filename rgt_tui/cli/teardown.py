@@ -61,6 +61,7 @@ from rgt_tui.services.queue.backends import backend_for
 from rgt_tui.services.queue.scheduler import JobGated
 from rgt_tui.services.teardown import (
     GateReport,
+    NotRunningError,
     NotUnfinishedError,
     StillToRun,
     TeardownOutcome,
@@ -311,7 +312,7 @@ def run_teardown(call: Call) -> int:
                 cells=queue_cells(host),
                 box=box,
             )
-        except (NotUnfinishedError, StillToRun) as exc:
+        except (NotUnfinishedError, NotRunningError, StillToRun) as exc:
             return call.fail(printable(exc, 1000), code=EXIT_BAD_INPUT)
         except (TransportError, ManifestError, ValueError, JournalError) as exc:
             # The box could not say which box it is, or another box was recorded

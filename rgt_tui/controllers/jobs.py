@@ -637,6 +637,7 @@ class JobRunner:
     ) -> None:
         from rgt_tui.services.teardown import (
             BoxMismatch,
+            NotRunningError,
             NotUnfinishedError,
             StillToRun,
             UnknownCellError,
@@ -661,7 +662,7 @@ class JobRunner:
             self._set(host.name, ack_refusal=str(exc))
             await self._gate(host)  # the checklist of the box there now
             return
-        except (NotUnfinishedError, StillToRun) as exc:  # not a cell to accept (yet)
+        except (NotUnfinishedError, NotRunningError, StillToRun) as exc:  # not one to accept
             self._set(host.name, ack_refusal=str(exc))
             return
         except UnknownCellError as exc:

@@ -154,9 +154,11 @@ class MissingCellAcknowledged:
 
 @dataclass(frozen=True)
 class CellsRunning:
-    """The queue cells running on the box right now (from its records)."""
+    """The queue cells running on the box right now (from its records); ``runs``: (name,
+    run) of each (``domain.unfinished.run_key``), the run an acknowledgement holds for."""
 
     names: tuple[str, ...]
+    runs: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -171,9 +173,14 @@ class SlurmJobsSeen:
 
 @dataclass(frozen=True)
 class RunningAcknowledged:
-    """The user accepted, by name, tearing down while this cell runs."""
+    """The user accepted, by name, tearing down while this cell runs: with ``run``, the
+    run of it the check saw running (``CellsRunning.runs``). A later run of the cell (a
+    retry, a relaunch) is asked again: accepted once, a name opened the gate for a run
+    the user never saw (h551 #1). "" (recorded before runs were) holds only while no run
+    is known."""
 
     name: str
+    run: str = ""
 
 
 @dataclass(frozen=True)

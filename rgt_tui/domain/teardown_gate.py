@@ -127,7 +127,8 @@ class GateState:
     present_cells: frozenset[str] = frozenset()
     acked_missing: frozenset[str] = frozenset()
     running: tuple[str, ...] = ()
-    acked_running: frozenset[str] = frozenset()
+    running_runs: tuple[tuple[str, str], ...] = ()  # CellsRunning.runs
+    acked_running: frozenset[tuple[str, str]] = frozenset()  # (name, run) acknowledged
     # A Slurm host: the live tasks' evidence (None: not a Slurm host, no such condition);
     # slurm_error: why squeue could not be read at the latest check.
     slurm_jobs: tuple[str, ...] | None = None
@@ -153,6 +154,7 @@ def _invalidate(state: GateState, why: str) -> GateState:
         acked_missing=state.acked_missing,
         acked_running=state.acked_running,
         running=state.running,
+        running_runs=state.running_runs,
         slurm_jobs=state.slurm_jobs,
         slurm_error=state.slurm_error,
         unfinished=state.unfinished,
@@ -201,7 +203,8 @@ def apply(state: GateState, event: GateEvent) -> GateState:
     if isinstance(event, MissingCellAcknowledged):
         return replace(state, acked_missing=state.acked_missing | {event.name}, confirmed=False)
     if isinstance(event, RunningAcknowledged):
-        return replace(state, acked_running=state.acked_running | {event.name}, confirmed=False)
+        acked = state.acked_running | {(event.name, event.run)}
+        return replace(state, acked_running=acked, confirmed=False)
     if isinstance(event, UnfinishedAcknowledged):
         acked = state.acked_unfinished | {(event.name, event.run)}
         return replace(state, acked_unfinished=acked, confirmed=False)
@@ -220,8 +223,9 @@ def apply(state: GateState, event: GateEvent) -> GateState:
             return replace(
                 _invalidate(state, f"cell started: {', '.join(sorted(started))}"),
                 running=event.names,
+                running_runs=event.runs,
             )
-        return replace(state, running=event.names)
+        return replace(state, running=event.names, running_runs=event.runs)
     if isinstance(event, SlurmJobsSeen):
         return replace(state, slurm_jobs=tuple(event.jobs), slurm_error=event.error)
     if state.manifest is None:
@@ -518,7 +522,7 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
         )
     )
     items.append(_roster_condition(state, blocked))
-    unacked_running = [c for c in state.running if c not in state.acked_running]
+    unacked_running = [c for c in state.running if not running_acked(state, c)]
     items.append(
         Condition(
             "idle",
@@ -576,6 +580,16 @@ def _roster_condition(state: GateState, blocked: str = "") -> Condition:
         named = ", ".join(f"{c} ({open_work[c]})" for c in deferred)
         text += f"; not counted, each settled on its own line: {named}"
     return Condition("roster", not unacked, text, tuple(unacked))
+
+
+def running_run(state: GateState, name: str) -> str:
+    """Which run of running cell ``name`` the last check saw ("" when none is known)."""
+    return next((run for cell, run in state.running_runs if cell == name), "")
+
+
+def running_acked(state: GateState, name: str) -> bool:
+    """Whether the user accepted tearing down while this run of ``name`` runs."""
+    return (name, running_run(state, name)) in state.acked_running
 
 
 def unfinished_run(state: GateState, name: str) -> str:

@@ -386,6 +386,21 @@ def test_running_cell_needs_acknowledgement():
     assert is_unlocked(replay(*events, RunningAcknowledged("cellB"), *confirm))
 
 
+def test_a_running_acknowledgement_holds_for_its_run_only():
+    """h551 #1: accepted once by name, a cell's later run (a retry, a relaunch) ran
+    unseen under the old acceptance and was torn down running."""
+    first = CellsRunning(("cellB",), (("cellB", "1/100/"),))
+    events = [first, *happy_path()[:-4], first]
+    confirm = happy_path()[-3:]
+    acked = [*events, RunningAcknowledged("cellB", "1/100/")]
+    assert is_unlocked(replay(*acked, *confirm))
+    # The same cell running again, a later run: asked again.
+    again = CellsRunning(("cellB",), (("cellB", "2/300/"),))
+    state = replay(*acked, again, *confirm)
+    assert keys(state) == ["idle"] and not is_unlocked(state)
+    assert is_unlocked(replay(*acked, again, RunningAcknowledged("cellB", "2/300/"), *confirm))
+
+
 def test_empty_manifest_never_unlocks():
     state = replay(
         ManifestTaken((), taken_at=10.0, last_write=0.0),
@@ -559,8 +574,9 @@ def oracle_allows(events: list) -> bool:
     acked = {e.name for e in events if isinstance(e, MissingCellAcknowledged)}
     if any(c not in rosters[-1].present and c not in acked for c in rosters[-1].expected):
         return False
-    acked_running = {e.name for e in events if isinstance(e, RunningAcknowledged)}
-    return all(c in acked_running for c in running)
+    acked_running = {(e.name, e.run) for e in events if isinstance(e, RunningAcknowledged)}
+    runs = dict(next((e.runs for e in reversed(events) if isinstance(e, CellsRunning)), ()))
+    return all((c, runs.get(c, "")) in acked_running for c in running)
 
 
 @settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])

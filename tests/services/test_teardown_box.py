@@ -425,14 +425,9 @@ async def test_tui_writers_and_cli_runs_at_once_lose_no_event(ready: Setup) -> N
             i = 0
             while i < 10 or not stop.is_set():
                 cell = cells[(k + i) % 2]
-                if i % 2:
-                    acknowledge(
-                        ready.journal, "box1", missing=(cell,), cells=cells, box=jh.box, now=i
-                    )
-                else:
-                    acknowledge(
-                        ready.journal, "box1", running=(cell,), cells=cells, box=jh.box, now=i
-                    )
+                # (Missing only: nothing runs, and a cell not running is not accepted
+                # as running, h551 #1.)
+                acknowledge(ready.journal, "box1", missing=(cell,), cells=cells, box=jh.box, now=i)
                 ready.journal.observe_box("box1", jh.box, float(i))
                 ready.journal.record("box1", float(i), MissingCellAcknowledged(f"t{k}-{i}"))
                 i += 1
@@ -446,7 +441,7 @@ async def test_tui_writers_and_cli_runs_at_once_lose_no_event(ready: Setup) -> N
         t.start()
     runs = await asyncio.gather(
         *(
-            ready.cli("teardown", "box1", "--ack-running", cells[k % 2], "--check")
+            ready.cli("teardown", "box1", "--ack-missing", cells[k % 2], "--check")
             for k in range(3)
         ),
         ready.check(),
@@ -762,6 +757,32 @@ async def test_a_cell_still_to_run_is_not_accepted_as_missing(ready: Setup) -> N
     assert "recorded for this box in the journal: cellB accepted as missing" in cli.stdout, (
         cli.stdout + cli.stderr
     )
+
+
+async def test_only_a_cell_running_now_is_accepted_as_running(ready: Setup) -> None:
+    """h551 #1: --ack-running of a pending (or done) cell was recorded by name, and held
+    for the run that came later, which the gate then let be torn down running. Refused,
+    with the acknowledgement that fits; a running cell's holds for its run."""
+    from rgt_tui.domain.teardown_gate import CellsRunning
+    from rgt_tui.services.teardown import NotRunningError
+
+    gate = await ready.check()
+    cells = queue_cells(ready.host)
+    with pytest.raises(NotRunningError) as refused:
+        acknowledge(ready.journal, "box1", running=("cellB",), cells=cells, box=gate.box)
+    said = str(refused.value)
+    assert "cellB is not running on box1" in said and "nothing was acknowledged" in said
+    assert "Its running cells: none" in said and "--ack-unfinished cellB" in said
+    assert not any(isinstance(e, RunningAcknowledged) for _, e in ready.journal.load("box1").events)
+
+    def saw_it_run(jh) -> bool:  # type: ignore[no-untyped-def]
+        jh.events.append((time.time(), CellsRunning(("cellB",), (("cellB", "1/100/"),))))
+        return True
+
+    ready.journal.update("box1", saw_it_run)
+    acknowledge(ready.journal, "box1", running=("cellB",), cells=cells, box=gate.box)
+    acks = [e for _, e in ready.journal.load("box1").events if isinstance(e, RunningAcknowledged)]
+    assert acks == [RunningAcknowledged("cellB", "1/100/")]
 
 
 async def test_a_box_where_nothing_ran_opens_once_every_cell_is_accepted(

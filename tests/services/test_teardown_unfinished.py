@@ -113,6 +113,42 @@ async def test_a_killed_cell_with_a_verified_checkpoint_locks_until_acknowledged
     ) in twice.stdout
 
 
+async def test_a_running_cell_is_accepted_for_its_run_and_asked_again_for_the_next(
+    make_queue_fleet, tmp_path: Path
+) -> None:
+    """h551 #1: --ack-running of a pending cell was recorded by name; when that cell ran
+    later, the old acceptance opened the gate for a run the user never saw. Refused
+    while it waits; accepted while it runs, for that run; its retry is asked again."""
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    alpha = qf.cell_script("alpha", METRICS)
+    eta = qf.cell_script("eta_long", GATE)
+    qf.write_queue(f"{alpha} t\n{eta} t\n")
+    await launch_queue(qf)
+    await wait_view(qf, lambda v: v.cells[1].status == RUNNING, what="eta_long to run")
+    await pull_and_verify(qf)
+    early = await _cli(qf, tmp_path, "teardown", "box1", "--check", "--ack-running", "alpha")
+    assert early.returncode == 2, early.stdout + early.stderr
+    said = " ".join(early.stderr.split())
+    assert "alpha is not running on box1" in said and "Its running cells: eta_long" in said
+
+    ready = await _cli(qf, tmp_path, "teardown", "box1", "--check", "--ack-running", "eta_long")
+    assert ready.returncode == 0, ready.stdout + ready.stderr
+    assert "running: eta_long (acknowledged)" in ready.stdout, ready.stdout
+
+    qf.kill_session()  # its run ends; the retry is another run of the same cell
+    await wait_view(qf, lambda v: v.cells[1].status == INTERRUPTED, what="interrupted")
+    retried = await _cli(qf, tmp_path, "queue", "retry", "box1", "eta_long", "--yes")
+    assert retried.returncode == 0, retried.stdout + retried.stderr
+    await wait_view(
+        qf, lambda v: v.cells[1].status == RUNNING and v.cells[1].attempts == 2, what="the retry"
+    )
+    await pull_and_verify(qf)
+    again = await _cli(qf, tmp_path, "teardown", "box1", "--check")
+    assert again.returncode == 1, again.stdout + again.stderr
+    (line,) = [x for x in again.stdout.splitlines() if "[ ] idle" in x] or [again.stdout]
+    assert "running: eta_long" in line and "acknowledged" not in line, again.stdout
+
+
 async def test_a_failed_cell_locks_and_a_moved_one_does_not(
     make_queue_fleet, tmp_path: Path
 ) -> None:

@@ -227,9 +227,9 @@ async def test_unknown_cell_acknowledgement_is_refused_with_the_list(
         await pilot.press(*"beta")
         # Another name typed: the refusal of 'alhpa' no longer stands under its hint.
         await wait_for(lambda: "nothing was acknowledged" not in screen_text(app), pilot=pilot)
-        await click(pilot, "#ack-running")
+        await click(pilot, "#ack-missing")
         await wait_for(lambda: not app.jobs.state("box1").running, 60, pilot=pilot)
-        await wait_for(lambda: "RunningAcknowledged" in journal_file.read_text(), pilot=pilot)
+        await wait_for(lambda: "MissingCellAcknowledged" in journal_file.read_text(), pilot=pilot)
         assert app.jobs.state("box1").ack_refusal is None
         assert "nothing was acknowledged" not in screen_text(app)
 

@@ -465,7 +465,7 @@ class TeardownTab(DetailTab):
             kind
             for kind, acked in (
                 ("missing", cell in state.acked_missing),
-                ("running", cell in state.acked_running),
+                ("running", any(name == cell for name, _ in state.acked_running)),
                 ("unfinished", any(name == cell for name, _ in state.acked_unfinished)),
             )
             if acked
@@ -500,7 +500,8 @@ class TeardownTab(DetailTab):
             return f"'{cell}' is acknowledged already ({done}): nothing more to do for it"
         return (
             f"'{cell}' is not a cell the checklist asks to acknowledge ({wanted}); to accept "
-            "it anyway, Tab to Missing: accept or Running: accept"
+            # Not Running: accept, which holds only for a run the check saw (h551 #1).
+            "it anyway, Tab to Missing: accept"
         )
 
     def _show_ack_note(self) -> None:

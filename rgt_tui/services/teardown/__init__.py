@@ -49,6 +49,7 @@ becomes a problem or a re-scan failure.
 from rgt_tui.services.box.identity import box_still_answers
 from rgt_tui.services.teardown.acknowledge import (
     BoxMismatch,
+    NotRunningError,
     NotUnfinishedError,
     StillToRun,
     UnknownCellError,
@@ -78,7 +79,7 @@ from rgt_tui.services.teardown.group import group_refusal
 
 __all__ = [
     "MANUAL_OUTPUT", "TEARDOWN_TIMEOUT_S", "BoxMismatch", "ConfirmationVoid", "GateLocked", "GateReport",
-    "NotUnfinishedError", "StillToRun", "TeardownOutcome", "UnknownCellError", "unfinished_cells", "acknowledge", "check_cells", "check_gate",
+    "NotRunningError", "NotUnfinishedError", "StillToRun", "TeardownOutcome", "UnknownCellError", "unfinished_cells", "acknowledge", "check_cells", "check_gate",
     "confirm_and_tear_down", "confirmed_at", "instructions", "manifest_event", "observe_now",
     "gather", "group_refusal", "is_cluster", "queue_cells", "record_destroyed", "record_manual_teardown", "rescan_event", "box_still_answers", "verification_events",
 ]  # fmt: skip

@@ -69,6 +69,21 @@ class StillToRun(ValueError):
         )
 
 
+class NotRunningError(ValueError):
+    """An ``--ack-running`` named a cell the box's last check did not see running (h551
+    #1: accepted while pending, or done, it held for the run that came later)."""
+
+    def __init__(self, name: str, host: str, running: Sequence[str]) -> None:
+        self.name = name
+        now = ", ".join(running) or "none"
+        super().__init__(
+            f"{name} is not running on {host}, as its last gate check read it: nothing was "
+            f"acknowledged. Its running cells: {now}. A cell is accepted as running while it "
+            "runs, that run only; one still to run is accepted as unfinished work "
+            f"(--ack-unfinished {name}), and a done cell needs nothing"
+        )
+
+
 def unfinished_cells(jh: HostJournal) -> tuple[str, ...]:
     """The cells the journal's box has recorded as unfinished (its last queue read)."""
     return tuple(name for name, _, _ in jh.gate().unfinished)
@@ -130,7 +145,8 @@ def acknowledge(
     ``unfinished`` names must be cells the box's gate last recorded as unfinished
     (``unfinished_cells``): otherwise nothing is recorded and NotUnfinishedError lists them.
     ``missing`` names must not be cells its last check saw running, or pending in a queue
-    that runs (StillToRun): their results may still come.
+    that runs (StillToRun): their results may still come. ``running`` names must be cells
+    its last check saw running (NotRunningError), and hold for that run only.
 
     Every name must be one of ``cells`` (``queue_cells(host)``): otherwise nothing is
     recorded and UnknownCellError says which name, with the cells there are. When the
@@ -139,14 +155,17 @@ def acknowledge(
     """
     check_cells((*missing, *running), cells)
     events: list[g.GateEvent] = [g.MissingCellAcknowledged(n) for n in missing]
-    events += [g.RunningAcknowledged(n) for n in running]
     t = now if now is not None else time.time()
 
     def append(jh: HostJournal) -> bool:
         same_box_or_refuse(jh, box, "nothing was acknowledged")
         gate = jh.gate()
+        for name in running:
+            if name not in gate.running:
+                raise NotRunningError(name, jh.host, gate.running)
         # Each for the run of it the last check saw: a retry since is asked again.
         acks = [g.UnfinishedAcknowledged(n, g.unfinished_run(gate, n)) for n in unfinished]
+        acks += [g.RunningAcknowledged(n, g.running_run(gate, n)) for n in running]
         pending = {n for n, status, _ in gate.unfinished if status == PENDING}
         for name in missing:
             if name in gate.running or name in pending:

@@ -34,6 +34,7 @@ from rgt_tui.domain.roster import in_outputs, output_prefixes
 from rgt_tui.domain.saved_claims import TAIL_BYTES
 from rgt_tui.domain.shared_account import sharing_account
 from rgt_tui.domain.text import printable
+from rgt_tui.domain.unfinished import run_key
 from rgt_tui.domain.units import fmt_bytes, plural
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.journal import BoxHistory, HostJournal, Journal, JournalError
@@ -283,7 +284,10 @@ def _facts(
         problems.append(f"cannot re-scan the box: {why} — check again once {host.name} answers")
         events.append(g.RescanFailed(why))
     if now.running is not None:
-        events.append(g.CellsRunning(now.running))
+        # Each running cell with its run: an acknowledgement holds for that run only.
+        cells = now.view.cells if now.view is not None else ()
+        runs = tuple((c.name, run_key(c)) for c in cells if c.name in now.running)
+        events.append(g.CellsRunning(now.running, runs))
     if now.cells is not None:
         events.append(now.cells)
     elif now.moved is not None:
