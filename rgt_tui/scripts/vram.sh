@@ -9,11 +9,13 @@
 #               walk<TAB>ok|missing|timeout                           the /proc fd walk
 #               holder<TAB>PID<TAB>DEVICE      a process of THIS PID namespace with a
 #                                              /dev/nvidia* file open (fuser -v /dev/nvidia*)
-#               proc<TAB>PID<TAB>VISIBLE<TAB>STATE<TAB>UID<TAB>AGE_S<TAB>CELL<TAB>COMM<TAB>CMDLINE
-#   kill PID GRACE
+#               proc<TAB>PID<TAB>VISIBLE<TAB>STATE<TAB>UID<TAB>AGE_S<TAB>CELL<TAB>COMM<TAB>CMDLINE<TAB>START
+#                                              START: /proc/PID/stat's start time (ticks)
+#   kill PID GRACE [START]
 #               SIGTERM to PID, then SIGKILL if it still runs GRACE seconds later; only
-#               while PID holds a /dev/nvidia* file right now (a reused PID does not) and
-#               is no running queue cell's (the queue's own kill records it). Prints
+#               while PID holds a /dev/nvidia* file right now, started at START (the
+#               process listed, not a reused PID), and is no running queue cell's (the
+#               queue's own kill records it). Prints
 #               killed<TAB>PID<TAB>TERM|KILL or alive<TAB>PID<TAB>STATE; a refusal prints
 #               refused<TAB>CODE<TAB>DETAIL and exits 3.
 #
@@ -105,8 +107,25 @@ cell_of() {  # PID RUNNING_CELLS
         depth=$((depth + 1))
     done
     env=$(tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | head -c 1048576 | grep -m 1 '^RGT_CELL_NAME=')
-    [ -n "$env" ] && printf '%s' "${env#RGT_CELL_NAME=}"
+    [ -n "$env" ] || return 0
+    # Only while that cell runs: a process a finished cell left behind holding the GPU
+    # is the leftover this reclaim exists for (h551 #4: refused as "the running cell").
+    while read -r name cpid; do
+        if [ "$name" = "${env#RGT_CELL_NAME=}" ] && alive "$cpid"; then
+            printf '%s' "$name"
+            return 0
+        fi
+    done <<<"$2"
     return 0
+}
+
+# When PID started, in clock ticks since boot (/proc/PID/stat field 22): with the pid,
+# which process it is (a pid the kernel gave again is another start).
+start_of() {
+    local stat
+    stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+    stat=${stat##*) }
+    printf '%s' "$stat" | awk '{ print $20 }'
 }
 
 # Every "PID<TAB>DEVICE" with a file under the prefix open (one PID: that PID only).
@@ -178,25 +197,29 @@ do_list() {
             continue
         fi
         uid=$(status_field "$pid" Uid) || uid=-
-        start=$(cat "/proc/$pid/stat" 2>/dev/null)
-        start=${start##*) }
-        start=$(printf '%s' "$start" | awk '{ print $20 }')
+        start=$(start_of "$pid")
         age=-
         case "$start$ticks" in '' | *[!0-9]*) ;; *) age=$((up - start / ticks)) ;; esac
         cell=$(cell_of "$pid" "$running")
         comm=$(head -c 64 "/proc/$pid/comm" 2>/dev/null)
         cmd=$(head -c 1024 "/proc/$pid/cmdline" 2>/dev/null | tr '\0' ' ')
-        printf 'proc\t%s\t1\t%s\t%s\t%s\t%s\t%s\t%s\n' "$pid" "$(proc_state "$pid")" "$uid" "$age" \
-            "$(clean "${cell:--}")" "$(clean "${comm:--}")" "$(clean "${cmd:--}")"
+        case "$start" in '' | *[!0-9]*) start=- ;; esac
+        printf 'proc\t%s\t1\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$pid" "$(proc_state "$pid")" "$uid" "$age" \
+            "$(clean "${cell:--}")" "$(clean "${comm:--}")" "$(clean "${cmd:--}")" "$start"
     done
 }
 
-do_kill() {  # PID GRACE
-    local pid=${1:-} grace=${2:-10} cell i
+do_kill() {  # PID GRACE [START]
+    local pid=${1:-} grace=${2:-10} listed=${3:-} cell i
     case "$pid" in '' | *[!0-9]*) refuse bad-pid "not a process id: $(clean "$pid")" ;; esac
     case "$grace" in '' | *[!0-9]*) grace=10 ;; esac
     [ "$pid" -gt 1 ] || refuse bad-pid "pid $pid is never killed from here"
     alive "$pid" || refuse gone "pid $pid no longer runs: nothing was killed"
+    # The process the user confirmed, not one the kernel gave its number since (h551 #3).
+    case "$listed" in
+    '' | *[!0-9]*) ;;
+    *) [ "$(start_of "$pid")" = "$listed" ] || refuse reused "pid $pid is another process now (it started after the list you confirmed): nothing was killed; list again to see who holds the GPU now" ;;
+    esac
     # Right before the kill: the number still names a process holding the GPU's device.
     [ -n "$(holders "$pid")" ] || refuse not-holder "pid $pid holds no $prefix* file now (it let go, or the number belongs to another process): nothing was killed"
     cell=$(cell_of "$pid" "$(running_cells)")

@@ -5,6 +5,7 @@ real health rule on the agent's samples."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -156,6 +157,71 @@ async def test_a_pid_that_let_go_of_the_device_since_the_list_is_not_killed(
     finally:
         await transport.close()
     assert not held.ended()
+
+
+async def test_a_pid_given_to_another_process_since_the_list_is_not_killed(
+    make_queue_fleet, tmp_path, held
+):
+    """h551 #3: the kill checked only that the number held a device: a process started
+    under the confirmed one's pid since the list was killed in its place. The list says
+    when each process started; the box compares it right before the signal."""
+    from dataclasses import replace
+
+    qf, transport = await gpu_box(make_queue_fleet, tmp_path, held)
+    try:
+        evidence = await read_vram_evidence("box1", transport)
+        listed = evidence.find(held.pid)
+        stat = Path(f"/proc/{held.pid}/stat").read_text().rsplit(") ", 1)[1].split()  # noqa: ASYNC240
+        assert listed is not None and listed.started == stat[19]  # field 22: its start
+        # What a list of the earlier process under this number said (an earlier start).
+        earlier = replace(listed, started=str(int(listed.started) - 1))
+        other = replace(evidence, processes=(earlier,))
+        with pytest.raises(VramError) as refused:
+            await kill_vram_holder(other, transport, held.pid)
+        assert refused.value.code == "reused", refused.value
+        assert "another process now" in refused.value.message
+        assert "nothing was killed" in refused.value.message
+        assert not held.ended()
+        result = await kill_vram_holder(evidence, transport, held.pid, grace_s=2)  # the one listed
+        assert result.signal in ("TERM", "KILL"), result
+    finally:
+        await transport.close()
+    await wait_for(held.ended, 20, "the listed holder to end")
+
+
+async def test_a_process_a_finished_cell_left_holding_the_gpu_can_be_killed(
+    make_queue_fleet, tmp_path
+):
+    """h551 #4: a cell's process left holding VRAM after its cell ended was still tagged
+    with the cell (its RGT_CELL_NAME), so the kill refused it as "the running queue cell"
+    and sent the user to `queue kill`, which has nothing to kill."""
+    held = HeldDevices(tmp_path / "dev", env={"RGT_CELL_NAME": "c3"})
+    try:
+        qf, transport = await gpu_box(make_queue_fleet, tmp_path, held)
+        cells = qf.qdir() / "cells"
+        cells.mkdir(parents=True, exist_ok=True)
+        boot = qf.loopback.box("box1").boot_id_file.read_text().strip()
+        try:
+            # c3 ran and ended; its leftover is not its pid, and carries its name.
+            (cells / "c3.state").write_text(f"start 1767268800 {boot} 1\nend 1767268900 0\n")
+            evidence = await read_vram_evidence("box1", transport)
+            assert evidence.find(held.pid).cell == ""
+            result = await kill_vram_holder(evidence, transport, held.pid, grace_s=2)
+            assert result.signal in ("TERM", "KILL"), result
+            # While c3 runs (its start record names a live pid), the same process is its.
+            (cells / "c3.state").write_text(f"start 1767268800 {boot} {os.getpid()}\n")
+            again = HeldDevices(tmp_path / "dev2", env={"RGT_CELL_NAME": "c3"})
+            try:
+                qf.loopback.box("box1").extra_env["RGT_NVIDIA_DEV_PREFIX"] = again.prefix
+                evidence = await read_vram_evidence("box1", transport)
+                assert evidence.find(again.pid).cell == "c3"
+            finally:
+                again.stop()
+        finally:
+            await transport.close()
+    finally:
+        held.stop()
+    assert held.ended()
 
 
 FLEET = """\

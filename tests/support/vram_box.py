@@ -48,7 +48,7 @@ while True:
 class HeldDevices:
     """A real process holding device-named files open; killed at ``stop`` if still alive."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, env: dict[str, str] | None = None) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         self.prefix = str(folder / "nvidia")
         paths = []
@@ -56,7 +56,10 @@ class HeldDevices:
             (folder / name).write_text("")
             paths.append(str(folder / name))
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", HOLDER, *paths], stdout=subprocess.PIPE, text=True
+            [sys.executable, "-c", HOLDER, *paths],
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, **(env or {})},
         )
         assert self.proc.stdout is not None and self.proc.stdout.readline() == "ready\n"
 

@@ -77,6 +77,7 @@ class VramProcess:
     cell: str = ""  # the running queue cell it belongs to
     comm: str = ""
     cmdline: str = ""
+    started: str = ""  # /proc/PID/stat's start time: which process the pid was when listed
 
     @property
     def listed(self) -> bool:
@@ -265,6 +266,7 @@ def parse_evidence(host: str, text: str) -> VramEvidence:
                 cell=shown(f[5]),
                 comm=shown(f[6], 32),
                 cmdline=shown(f[7], 160),
+                started=f[8] if len(f) > 8 and f[8].isdigit() else "",
             )
         )
     return VramEvidence(host, smi, smi_detail, walk, tuple(gpus), tuple(processes))
@@ -315,12 +317,14 @@ async def kill_vram_holder(
     evidence: VramEvidence, transport: Transport, pid: int, *, grace_s: int = KILL_GRACE_S
 ) -> KillResult:
     """SIGTERM ``pid`` on the box, SIGKILL after ``grace_s``: only a holder ``check_kill``
-    allows, checked again on the box right before the signal."""
-    check_kill(evidence, pid)
+    allows, checked again on the box right before the signal: the same process (its
+    start time as listed), still holding a device, no running cell's."""
+    process = check_kill(evidence, pid)
     await transport.connect()  # unreachable: TransportError, and nothing was sent
     try:
         result = await transport.run(
-            _command("kill", pid, grace_s), timeout=LIST_TIMEOUT_S + grace_s
+            _command("kill", pid, grace_s, process.started or "-"),
+            timeout=LIST_TIMEOUT_S + grace_s,
         )
     except TransportError:
         # The process may have held the session's own resources (U1): the answer is lost
