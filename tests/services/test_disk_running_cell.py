@@ -101,3 +101,50 @@ async def test_an_unread_queue_offers_no_folder_under_the_durable_folder(
         )
     finally:
         await transport.close()
+
+
+async def test_a_cells_folder_it_is_queued_to_resume_from_is_not_offered(
+    make_queue_fleet, tmp_path: Path
+) -> None:
+    """h551 #2: a killed cell queued to resume (`queue retry --resume`) had its folder,
+    pulled and verified, offered and deleted: the cell then started over, its GPU hours
+    to the checkpoint lost, while `queue show` still said "resumed"."""
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    ck = qf.cell_script("ck", f'mkdir -p "$2"; echo w > "$2/checkpoint.pt"\n{GATE}')
+    hold = qf.cell_script("hold", 'while [ ! -e "$HOME/go2" ]; do sleep 0.05; done')
+    qf.write_queue(f"{ck} t\n{hold} t\n")
+    env = {"XDG_STATE_HOME": str(tmp_path / "state"), "RGT_HOSTS": str(qf.loopback.hosts_file)}
+    host, local, transport = qf.host(), qf.fleet.results_dir, qf.transport()
+    try:
+        plan = await plan_launch(qf.fleet, host, transport, acks=("arch",))
+        assert plan.ok, plan.problems
+        await launch(plan, transport)
+        out = qf.root() / "results" / "ck"
+        await wait_for((out / "checkpoint.pt").exists, 30, "ck's checkpoint")
+        killed = await arun(
+            "queue", "kill", "box1", "--then", "next", "--yes", env=env, cwd=tmp_path
+        )
+        assert killed.returncode == 0, killed.stdout + killed.stderr
+        await wait_view(qf, lambda v: v.cells[1].status == RUNNING, what="hold to run")
+        retried = await arun(
+            "queue", "retry", "box1", "ck", "--resume", "--yes", env=env, cwd=tmp_path
+        )
+        assert retried.returncode == 0, retried.stdout + retried.stderr
+        await wait_view(qf, lambda v: v.cells[0].resume_pending, what="ck queued to resume")
+        audit = await audit_disk(host, transport, local, top=500)
+        entries = {e.path: e for e in audit.entries()}
+        why = (
+            "cell ck is queued to resume from it: let it run first, or move it "
+            "(rgt-tui queue move ck --to HOST)"
+        )
+        assert not_offered(audit, entries[str(out)]) == why
+        cli = await arun(
+            "disk", "box1", "--delete", str(out), "--confirm", str(out), "--top", "500",
+            env=env, cwd=tmp_path,
+        )  # fmt: skip
+        assert cli.returncode == 1, cli.stdout + cli.stderr
+        assert why in " ".join(cli.stderr.split()) and (out / "checkpoint.pt").exists()
+    finally:
+        (qf.root() / "go2").touch()
+        (qf.root() / "go").touch()
+        await transport.close()

@@ -123,9 +123,10 @@ class DiskAudit:
     # ``~`` expanded; each cell folder the audit resolved, (cell name, resolved path).
     durable: tuple[str, ...] = ()
     cell_dirs: tuple[tuple[str, str], ...] = ()
-    # The queue's running cells, (name, a path of its ``{out}``), never offered with what
-    # holds them (``services.disk.running``); why the queue could not be read (None: read).
-    running: tuple[tuple[str, str], ...] = ()
+    # The queue's cells that write to their ``{out}`` or will resume from it, (name, how,
+    # a path of its ``{out}``), never offered with what holds them
+    # (``services.disk.running``); why the queue could not be read (None: read).
+    running: tuple[tuple[str, str, str], ...] = ()
     queue_unread: str | None = None
 
     def entries(self) -> tuple[Reclaimable, ...]:
@@ -177,7 +178,7 @@ async def audit_disk(
         cells = await asyncio.to_thread(_queue_cells, host)
     await transport.connect()
     running, unread = await read_running(host, transport)
-    cells = tuple(dict.fromkeys((*cells, *running)))
+    cells = tuple(dict.fromkeys((*cells, *(name for name, _ in running))))
     asked: list[tuple[str, str]] = [("mount", m) for m in host.mounts]
     asked += [("pull", p) for p in host.pull] + [("hf", h) for h in HF_HUBS]
     asked.append(("durable", host.durable_dir))
@@ -198,12 +199,15 @@ async def audit_disk(
     return with_running(audit, running, unread)
 
 
-def with_running(audit: DiskAudit, names: tuple[str, ...], unread: str | None) -> DiskAudit:
-    """``audit`` knowing the queue's running cells ``names``, or why they are not known."""
+def with_running(
+    audit: DiskAudit, cells: tuple[tuple[str, str], ...], unread: str | None
+) -> DiskAudit:
+    """``audit`` knowing the queue's cells that use their folder (``read_running``), or
+    why they are not known."""
     notes = tuple(n for n in audit.notes if not n.startswith(UNREAD_NOTE_START))
     if unread is not None:
         notes += (unread_note(unread),)
-    outs = running_outs(names, audit.durable, audit.cell_dirs)
+    outs = running_outs(cells, audit.durable, audit.cell_dirs)
     return replace(audit, running=outs, queue_unread=unread, notes=notes)
 
 

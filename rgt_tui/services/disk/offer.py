@@ -56,14 +56,17 @@ def not_offered(audit: DiskAudit, entry: Reclaimable) -> str | None:
 def running_here(audit: DiskAudit, entry: Reclaimable) -> str | None:
     """Why deleting ``entry`` would pull a folder from under a running cell (it is that
     cell's output folder or holds it), or why that is not known; None: it would not."""
-    for name, out in audit.running:
+    for name, how, out in audit.running:
         if under(out, entry.path):
-            if out == entry.path:
-                return f"cell {printable(name)} is running: stop or kill it first"
-            return (
-                f"holds the output folder of cell {printable(name)}, which is running: "
+            # A cell still to run keeps its resume point (h551 #2): deleted, it starts over.
+            fix = (
                 "stop or kill it first"
+                if how == "is running"
+                else f"let it run first, or move it (rgt-tui queue move {printable(name)} --to HOST)"
             )
+            if out == entry.path:
+                return f"cell {printable(name)} {how}: {fix}"
+            return f"holds the output folder of cell {printable(name)}, which {how}: {fix}"
     if audit.queue_unread is not None and entry.type == "d":
         for durable in audit.durable:
             if under(entry.path, durable) or under(durable, entry.path):

@@ -1,7 +1,10 @@
-"""Which folders the queue's running cells write to now: never offered for deletion.
+"""Which folders the queue's cells write to now or will resume from: never offered for
+deletion.
 
 A running cell writes its checkpoints into its ``{out}`` (``<durable_dir>/<cell>``);
-deleting that folder, or one that holds it, kills the run at its next save. Whether
+deleting that folder, or one that holds it, kills the run at its next save. A cell queued
+to resume, or still to run, reloads what its ``{out}`` holds when it starts: deleted, it
+starts over, the GPU hours to its checkpoint lost (h551 #2). Whether
 everything in it is pulled and verified says nothing about that (an empty folder of a
 cell in its first epoch passes trivially), so the box's queue decides: it is read the way
 every other view reads it (``services.queue.view.read_queue_view``: the host's backend,
@@ -14,35 +17,48 @@ no folder under it (or holding it) is offered until it can be read — never a g
 from __future__ import annotations
 
 from rgt_tui.domain.config import HostConfig
-from rgt_tui.domain.queue_state import RUNNING
+from rgt_tui.domain.queue_state import PENDING, RETRY, RUNNING, CellView
 from rgt_tui.domain.text import printable
 from rgt_tui.services.queue.view import read_queue_view
 from rgt_tui.transport.base import Transport
 
 
+def in_use(cell: CellView) -> str | None:
+    """How ``cell`` uses its ``{out}`` now, in words after its name; None: it does not."""
+    if cell.status == RUNNING:
+        return "is running"
+    if cell.status == RETRY and cell.resume_pending:
+        return "is queued to resume from it"
+    if cell.status == PENDING:
+        return "is still to run, and resumes from what it holds"
+    return None
+
+
 async def read_running(
     host: HostConfig, transport: Transport
-) -> tuple[tuple[str, ...], str | None]:
-    """The names of the queue's running cells now, and why the queue could not be read
-    (None: it was read)."""
+) -> tuple[tuple[tuple[str, str], ...], str | None]:
+    """(name, how) of each queue cell that writes to its ``{out}`` now or will resume
+    from it (``in_use``), and why the queue could not be read (None: it was read)."""
     try:
         view = await read_queue_view(host, transport)
     except Exception as exc:  # whatever failed, not knowing refuses: it never allows
         return (), printable(str(exc) or type(exc).__name__, 300)
-    return tuple(c.name for c in view.cells if c.status == RUNNING), None
+    return tuple((c.name, how) for c in view.cells if (how := in_use(c)) is not None), None
 
 
 def running_outs(
-    names: tuple[str, ...], durable: tuple[str, ...], cell_dirs: tuple[tuple[str, str], ...]
-) -> tuple[tuple[str, str], ...]:
-    """(cell, path) for each running cell's ``{out}``: under every form of the durable
+    cells: tuple[tuple[str, str], ...],
+    durable: tuple[str, ...],
+    cell_dirs: tuple[tuple[str, str], ...],
+) -> tuple[tuple[str, str, str], ...]:
+    """(cell, how, path) for each such cell's ``{out}``: under every form of the durable
     folder (resolved on the box, and as given), and as the audit resolved the cell's folder."""
     dirs = dict(cell_dirs)
     outs = []
-    for name in names:
-        outs += [(name, (d.rstrip("/") or "") + "/" + name) for d in durable]
+    for name, how in cells:
+        outs += [(name, how, (d.rstrip("/") or "") + "/" + name) for d in durable]
         if name in dirs:
-            outs.append((name, dirs[name]))
+            outs.append((name, how, dirs[name]))
     return tuple(dict.fromkeys(outs))
 
 
