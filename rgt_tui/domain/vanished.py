@@ -53,6 +53,19 @@ DISK_FULL = "disk full"
 CAUSES = (DEAD_GPU, REBOOT, OOM, HANGUP, MANUAL_KILL, CUDA_OOM, PREEMPTED, DISK_FULL)
 YES, NO, UNKNOWN, LIKELY = "yes", "no", "unknown", "likely"
 SIGNALS = {129: "SIGHUP", 130: "SIGINT", 137: "SIGKILL", 143: "SIGTERM"}
+# The signals a program's own fault raises (128 + the signal): a crash, not a vanished run
+# (h552 #1: a segfault read "manual kill" and sent the user after a pkill), each with where
+# it most often comes from in a training run.
+CRASHES = {
+    132: ("SIGILL", "an instruction this CPU lacks: a wheel or binary built for another CPU"),
+    134: ("SIGABRT", "an abort in native code: a C++, CUDA or NCCL assertion (its log's last "
+          "lines say which)"),
+    135: ("SIGBUS", "in a container most often /dev/shm too small for DataLoader workers "
+          "(num_workers=0 confirms it; a larger shm, or fewer workers, fixes it)"),
+    136: ("SIGFPE", "an integer division by zero in native code"),
+    139: ("SIGSEGV", "a segfault in native code: a C extension, or a CUDA, NCCL or driver "
+          "library that does not match the others"),
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -359,7 +372,8 @@ def diagnose(
 
     vanished = [
         c for c in view.cells
-        if c.status == INTERRUPTED or (c.status == FAILED and (exit_of(c) or 0) >= 128)
+        if c.status == INTERRUPTED
+        or (c.status == FAILED and (exit_of(c) or 0) >= 128 and exit_of(c) not in CRASHES)
     ]  # fmt: skip
     if vanished:
         cell = max(vanished, key=lambda c: (c.started_at or 0, c.index))
@@ -414,6 +428,26 @@ def diagnose(
                 f"{host}), then relaunch from cell {cell.index}"
                 + _skipped_before(view, cell.index),
                 cell.index,
+            )
+        code = exit_of(cell)
+        if code in CRASHES:
+            sig, why = CRASHES[code]
+            how = (
+                f"its torchrun worker crashed with {sig}"
+                if code != cell.exit_code
+                else f"crashed with {sig} (exit {code})"
+            )
+            return Diagnosis(
+                host,
+                subject,
+                None,
+                f"{subject} {how} — the program's own fault, not a vanished run (a kill "
+                f"sends TERM or KILL): {why}",
+                next_step=f"read its log (~/.rgt/queue/cells/{cell.name}.log), and a core dump "
+                f"if the box keeps one, fix the cause, and rerun the identical config from "
+                f"cell {cell.index}" + _skipped_before(view, cell.index),
+                resume_index=cell.index,
+                by_itself=True,
             )
         return Diagnosis(
             host,

@@ -184,6 +184,24 @@ def test_a_kill_without_a_launch_record_cannot_rule_out_a_hang_up_either():
     assert "(an OOM kill and a hang-up cannot be ruled out: see the evidence)" in d.summary
 
 
+def test_a_segfault_or_a_bus_error_is_the_programs_crash_not_a_kill():
+    """h552 #1: exit 139 (SIGSEGV) and 135 (SIGBUS) read "manual kill … a kill is what
+    remains" and sent the user after a pkill or a teammate."""
+    for code, sig, hint in ((139, "SIGSEGV", "segfault"), (135, "SIGBUS", "/dev/shm")):
+        d = run(
+            f"start 1010 {BOOT} 4711\nend 1020 {code}\n",
+            "",
+            oom_kill_now=0,
+            dmesg="ok",
+            done="done 1021 1 1\n",  # the runner went on to its end
+        )
+        assert d.cause is None and d.by_itself and not d.found, d
+        assert f"cell 1 (b) crashed with {sig} (exit {code})" in d.summary, d.summary
+        assert "the program's own fault, not a vanished run" in d.summary and hint in d.summary
+        assert "read its log (~/.rgt/queue/cells/b.log)" in d.next_step
+        assert "kill" not in d.next_step and d.resume_index == 1
+
+
 def test_an_ordinary_failure_is_not_a_vanished_run():
     d = run(f"start 1010 {BOOT} 4711\nend 1020 1\n", "", oom_kill_now=0, done="done 1021 1 1\n")
     assert d.cause is None and d.subject == "cell 1 (b)" and "exited 1 by itself" in d.summary
