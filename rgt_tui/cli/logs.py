@@ -180,7 +180,15 @@ async def _print_log(call: Call, transport: Transport, path: str, where: str) ->
                 text = last.partial
                 printer.lines((LogLine(text, classify_line(text) if highlight else None),))
             return EXIT_OK
-        await _follow(transport, path, last, args, highlight, printer)
+        try:
+            await _follow(transport, path, last, args, highlight, printer)
+        except OSError as exc:  # replaced by a directory, made unreadable (h552 #2)
+            return call.fail(
+                f"{where}: cannot read {path} any more: "
+                f"{str(exc.strerror or exc).removeprefix(f'{host.name}: ')}",
+                fix=f"once it is a readable file again, follow it again (rgt-tui logs -f "
+                f"{host.name}{' ' + args.cell if args.cell else ''})",
+            )
         return EXIT_OK
     finally:
         printer.clear_partial()

@@ -195,6 +195,36 @@ async def test_logs_follow_waiting_for_a_cell_ends_in_words_not_a_traceback(make
     )
 
 
+async def test_a_followed_log_replaced_by_a_directory_ends_in_words_not_a_traceback(
+    make_queue_fleet,
+):
+    """h552 #2: a log that became a directory while `logs -f` followed it ended the
+    command in a traceback (`OSError: [Errno 5] box1: Is a directory`)."""
+    import asyncio
+
+    from support.cli import RGT, cli_env
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    log = qf.qdir() / "cells" / "seq.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text("a\n")
+    proc = await asyncio.create_subprocess_exec(
+        *RGT, "logs", "box1", "seq", "-f", "--poll", "0.2",
+        "--hosts", str(qf.loopback.hosts_file),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        stdin=asyncio.subprocess.DEVNULL, env=cli_env(),
+    )  # fmt: skip
+    assert proc.stdout is not None
+    assert (await asyncio.wait_for(proc.stdout.readline(), 60)).decode() == "a\n"
+    log.unlink()
+    log.mkdir()  # while it follows
+    _, err = await asyncio.wait_for(proc.communicate(), 60)
+    said = " ".join(err.decode().split())
+    assert proc.returncode == 1 and "Traceback" not in said, said
+    assert "cannot read ~/.rgt/queue/cells/seq.log any more: Is a directory" in said, said
+    assert "fix: once it is a readable file again, follow it again" in said, said
+
+
 async def test_logs_follow_of_a_cell_that_ran_but_has_no_log_says_so(make_queue_fleet):
     """A cell that ran, whose log is gone from the box (deleted by hand), while the queue
     runs on: `logs -f` used to end with "it will not start", which is false of a cell that

@@ -516,7 +516,16 @@ class LogsTab(DetailTab):
     def _stopped(self, message: Stopped) -> None:
         if message.source == self._key():
             self.status = "stopped"
-            self._set_status(Content.styled(shown(f"stopped: {message.error}"), "$error"))
+            # With the way on (h552 #2: "stopped: [Errno 5] …" named none).
+            self._set_status(
+                Content.styled(
+                    shown(
+                        f"stopped: {message.error} — once it is a readable file again, "
+                        "choose another log and back to follow it anew"
+                    ),
+                    "$error",
+                )
+            )
 
     def _skipped_note(self, skipped: int) -> str:
         """The line above a log opened at its tail: what was left out, and how to read it."""
