@@ -47,11 +47,19 @@ def crlf_check(host: str, found: Sequence[tuple[str, str]], checked: str) -> Che
     names = [f"{path} ({kind})" for path, kind in found[:SHOWN]]
     more = f" and {len(found) - SHOWN} more" if len(found) > SHOWN else ""
     files = " ".join(_quoted(path) for path, _ in found[:SHOWN])
+    # What breaks, by what was found: bash's own error only where a script is among them
+    # (h553 #1: said of a queue file alone).
+    scripts = any(kind not in ("config file", "queue file") for _, kind in found)
+    breaks = (
+        "on the box bash fails with $'\\r': command not found"
+        if scripts
+        else "a line read on the box carries a \\r into its last value"
+    )
     return Check(
         "crlf",
         False,
         f"{plural(len(found), 'file')} with Windows (CRLF) line endings: {', '.join(names)}{more} — "
-        "on the box bash fails with $'\\r': command not found (U26, GEN4)",
+        f"{breaks} (U26, GEN4)",
         f"convert them here: dos2unix {files} (or sed -i 's/\\r$//' FILE), then rgt-tui sync "
         f"{host}; to stop git writing CRLF: git config core.autocrlf input, and "
         "'*.sh text eol=lf' in .gitattributes",

@@ -76,7 +76,11 @@ class NotSent:
 
 
 def _same_or_moved(box_line: str, local_line: str) -> bool:
-    """The local line is the box's, or exactly its ``#moved-to HOST:`` rewrite."""
+    """The local line is the box's, or exactly its ``#moved-to HOST:`` rewrite, whatever
+    its line ending: a line is parsed without its ``\r``, so a file converted by dos2unix
+    after its CRLF lines were sent holds the same cells (h553 #1: the launch then refused
+    every line as changed, after following the append's own advice to convert)."""
+    box_line, local_line = box_line.removesuffix("\r"), local_line.removesuffix("\r")
     if box_line == local_line:
         return True
     marker = split_moved(local_line)

@@ -262,6 +262,10 @@ def test_crlf_kinds_and_the_check_names_each_file_with_the_fix():
     check = crlf_check("box1", [("run it.sh", "shell script")], "the code tree")
     assert not check.ok and "run it.sh (shell script)" in check.detail and "U26" in check.detail
     assert "dos2unix 'run it.sh'" in check.fix and "git config core.autocrlf input" in check.fix
+    assert "bash fails with $'\\r'" in check.detail
+    # A queue file or a config alone: no bash error said of them (h553 #1).
+    queue = crlf_check("box1", [("q.txt", "queue file")], "the queue file q.txt")
+    assert "bash" not in queue.detail and "carries a \\r into its last value" in queue.detail
 
 
 def test_a_signal_lead_inside_the_write_time_and_slurms_slack_fails_signal_lead():

@@ -193,6 +193,17 @@ def test_a_comment_added_above_sent_lines_is_named_as_one():
         assert problem is not None and hint not in problem, local
 
 
+def test_crlf_lines_sent_then_converted_here_are_the_same_lines():
+    """h553 #1: an append sent CRLF lines and advised dos2unix; once converted, the launch
+    refused every line as changed on the box. A line's ending is no part of its cell."""
+    box = "a.yaml t\r\nb.yaml t\r\n"
+    converted = "a.yaml t\nb.yaml t\nc.yaml t\n"
+    assert prefix_problem(box, converted) is None
+    assert converted[sent_prefix_end(box, converted) :] == "c.yaml t\n"
+    assert prefix_problem("a.yaml t\n", "a.yaml t\r\nb.yaml t\r\n") is None  # and back
+    assert prefix_problem(box, "a.yaml t\nb2.yaml t\n") is not None  # a real change
+
+
 def test_prefix_problem_names_only_the_changed_line_when_lines_were_also_appended():
     # The box's copy ends on a newline: the empty text after it is no line, and the line
     # appended locally at that number is no difference.
@@ -208,10 +219,11 @@ def test_prefix_problem_names_a_line_whenever_the_prefix_test_refuses():
     """prefix_problem and sent_prefix_end once tested the box's last line with different
     line-ending rules: a CRLF typed into a line the box held ended refused an append with
     an empty reason (no differing line shown, and nothing in the TUI)."""
-    crlf = prefix_problem("a\nb\n", "a\nb\r\nc\n")
-    assert crlf == "  line 2 on the box: 'b'\n  line 2 locally:    'b\\r'"
-    lf = prefix_problem("a\r\nb\r\n", "a\r\nb\nc\n")
-    assert lf == "  line 2 on the box: 'b\\r'\n  line 2 locally:    'b'"
+    # A line's ending alone is no change (h553 #1); a changed line is named.
+    assert prefix_problem("a\nb\n", "a\nb\r\nc\n") is None
+    assert prefix_problem("a\r\nb\r\n", "a\r\nb\nc\n") is None
+    changed = prefix_problem("a\r\nb\r\n", "a\r\nbb\nc\n")
+    assert changed == "  line 2 on the box: 'b\\r'\n  line 2 locally:    'bb'"
     # Every pair of short texts: the two agree, and a refusal always names a line.
     texts = [""]
     for _ in range(4):
