@@ -222,6 +222,21 @@ def test_a_file_that_does_not_read_as_a_queue_is_refused_with_its_line(tmp_path,
     assert "last.pt does not read as a queue file: line 1: " in ckpt.stderr
     assert hosts.read_text() == HAND_WRITTEN
 
+    # A config that parses as queue lines (h553 #2: taken, then held back from every
+    # sync, which removed it from the boxes): refused by its name, and by its YAML keys.
+    (tmp_path / "base.yaml").write_text("lr: 0.001\nbatch_size: 64\noptimizer: adam  # x\n")
+    (tmp_path / "base").write_text("lr: 0.001\nbatch_size: 64\n")
+    (tmp_path / "two.py").write_text("import os\nimport sys\n")  # it parses
+    cfg = rgt("add", "local", "--name", "s", "--queue", "base.yaml", *at, cwd=tmp_path)
+    assert cfg.returncode == 2, cfg.stderr
+    assert "queue: base.yaml is a config by its name, not a queue file" in cfg.stderr
+    keys = rgt("add", "local", "--name", "s", "--queue", "base", *at, cwd=tmp_path)
+    assert keys.returncode == 2, keys.stderr
+    assert "queue: base does not read as a queue file: line 1: 'lr:' is a YAML key" in (keys.stderr)
+    py = rgt("add", "local", "--name", "s", "--queue", "two.py", *at, cwd=tmp_path)
+    assert py.returncode == 2 and "two.py is a Python script by its name" in py.stderr
+    assert hosts.read_text() == HAND_WRITTEN
+
     # A key: said to be one, its lines never shown (h493 #4: `queue check`, the fix the
     # refusal named, printed every base64 line of a private key).
     key = tmp_path / "client_key"

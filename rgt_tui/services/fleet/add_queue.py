@@ -4,8 +4,9 @@ the add screen; issue 43's launch keys).
 A file named by a slip of the completion — a training script, a config, a checkpoint, an
 SSH key — was written into the fleet file and refused only at the first launch. Refused
 here, with its first problem's line: a file that does not parse as a queue (a launch
-refuses it; a key's lines are never shown: ``read_queue_file``), and another host's queue
-file (every cell would run on both). Its configs are not looked for: where they are
+refuses it; a key's lines are never shown: ``read_queue_file``), one that parses but is a
+config or a script by its name, or a YAML mapping by its lines (``lr: 0.001``), and
+another host's queue file (every cell would run on both). Its configs are not looked for: where they are
 depends on the run template (``cd src && …``), asked after the queue, on ``~``, and on
 what the box makes itself — launch and ``queue check`` say it with all of that (review
 h494 #2: a check here refused real queues), so ``requirements.txt``, which parses, is
@@ -25,6 +26,15 @@ from rgt_tui.services.queue.check import display_path, read_queue_file
 # A queue file is a few lines of text; anything longer is another file named by mistake.
 MAX_QUEUE_BYTES = 1 << 20
 FORMAT = "one cell per line: <config> <task> [epochs]"
+# Files a queue file is not, by their name: a config or a script named by a slip parses
+# as queue lines (`lr: 0.001` is a config `lr:` and a task), and was then held back from
+# every sync, which removed it from the boxes (h553 #2).
+NOT_A_QUEUE = {
+    ".yaml": "a config", ".yml": "a config", ".json": "a config", ".toml": "a TOML file",
+    ".cfg": "a config", ".ini": "a config", ".py": "a Python script", ".sh": "a shell script",
+    ".ipynb": "a notebook", ".pt": "a checkpoint", ".pth": "a checkpoint",
+    ".safetensors": "a checkpoint", ".ckpt": "a checkpoint",
+}  # fmt: skip
 
 
 def fleet_queues(fleet: Fleet | None) -> dict[Path, str]:
@@ -66,6 +76,22 @@ def refuse_unfit_queue(value: str, where: Path, *, others: Mapping[Path, str]) -
         raise AddRefused(
             f"queue: {value} does not read as a queue file: line {first.line or 1}: "
             f"{first.message}" + (f" (and {more} more)" if more else ""),
+            fix,
+            field="queue",
+        )
+    # Lines that parse: what the file is by its name, or by a YAML key read as a config.
+    kind = NOT_A_QUEUE.get(where.suffix.lower())
+    if kind is not None:
+        raise AddRefused(
+            f"queue: {value} is {kind} by its name, not a queue file (a list of configs to run)",
+            fix,
+            field="queue",
+        )
+    keyed = next((c for c in parsed.cells if c.cfg.endswith(":")), None)
+    if keyed is not None:  # `lr: 0.001`: a YAML mapping under another name
+        raise AddRefused(
+            f"queue: {value} does not read as a queue file: line {keyed.line}: "
+            f"{keyed.cfg!r} is a YAML key, not a config path",
             fix,
             field="queue",
         )
