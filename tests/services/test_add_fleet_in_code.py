@@ -53,3 +53,21 @@ def test_a_code_tree_below_the_repositorys_top_still_warns_of_the_fleet_file(tmp
         f"the git work tree {proj}, and git there lists them"
     ) in added.stdout, added.stdout
     assert f"these lines in {proj / '.gitignore'}: /hosts.toml queues/ /results/" in added.stdout
+
+
+def test_a_queue_file_among_configs_is_named_alone_not_its_folder(tmp_path, home):
+    """h553 #3: `--queue experiments/q_bx.txt` beside tracked configs advised ignoring
+    `experiments/` whole: a new config there would then be git-ignored, and never sent."""
+    code = tmp_path / "proj"
+    git_tree(code)
+    write(code, "experiments/e1.yaml", "lr: 0.1\n")
+    git(code, "add", "experiments/e1.yaml")
+    git(code, "commit", "-qm", "configs")
+    at = ("--hosts", str(code / "hosts.toml"), "--queue", "experiments/q_bx.txt")
+    added = rgt("add", "local", "--name", "bx", *at, cwd=code)
+    assert added.returncode == 0, added.stderr
+    said = " ".join(added.stdout.split())
+    assert (
+        f"these lines in {code / '.gitignore'}: /experiments/q_bx.txt /hosts.toml /results/" in said
+    ), said
+    assert "experiments/ " not in said

@@ -33,7 +33,12 @@ from rgt_tui.domain.profiles import DEFAULT_PROFILE
 from rgt_tui.domain.shared_account import account_of, sharing_account
 from rgt_tui.domain.ssh_target import is_ssh_command, parse_ssh_command
 from rgt_tui.profiles import KNOWN_PROFILES
-from rgt_tui.services.code_sync.rules import git_top, git_would_list, held_back
+from rgt_tui.services.code_sync.rules import (
+    git_top,
+    git_would_list,
+    held_back,
+    reads_as_queue_file,
+)
 from rgt_tui.services.fleet.append import (
     AddRefused,
     FleetFile,
@@ -367,6 +372,18 @@ def fingerprint_matches(presented: str, given: str) -> bool:
     return bool(want) and want.removeprefix("SHA256:") == have.removeprefix("SHA256:")
 
 
+def _queues_only(queue: Path) -> bool:
+    """Whether every file beside ``queue`` is a queue file ``add`` made, or it (a folder
+    not made yet: ``add`` makes it for queue files)."""
+    try:
+        beside = list(queue.parent.iterdir())
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return all(p == queue or (p.is_file() and reads_as_queue_file(p)) for p in beside)
+
+
 def fleet_in_code(
     keys: LaunchKeys | None, fleet_path: Path, results_dir: Path | None = None
 ) -> str | None:
@@ -394,12 +411,13 @@ def fleet_in_code(
     listed = git_would_list(root, sorted(fleet_rel | queue_rel | results_rel))
     if not listed:
         return None
-    # The fleet file itself; a queue file's folder (queues/: the next box's queue too);
-    # the results folder.
+    # The fleet file itself; a queue file's folder when it holds queue files only
+    # (queues/: the next box's queue too), else the file (h553 #3: experiments/ of
+    # configs ignored whole, so a new config there was never sent); the results folder.
     lines = [
         f"/{r}"
         if r in fleet_rel or r in results_rel
-        else (r.rpartition("/")[0] + "/" if "/" in r else f"/{r}")
+        else (r.rpartition("/")[0] + "/" if "/" in r and _queues_only(root / r) else f"/{r}")
         for r in listed
     ]
     shown = [r.rstrip("/") + (" (the pulled results)" if r in results_rel else "") for r in listed]
