@@ -91,9 +91,18 @@ def test_pasted_commands_give_target_key_name_and_profile():
     assert suggest_name(vast.target, ["vast-22034", "vast-22034-2"]) == "vast-22034-3"
     assert guess_profile(vast.target) == "vastai"
 
-    runpod = read_target("ssh abc123-64410a@ssh.runpod.io -i ~/.ssh/id_ed25519")
+    # RunPod's proxied endpoint carries a PTY shell only: refused, with the direct one
+    # (h553 #5: added, then every command failed with words about python3 or bash).
+    with pytest.raises(AddRefused) as proxied:
+        read_target("ssh abc123-64410a@ssh.runpod.io -i ~/.ssh/id_ed25519")
+    assert proxied.value.field == "target"
+    assert "ssh.runpod.io is RunPod's proxied SSH: it carries an interactive shell only" in (
+        proxied.value.message
+    )
+    assert "SSH over exposed TCP: ssh root@IP -p PORT" in (proxied.value.fix or "")
+    runpod = read_target("ssh root@pod7.runpod.io -p 17445 -i ~/.ssh/id_ed25519")
     assert runpod.identity_file == "~/.ssh/id_ed25519"
-    assert (guess_profile(runpod.target), suggest_name(runpod.target)) == ("runpod", "runpod")
+    assert (guess_profile(runpod.target), suggest_name(runpod.target)) == ("runpod", "runpod-17445")
     plain = read_target("ubuntu@gpu1.lab.example:2200")
     assert (guess_profile(plain.target), suggest_name(plain.target)) == ("generic-ssh", "gpu1-2200")
     ip = read_target("root@213.173.108.10:17445")

@@ -74,6 +74,9 @@ _PROFILE_BY_DOMAIN = (
     ("lambdalabs.com", "lambda"),
     ("lambda.ai", "lambda"),
 )
+# RunPod's proxied endpoint (`ssh <pod>@ssh.runpod.io`): a PTY-only relay (reference:
+# ssh_transport.md, proxied SSH).
+RUNPOD_PROXY = "ssh.runpod.io"
 # Short names for the platforms' shared SSH gateways, where the host tells nothing else.
 _SHORT = {"vastai": "vast", "runpod": "runpod", "autodl": "autodl", "paperspace": "paperspace"}
 # Host-name labels that say nothing about the box (ssh4.vast.ai, connect.x.com).
@@ -103,10 +106,22 @@ def read_target(text: str) -> Pasted:
     try:
         if is_ssh_command(text):
             command = parse_ssh_command(text)
-            return Pasted(command.target, command.identity_file, text)
-        return Pasted(parse_ssh_target(text), None, text)
+            pasted = Pasted(command.target, command.identity_file, text)
+        else:
+            pasted = Pasted(parse_ssh_target(text), None, text)
     except ValueError as exc:
         raise AddRefused(str(exc), field="target") from None
+    if pasted.target is not None and pasted.target.host.lower().rstrip(".") == RUNPOD_PROXY:
+        # It answers a login, so the host key check and "the box answered" passed, and
+        # every command after it failed with words about python3 or bash (h553 #5).
+        raise AddRefused(
+            f"{RUNPOD_PROXY} is RunPod's proxied SSH: it carries an interactive shell only "
+            "(no commands, no SFTP, no forwarding), so nothing rgt-tui does works through it",
+            "paste the pod's direct TCP command instead (Connect → SSH over exposed TCP: "
+            "ssh root@IP -p PORT; expose TCP port 22 in the pod's template if none is listed)",
+            field="target",
+        )
+    return pasted
 
 
 def guess_profile(target: SshTarget | None) -> str:
