@@ -65,10 +65,9 @@ def run_check(call: Call) -> int:
     # CRLF line endings parse, but the launch's preflight fails them (U26): said here too,
     # not only by `queue show`'s diff (s36 faults #7). A warning: exit unchanged.
     for source in checked.sources:
-        if source.text is not None and "\r\n" in source.text:
-            line = source.text[: source.text.index("\r\n")].count("\n") + 1
+        if source.crlf_line is not None:
             print(
-                f"{source.parsed.file}:{line}: warning: Windows (CRLF) line endings — the "
+                f"{source.parsed.file}:{source.crlf_line}: warning: Windows (CRLF) line endings — the "
                 "launch's crlf check fails them (U26); convert: dos2unix "
                 f"{source.parsed.file}",
                 file=sys.stderr,

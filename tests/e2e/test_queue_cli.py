@@ -54,6 +54,13 @@ def test_queue_check_exit_codes_json_and_duplicates(tmp_path):
     assert crlf.returncode == 0, crlf.stderr
     assert "crlf.txt:2: warning: Windows (CRLF) line endings" in crlf.stderr, crlf.stderr
     assert "dos2unix crlf.txt" in crlf.stderr
+    # With a byte-order mark too, both are said at once (h553 #8: the BOM alone, then the
+    # CRLF once it was gone).
+    (tmp_path / "both.txt").write_bytes(b"\xef\xbb\xbfx3.yaml recon 3\r\n")
+    both = rgt("queue", "check", "--hosts", str(hosts), "both.txt", cwd=tmp_path)
+    assert both.returncode == 1, both.stderr
+    assert "both.txt:1: the file starts with a UTF-8 byte-order mark" in both.stderr
+    assert "both.txt:1: warning: Windows (CRLF) line endings" in both.stderr, both.stderr
     solo = tmp_path / "solo"  # no fleet file here: this machine's
     solo.mkdir()
     (solo / "one.txt").write_text("x.yaml recon\n")  # "1 cells" read wrong

@@ -39,6 +39,13 @@ class QueueSource:
     host: str | None  # the host whose ``queue`` key names it; None for an extra file
     text: str | None  # None when it could not be read
     parsed: ParsedQueue
+    # The first line ending in CRLF (a warning: the launch's crlf check fails it), read
+    # also from a file whose byte-order mark keeps its text from being sent (h553 #8).
+    crlf_line: int | None = None
+
+
+def _crlf_line(text: str) -> int | None:
+    return text[: text.index("\r\n")].count("\n") + 1 if "\r\n" in text else None
 
 
 @dataclass(frozen=True)
@@ -164,12 +171,10 @@ def read_queue_file(
         # The rest read too, for its own problems: they came only once the mark was gone,
         # one fix at a time (s36 faults #7). No text: nothing of it is sent as it is.
         rest = parse_queue_text(text[1:], file=shown, default_epochs=default_epochs)
-        return QueueSource(
-            path, host, None, ParsedQueue(shown, rest.cells, (problem, *rest.problems))
-        )
-    return QueueSource(
-        path, host, text, parse_queue_text(text, file=shown, default_epochs=default_epochs)
-    )
+        parsed = ParsedQueue(shown, rest.cells, (problem, *rest.problems))
+        return QueueSource(path, host, None, parsed, _crlf_line(text))
+    parsed = parse_queue_text(text, file=shown, default_epochs=default_epochs)
+    return QueueSource(path, host, text, parsed, _crlf_line(text))
 
 
 def check_fleet_queues(fleet: Fleet, extra_files: Iterable[Path] = ()) -> FleetQueues:
