@@ -43,6 +43,9 @@ from rgt_tui.domain.toml_lines import LineIndex
 def parse_fleet(path: Path, text: str, profiles: Sequence[str]) -> Fleet:
     """Check the fleet file ``path`` whose content is ``text``; ``profiles``: the names a
     host's ``profile`` may take. ConfigError with every mistake of the file."""
+    # A Windows editor's byte-order mark is no setting: read past (h553 #6: "TOML syntax
+    # error … line 1, column 1" named neither it nor a fix).
+    text = text.removeprefix("\ufeff")
     index = LineIndex(text)
     try:
         data = tomllib.loads(text)

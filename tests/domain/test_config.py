@@ -129,6 +129,18 @@ def test_minimal_host_gets_every_default(tmp_path: Path) -> None:
     assert host.line == 1
 
 
+def test_a_byte_order_mark_a_windows_editor_saved_is_read_past(tmp_path: Path) -> None:
+    """h553 #6: a Notepad-saved fleet file read "TOML syntax error: Invalid statement
+    (column 1)" on line 1, naming neither the mark nor a fix."""
+    path = tmp_path / "hosts.toml"
+    path.write_bytes(b'\xef\xbb\xbf[[hosts]]\r\nname = "box"\r\nssh = "box"\r\n\r\nbad =\r\n')
+    error = load_error(tmp_path, path.read_text(encoding="utf-8"))
+    assert error.line == 5, error  # the lines count as written, the mark no line of its own
+    path.write_bytes(b'\xef\xbb\xbf[[hosts]]\r\nname = "box"\r\nssh = "box"\r\n')
+    (host,) = load_fleet(path).hosts
+    assert (host.name, host.line) == ("box", 1)
+
+
 @pytest.mark.parametrize(
     ("extra", "durable", "mounts", "pull"),
     [

@@ -156,7 +156,7 @@ def is_copy_name(name: str, of: str) -> bool:
     )
 
 
-_FLEET_TABLE = re.compile(rb"^[ \t]*\[\[[ \t]*hosts[ \t]*\]\]", re.MULTILINE)
+_FLEET_TABLE = re.compile(rb"^(?:\xef\xbb\xbf)?[ \t]*\[\[[ \t]*hosts[ \t]*\]\]", re.MULTILINE)
 _FLEET_READ = 1 << 20  # a fleet file is small: what a copy of one holds is in its start
 
 
@@ -176,7 +176,7 @@ def reads_as_fleet_file(path: Path, rel: str) -> bool:
     if head is None or not looks_like_fleet_file(head):
         return False
     try:
-        hosts = tomllib.loads(head.decode("utf-8")).get("hosts")
+        hosts = tomllib.loads(head.decode("utf-8").removeprefix("\ufeff")).get("hosts")
     except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
         # A fleet file mid-edit (or cut at 1 MiB), or nested past the parser's depth
         # (500 brackets stopped every sync, launch and preflight: the s40 audit): held
