@@ -48,6 +48,11 @@ _QUERY = re.compile(
 # A URL's password: https://user:ghp_…@github.com/… (not a port and a query's "@":
 # http://localhost:8080?email=a@b.com)
 _URL_PASSWORD = re.compile(r"://[^/@:\s?#]+:(?P<value>[^/@\s?#]+)@")
+# A token as a URL's user, as GitHub and Hugging Face take one: https://ghp_…@github.com/…
+# (h553 #9). By the providers' own token prefixes: a plain user name is no secret.
+_URL_TOKEN_USER = re.compile(
+    r"://(?P<value>(?:gh[opsur]_|github_pat_|glpat-|hf_)[A-Za-z0-9_-]{8,})@"
+)
 # Where one shell command ends and the next begins: curl's -u is asked of curl's own.
 _SEPARATORS = frozenset({";", "&&", "||", "|", "&"})
 # Programs whose quoted word is a command they run (a teardown through ssh: h483 #4).
@@ -133,7 +138,7 @@ def _in_header(before: str, word: str, programs: set[str]) -> str | None:
 
 
 def _in_url(word: str) -> str | None:
-    """A URL's ``?api_key=…`` or ``user:password@``. A bare ``key=`` or ``auth=`` counts
+    """A URL's ``?api_key=…``, ``user:password@`` or ``TOKEN@`` (a provider's token). A bare ``key=`` or ``auth=`` counts
     only for a key-long value (20 characters or more: Google's are 39):
     ``?key=validation``, ``?key=train2017`` name a dataset's split."""
     if "://" not in word:
@@ -141,6 +146,9 @@ def _in_url(word: str) -> str | None:
     password = _URL_PASSWORD.search(word)
     if password is not None and _key_like(password.group("value")):
         return f"a URL's password {_cut(password.group('value'))}"
+    user = _URL_TOKEN_USER.search(word)
+    if user is not None:
+        return f"a URL's token {_cut(user.group('value'))}"
     for query in _QUERY.finditer(word):
         name, value = query.group("name"), query.group("value")
         plain = name.lower() in ("key", "auth")

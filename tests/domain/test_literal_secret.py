@@ -45,6 +45,12 @@ from rgt_tui.services.fleet.file import load_fleet
             "git clone https://me:ghp_abcdefghijklmnopqrst@github.com/o/r.git",
             "a URL's password ghp_…",
         ),
+        # h553 #9: a token as the URL's user, GitHub's and Hugging Face's way.
+        (
+            "git clone https://ghp_abcdefghijklmnopqrstuvwxyz0123456789@github.com/x/y",
+            "a URL's token ghp_…",
+        ),
+        ("git clone https://hf_abcdefghijklmnop@huggingface.co/m", "a URL's token hf_a…"),
         ("docker run --env=HF_TOKEN=hf_abcdefghijk img", "HF_TOKEN=hf_a…"),
         (
             "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY aws s3 ls",
@@ -128,6 +134,9 @@ def test_a_secret_written_in_a_command_is_found_and_cut(command: str, found: str
         "python t.py --url http://localhost:8080?email=a@b.com",
         'python t.py --url "https://x/ds?key=train2017"',
         'python t.py --backend ssh "some prose here --token abcdefghijk"',
+        # A URL's plain user is no token (h553 #9's rule goes by the providers' prefixes).
+        "git clone https://researcher@github.com/x/y && python t.py {cfg}",
+        "git clone https://github_user_01@gitlab.example/x/y",
     ],
 )
 def test_no_secret_in_what_is_not_one(command: str) -> None:
