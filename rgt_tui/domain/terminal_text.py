@@ -92,7 +92,16 @@ def _safe_sgr(sgr: str) -> str:
 def terminal_safe(text: str, *, keep_sgr: bool = False) -> str:
     """``text`` with every terminal escape sequence and control character dropped, tab
     and newline kept; with ``keep_sgr``, ``ESC [ <digits ; :> m`` colour sequences are
-    kept too (for a terminal), less whatever could hide the box's words (``_safe_sgr``)."""
+    kept too (for a terminal), less whatever could hide the box's words (``_safe_sgr``),
+    and a reset after them: a colour the box set ends with its text (h552 #4: an unclosed
+    one coloured every later line, rgt-tui's own notices and the user's prompt)."""
     if keep_sgr:
-        return _ESCAPE_RE.sub(_keep_sgr, text)
+        kept = _ESCAPE_RE.sub(_keep_sgr, text)
+        left_open = [m.group() for m in _SGR_RE.finditer(kept)][-1:]
+        return kept + RESET if left_open and left_open[0] not in _RESETS else kept
     return _ESCAPE_RE.sub("", text)
+
+
+RESET = "\x1b[0m"
+_RESETS = (RESET, "\x1b[m")
+_SGR_RE = re.compile(r"\x1b\[[0-9;:]*m")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import sys
 import unicodedata
 
@@ -193,5 +194,8 @@ def test_plain_console_is_untouched_by_the_fence_module() -> None:
 )
 def test_only_sgr_that_cannot_hide_words_is_kept(raw: str, kept: str) -> None:
     """SGR 8 draws the text as blanks, and so does a foreground equal to the background:
-    a box could hide a log's words from the user."""
-    assert terminal_safe(raw, keep_sgr=True) == kept
+    a box could hide a log's words from the user. Whatever colour is kept ends with the
+    text (h552 #4)."""
+    last = re.findall(r"\x1b\[[0-9;:]*m", kept)[-1:]
+    closed = kept + "\x1b[0m" if last and last[0] not in ("\x1b[0m", "\x1b[m") else kept
+    assert terminal_safe(raw, keep_sgr=True) == closed

@@ -45,3 +45,14 @@ def test_the_logs_tab_draws_no_word_in_the_background_colour() -> None:
     assert not any(style.bgcolor or style.blink or style.reverse for style in styles)
     colours = [style.color for style in styles if style.color is not None]
     assert [c.number for c in colours] == [1], colours  # only the red
+
+
+def test_rgt_tui_logs_ends_the_colours_a_line_left_open(monkeypatch: pytest.MonkeyPatch) -> None:
+    """h552 #4: `\\e[31;1;4;9mUNCLOSED` coloured every later line, rgt-tui's own notices
+    and the user's prompt after exit."""
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    console = Console(file=io.StringIO(), force_terminal=True)
+    LogPrinter(console, console).lines([LogLine("ok"), LogLine("\x1b[31;1;4;9mUNCLOSED")])
+    out = console.file.getvalue()
+    assert "UNCLOSED\x1b[0m" in out, repr(out)
+    assert out.rstrip("\n").endswith("\x1b[0m") and "ok\x1b[0m" not in out  # plain: none
