@@ -54,6 +54,9 @@ class FileStat:
     size: int
     mtime: float  # seconds since the epoch; whole seconds where the server sends no more
     inode: int | None  # st_ino; None where the transport cannot tell (SFTP v3 carries none)
+    # False: a device, a pipe, a socket (a box's log linked to /dev/zero never ends); True
+    # where the server sends no file type.
+    regular: bool = True
 
 
 @runtime_checkable

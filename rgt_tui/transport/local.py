@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import os
 import secrets
+import stat
 from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 
@@ -309,4 +310,9 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def _file_stat(st: os.stat_result) -> FileStat:
-    return FileStat(size=st.st_size, mtime=st.st_mtime_ns / 1e9, inode=st.st_ino)
+    return FileStat(
+        size=st.st_size,
+        mtime=st.st_mtime_ns / 1e9,
+        inode=st.st_ino,
+        regular=stat.S_ISREG(st.st_mode),
+    )

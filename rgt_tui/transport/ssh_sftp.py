@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import errno
 import secrets
+import stat
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
@@ -384,4 +385,5 @@ def sftp_path(path: str) -> str:
 def attrs_stat(attrs: asyncssh.SFTPAttrs) -> FileStat:
     """SFTP attributes as a FileStat (inode None: SFTP v3 does not carry it)."""
     mtime = float(attrs.mtime or 0) + (attrs.mtime_ns or 0) / 1e9
-    return FileStat(size=attrs.size or 0, mtime=mtime, inode=None)
+    regular = attrs.permissions is None or stat.S_ISREG(attrs.permissions)
+    return FileStat(size=attrs.size or 0, mtime=mtime, inode=None, regular=regular)

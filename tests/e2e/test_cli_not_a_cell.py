@@ -260,3 +260,18 @@ async def test_logs_follow_of_a_cell_that_ran_but_has_no_log_says_so(make_queue_
         assert "will not start" not in said
     finally:
         (qf.root() / "go").touch()
+
+
+async def test_a_log_linked_to_a_device_is_refused_not_read_forever(make_queue_fleet):
+    """h552 #5: a cell log that is a symlink to /dev/zero on the box was read forever
+    (`logs` never returned, a quarter of a core on each side): no regular file, no log."""
+    import asyncio
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    cells = qf.qdir() / "cells"
+    cells.mkdir(parents=True, exist_ok=True)
+    (cells / "zero.log").symlink_to("/dev/zero")
+    hosts = ("--hosts", str(qf.loopback.hosts_file))
+    said = await asyncio.wait_for(arun("logs", "box1", "zero", *hosts), 60)
+    assert said.returncode == 1, said.stdout + said.stderr
+    assert "not a regular file" in " ".join(said.stderr.split()), said.stderr

@@ -7,10 +7,11 @@ and the one-shot read (``read``) both read through a ``Cursor``.
 
 from __future__ import annotations
 
+import errno
 from dataclasses import dataclass
 
 from rgt_tui.domain.logscan import MAX_LINE_BYTES, LineSplitter, LogPosition
-from rgt_tui.transport.base import FileReader, Transport
+from rgt_tui.transport.base import FileReader, FileStat, Transport
 
 ANCHOR_BYTES = 128
 READ_CHUNK = 256 * 1024
@@ -102,6 +103,13 @@ class Opened:
     skipped: int = 0
 
 
+def not_a_log(st: FileStat) -> None:
+    """OSError for a file that is no regular file: a box's log linked to /dev/zero was
+    read forever, at a quarter of a core on each side (h552 #5)."""
+    if not st.regular:
+        raise OSError(errno.EINVAL, "not a regular file (a device, a pipe): not read as a log")
+
+
 async def open_at(
     transport: Transport,
     path: str,
@@ -117,6 +125,7 @@ async def open_at(
     reader = await transport.open_reader(path)
     try:
         st = await reader.fstat()
+        not_a_log(st)
         ok = True
         anchor = pos.anchor
         if pos.offset > 0:

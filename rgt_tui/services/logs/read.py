@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from rgt_tui.domain.logscan import CrashScanner, LogChunk, LogLine, LogPosition
-from rgt_tui.services.logs.cursor import ANCHOR_BYTES, READ_CHUNK, Cursor, tail_offset
+from rgt_tui.services.logs.cursor import ANCHOR_BYTES, READ_CHUNK, Cursor, not_a_log, tail_offset
 from rgt_tui.transport.base import Transport
 
 
@@ -34,6 +34,7 @@ async def iter_log(
     reader = await transport.open_reader(path)
     try:
         st = await reader.fstat()
+        not_a_log(st)
         start = 0 if tail_lines is None else await tail_offset(reader, st.size, tail_lines)
         anchor = await reader.read(max(0, start - ANCHOR_BYTES), min(ANCHOR_BYTES, start))
         cursor = Cursor(reader, st.inode, LogPosition(start, anchor, st.inode))
