@@ -169,6 +169,9 @@ def parse_ssh_command(text: str) -> SshCommand:
     """Read a pasted ``ssh [options] [user@]host [options]`` command (see the module doc);
     ValueError naming every option that cannot be taken, and the exact value to write."""
     reasons: list[str] = []
+    # A command pasted over lines, each ended by a backslash, is one command (h553 #7: the
+    # line end was read as a command run on the box).
+    text = re.sub(r"\\\r?\n", " ", text)
     try:
         words = shlex.split(text)
     except ValueError as exc:
@@ -256,6 +259,11 @@ def _command_target(
         reasons.append("it names no user@host to log in to")
         return None
     text = destination.removeprefix("ssh://")
+    user_part, at, host_part = text.rpartition("@")
+    if host_part.count(":") > 1 and not host_part.startswith("["):
+        # An IPv6 address as OpenSSH takes it in a command: the port comes with -p, never
+        # after a ':' (h553 #7: `ssh root@2001:db8::1` was refused).
+        text = f"{user_part}{at}[{host_part}]"
     found = len(reasons)
     parsed = _target(text, reasons)
     port = _port(taken["p"], reasons, "given to -p") if "p" in taken else None

@@ -109,6 +109,16 @@ def test_pasted_commands_give_target_key_name_and_profile():
     assert suggest_name(ip.target) == "213-173-108-10-17445"
     assert read_target("local").target is None and suggest_name(None) == "local"
 
+    # Shapes OpenSSH takes that were refused (h553 #7): a URL alone, an IPv6 address
+    # unbracketed, a command continued over lines with backslashes.
+    url = read_target("ssh://root@host.example:2222")
+    assert str(url.target) == "root@host.example:2222"
+    for pasted in ("ssh root@2001:db8::1 -p 2222", "ssh -p 2222 root@2001:db8::1"):
+        assert str(read_target(pasted).target) == "root@[2001:db8::1]:2222", pasted
+    assert str(read_target("ssh 2001:db8::1").target) == "[2001:db8::1]"
+    lines = read_target("ssh -p 22034 root@ssh4.vast.ai \\\n  -L 8080:localhost:8080")
+    assert str(lines.target) == "root@ssh4.vast.ai:22034"
+
     with pytest.raises(AddRefused) as jump:
         read_target("ssh -J bastion root@10.0.0.5")
     assert jump.value.field == "target" and 'write ssh = "root@10.0.0.5"' in jump.value.message

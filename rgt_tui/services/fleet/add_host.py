@@ -103,6 +103,8 @@ def read_target(text: str) -> Pasted:
             "paste the provider's SSH command, e.g. ssh -p 22034 root@ssh4.vast.ai",
             field="target",
         )
+    if text.startswith("ssh://"):  # a URL alone, as some pages give it (h553 #7)
+        text = f"ssh {text}"
     try:
         if is_ssh_command(text):
             command = parse_ssh_command(text)
