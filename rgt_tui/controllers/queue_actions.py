@@ -179,6 +179,6 @@ def no_queue_hint(host_name: str, fleet: Fleet) -> str:
         )
     return (
         f"{host_name} has no queue file: in its [[hosts]] entry in {fleet.path}, add "
-        f'queue = "queues/{host_name}.txt" (one cell per line) and run = "python train.py '
-        '--config {cfg} --out {out}" (the command each line runs)'
+        f'queue = "queues/{host_name}.txt" (one cell per line) and run = "python3 train.py '
+        '--config {cfg} [--epochs {epochs}] --out {out}" (the command each line runs)'
     )

@@ -292,8 +292,21 @@ def _thresholds(fleet: Table) -> Thresholds:
                 limits.error(key, f"expected a percentage in (0, 100], got {value:g}")
             )
             value = default
+        if key == "temp_c" and value is not None and not TEMP_C[0] <= value <= TEMP_C[1]:
+            # 1000 (a Fahrenheit slip, or a typo) never alerted; 5 always did (h553).
+            limits.problems.append(
+                limits.error(
+                    key,
+                    f"expected a GPU temperature in °C from {TEMP_C[0]} to {TEMP_C[1]}, got "
+                    f"{value:g} (the default is {default:g}; a value in °F?)",
+                )
+            )
+            value = default
         values[key] = value
     return Thresholds(**values)
+
+
+TEMP_C = (40, 110)  # an alert below or above these is a slip: GPUs idle near 30, throttle near 90
 
 
 def _raw_hosts(top: Table) -> list[dict[str, Any]]:

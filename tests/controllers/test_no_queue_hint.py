@@ -16,7 +16,7 @@ def test_the_hint_names_the_file_the_entry_and_both_keys(tmp_path: Path) -> None
     said = no_queue_hint("gpu1", load_fleet(hosts))
     assert said.startswith(f"gpu1 has no queue file: in its [[hosts]] entry in {hosts}, add ")
     assert 'queue = "queues/gpu1.txt" (one cell per line)' in said
-    assert 'run = "python train.py --config {cfg} --out {out}"' in said
+    assert 'run = "python3 train.py --config {cfg} [--epochs {epochs}] --out {out}"' in said
 
 
 def test_an_entry_whose_run_is_set_is_told_only_the_queue_key(tmp_path: Path) -> None:

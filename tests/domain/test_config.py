@@ -485,6 +485,12 @@ def test_wrong_fleet_values(tmp_path: Path, body: str, line: int, key: str, phra
 def test_threshold_out_of_range_points_at_its_line(tmp_path: Path) -> None:
     err = load_error(tmp_path, "[fleet]\n[fleet.thresholds]\ntemp_c = 83\ninode_pct = 101\n")
     assert (err.line, err.key) == (4, "inode_pct")
+    # A GPU temperature no alert can mean: 1000 never fired, 5 always did (h553).
+    for value in ("1000", "5", "185"):
+        err = load_error(tmp_path, f"[fleet]\n[fleet.thresholds]\ntemp_c = {value}\n")
+        assert (err.line, err.key) == (3, "temp_c"), err
+        assert "expected a GPU temperature in °C from 40 to 110" in err.message
+        assert "a value in °F?" in err.message
 
 
 @pytest.mark.parametrize("name", ["a 100", "a/b", "ü", "x:y"])

@@ -290,7 +290,7 @@ async def test_a_host_with_a_queue_but_no_run_template_is_refused_not_a_tracebac
     qf.write_queue(f"{qf.cell_script('one', 'echo ran')} train\n")
     plan = await plan_launch(qf.fleet, qf.host(), qf.transport())
     assert not plan.ok and not plan.cells
-    assert any("has no run" in p and 'run = "python train.py' in p for p in plan.problems), (
+    assert any("has no run" in p and 'run = "python3 train.py' in p for p in plan.problems), (
         plan.problems
     )
 

@@ -252,7 +252,11 @@ def host_problems(fleet: Fleet, host: HostConfig, checked: FleetQueues) -> list[
                 example
                 for key, example in (
                     ("queue", f'queue = "queues/{host.name}.txt"'),
-                    ("run", 'run = "python train.py --config {cfg} --epochs {epochs} --out {out}"'),
+                    # add's default interpreter, and U32's optional epochs (h553).
+                    (
+                        "run",
+                        'run = "python3 train.py --config {cfg} [--epochs {epochs}] --out {out}"',
+                    ),
                 )
                 if key in missing
             )
