@@ -377,7 +377,9 @@ class LogPrinter:
             return  # a pipe gets the line once it is complete
         self.clear_partial()
         # No escape at all (SGR neither): the row is cut by width, which escapes break.
-        shown = Text(terminal_safe(text), style=PARTIAL, no_wrap=True)
+        # Tabs as the terminal draws them: counted as one cell each, the row wrapped, and
+        # clearing it left its first part on screen as a line the log never had (h552 #3).
+        shown = Text(terminal_safe(text).expandtabs(8), style=PARTIAL, no_wrap=True)
         # One screen row at most: clearing the line can only take back the last row.
         shown.truncate(max(1, self.out.width - 1))
         if shown:

@@ -4,6 +4,7 @@ logs`` on a terminal show the words with the line's other colours (ux-i 11)."""
 from __future__ import annotations
 
 import io
+import re
 
 import pytest
 from rich.console import Console
@@ -56,3 +57,13 @@ def test_rgt_tui_logs_ends_the_colours_a_line_left_open(monkeypatch: pytest.Monk
     out = console.file.getvalue()
     assert "UNCLOSED\x1b[0m" in out, repr(out)
     assert out.rstrip("\n").endswith("\x1b[0m") and "ok\x1b[0m" not in out  # plain: none
+
+
+def test_an_unfinished_line_with_tabs_stays_on_one_row_of_the_terminal() -> None:
+    """h552 #3: the line still being drawn was cut by counting a tab as one cell; the
+    terminal expanded it, the row wrapped, and clearing it left its first part behind."""
+    console = Console(file=io.StringIO(), force_terminal=True, force_interactive=True, width=80)
+    printer = LogPrinter(console, console)
+    printer.partial("epoch 1:" + "".join(f"\tstep{n}" for n in range(30)))
+    drawn = re.sub(r"\x1b\[[0-9;]*m", "", console.file.getvalue())
+    assert "\t" not in drawn and len(drawn) <= 79, repr(drawn)
