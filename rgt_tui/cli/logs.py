@@ -156,6 +156,8 @@ async def _print_log(call: Call, transport: Transport, path: str, where: str) ->
             said = await _missing(transport, where, host, path, args.cell)
             if not (args.follow and said.endswith(NOT_STARTED)):
                 return call.fail(said + await _pulled_copy(call, args.cell))
+        except BrokenPipeError:
+            raise  # the reader of stdout went away (`| head -1`): the quiet exit 141
         except OSError as exc:  # permission denied, a directory, ...
             return call.fail(f"{where}: cannot read {path}: {exc.strerror}")
         if last is None:
@@ -172,6 +174,8 @@ async def _print_log(call: Call, transport: Transport, path: str, where: str) ->
                 ):
                     printer.lines(chunk.lines)
                     last = chunk
+            except BrokenPipeError:
+                raise  # the reader of stdout went away: the quiet exit 141
             except OSError as exc:  # a directory, no permission, gone again
                 return call.fail(f"{where}: cannot read {path}: {exc.strerror or exc}")
         assert last is not None
@@ -182,6 +186,8 @@ async def _print_log(call: Call, transport: Transport, path: str, where: str) ->
             return EXIT_OK
         try:
             await _follow(transport, path, last, args, highlight, printer)
+        except BrokenPipeError:
+            raise  # the reader of stdout went away (`| head -1`): the quiet exit 141
         except OSError as exc:  # replaced by a directory, made unreadable (h552 #2)
             return call.fail(
                 f"{where}: cannot read {path} any more: "

@@ -275,3 +275,38 @@ async def test_a_log_linked_to_a_device_is_refused_not_read_forever(make_queue_f
     said = await asyncio.wait_for(arun("logs", "box1", "zero", *hosts), 60)
     assert said.returncode == 1, said.stdout + said.stderr
     assert "not a regular file" in " ".join(said.stderr.split()), said.stderr
+
+
+async def test_logs_follow_into_a_reader_that_went_away_exits_quietly(make_queue_fleet):
+    """Review h554 #2: `logs -f … | head -1` ended with "cannot read … any more" and exit
+    1 once head had gone (the local broken pipe read as the box's file error); it exits
+    141 without a word, as before."""
+    import asyncio
+    import shlex
+
+    from support.cli import RGT, cli_env
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    log = qf.qdir() / "cells" / "seq.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text("a\n")
+    command = shlex.join(
+        [*RGT, "logs", "box1", "seq", "-f", "--poll", "0.2", "--hosts", str(qf.loopback.hosts_file)]
+    )
+    proc = await asyncio.create_subprocess_exec(
+        "bash", "-c", f'{command} | head -1; echo "rc=${{PIPESTATUS[0]}}"',
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        stdin=asyncio.subprocess.DEVNULL, env=cli_env(),
+    )  # fmt: skip
+    assert proc.stdout is not None
+    assert (await asyncio.wait_for(proc.stdout.readline(), 60)).decode() == "a\n"
+    done = asyncio.ensure_future(proc.communicate())
+    n = 0
+    while not done.done():  # lines for it to write into the pipe head left
+        n += 1
+        with log.open("a") as f:
+            f.write(f"line {n}\n")
+        await asyncio.wait([done], timeout=0.2)
+    out, err = done.result()
+    assert out.decode().strip() == "rc=141", (out, err)
+    assert "cannot read" not in err.decode() and "Traceback" not in err.decode(), err.decode()

@@ -120,12 +120,14 @@ class LogsTab(DetailTab):
             self.unstarted = unstarted or {}
 
     class Stopped(Message):
-        """The follower of ``source`` ended with ``error``."""
+        """The follower of ``source`` ended with ``error``; ``unreadable``: the file could
+        not be read any more (not the connection), so choosing it again follows it anew."""
 
-        def __init__(self, source: str, error: str) -> None:
+        def __init__(self, source: str, error: str, *, unreadable: bool = False) -> None:
             super().__init__()
             self.source = source
             self.error = error
+            self.unreadable = unreadable
 
     def __init__(self) -> None:
         super().__init__()
@@ -405,8 +407,9 @@ class LogsTab(DetailTab):
                 if not self.post_message(self.Chunk(source, chunk, skipped, drawn)):
                     return  # the tab is closing: no one will draw it
                 await drawn.wait()
-        except Exception as exc:  # a dead box: shown in the status
-            self.post_message(self.Stopped(source, error_text(exc)))
+        except Exception as exc:  # a dead box, or the file unreadable: shown in the status
+            unreadable = isinstance(exc, OSError)  # the box's file error (TransportError is not)
+            self.post_message(self.Stopped(source, error_text(exc), unreadable=unreadable))
         finally:
             await follower.close()
 
@@ -517,15 +520,14 @@ class LogsTab(DetailTab):
         if message.source == self._key():
             self.status = "stopped"
             # With the way on (h552 #2: "stopped: [Errno 5] …" named none).
-            self._set_status(
-                Content.styled(
-                    shown(
-                        f"stopped: {message.error} — once it is a readable file again, "
-                        "choose another log and back to follow it anew"
-                    ),
-                    "$error",
-                )
+            # With the way on for a file that became unreadable (h552 #2: "stopped:
+            # [Errno 5] …" named none); a connection's own words say theirs.
+            again = (
+                " — once it is a readable file again, choose another log and back to follow it anew"
+                if message.unreadable
+                else ""
             )
+            self._set_status(Content.styled(shown(f"stopped: {message.error}{again}"), "$error"))
 
     def _skipped_note(self, skipped: int) -> str:
         """The line above a log opened at its tail: what was left out, and how to read it."""
