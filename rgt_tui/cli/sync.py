@@ -190,8 +190,12 @@ def _print_result(call: Call, label: str, box: str, name: str, result: SyncResul
     else:
         print(f"{label}: {result.headline()}; the workdir holds {result.identity.short()}")
     named = _configs_named(call, box) if result.removed else {}
+    held = set(result.withheld)
     for path in result.removed:
-        print(f"{label}: removed {path} (an earlier sync put it there; the tree no longer has it)")
+        # A copy of the fleet file or a queue file is still in the tree: held back, so its
+        # box copy goes (review h554 #1: "the tree no longer has it" was false of it).
+        why = "it is held back (see below)" if path in held else "the tree no longer has it"
+        print(f"{label}: removed {path} (an earlier sync put it there; {why})")
         if path in named:
             # The queue still names it: its cell's next run or retry fails (hour s20b #6).
             cells = ", ".join(f"{c.name} ({c.file}:{c.line})" for c in named[path][:3])

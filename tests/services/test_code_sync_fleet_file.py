@@ -95,6 +95,14 @@ async def test_copies_of_the_fleet_file_by_name_or_by_content_are_held_back_too(
     write(code, "configs/model.toml", "[model]\nwidth = 512\n")
     # A project's own [[hosts]] (a cluster config: addresses, no ssh) is the project's.
     write(code, "configs/cluster.toml", '[[hosts]]\naddr = "10.0.0.5"\ngpus = 8\n')
+    # Files that are no TOML with a [[hosts]] line in them are the project's (review
+    # h554 #1: a Python template and a README example were held back, removed from the box).
+    mine = {
+        "src/gen_cluster.py": 'TEMPLATE = """\n[[hosts]]\nname = "a"\nssh = "b"\n"""\n',
+        "docs/setup.md": '# Setup\n\n```toml\n[[hosts]]\nname = "gpu1"\nssh = "x"\n```\n',
+    }
+    for rel, content in mine.items():
+        write(code, rel, content)
     t = transport_for(host)
     try:
         await older_sync(host, t)  # copies sent with the rest
@@ -106,6 +114,7 @@ async def test_copies_of_the_fleet_file_by_name_or_by_content_are_held_back_too(
     on_box = box_files(root)
     assert not set(copies) & on_box, on_box
     assert "configs/model.toml" in on_box and "configs/cluster.toml" in on_box
+    assert set(mine) <= on_box and not set(mine) & set(result.withheld), result.withheld
     assert set(copies) <= set(result.withheld), result.withheld
     assert set(copies) <= set(result.removed), result.removed
     assert status is not None and status.in_sync, status
@@ -146,12 +155,21 @@ async def test_cli_sync_says_what_it_left_out_and_check_names_the_uncommitted_fi
     hosts = str(fleet.path)
     write(code, "new.py", "NEW = 1\n")  # untracked and sent: an uncommitted change
     git(code, "rm", "-q", "--cached", "run.sh")  # deleted from the index: another
+    t = transport_for(fleet.host("box1"))
+    try:
+        await older_sync(fleet.host("box1"), t)  # an earlier version sent the fleet file
+    finally:
+        await t.close()
     synced = await arun("sync", "box1", "--hosts", hosts, "--sftp", timeout=120)
     checked = await arun("sync", "box1", "--check", "--hosts", hosts, timeout=120)
     assert synced.returncode == 0, synced.stderr
     assert "box1: not sent: hosts.toml, queues/box1.txt, queues/box2.txt — the fleet file" in (
         synced.stdout
     )
+    # Held back, not gone from the tree (review h554 #1: "the tree no longer has it").
+    assert "box1: removed hosts.toml (an earlier sync put it there; it is held back" in (
+        synced.stdout
+    ), synced.stdout
     assert not set(HELD) & box_files(root)
     assert checked.returncode == 1
     assert f"uncommitted changes in {code}: run.sh, new.py (2 files)" in checked.stdout

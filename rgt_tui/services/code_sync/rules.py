@@ -178,10 +178,12 @@ def reads_as_fleet_file(path: Path, rel: str) -> bool:
     try:
         hosts = tomllib.loads(head.decode("utf-8").removeprefix("\ufeff")).get("hosts")
     except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
-        # A fleet file mid-edit (or cut at 1 MiB), or nested past the parser's depth
-        # (500 brackets stopped every sync, launch and preflight: the s40 audit): held
-        # back, to be safe.
-        return True
+        # A TOML file mid-edit (or cut at 1 MiB), or nested past the parser's depth (500
+        # brackets stopped every sync, launch and preflight: the s40 audit): held back, to
+        # be safe. Any other file that is no TOML is the project's: a Python template or
+        # a README with a [[hosts]] example was held back and removed from the box
+        # (review h554 #1).
+        return ".toml" in rel.rsplit("/", 1)[-1].lower()
     # A fleet file's entries name a box and how it is reached; a project's own [[hosts]]
     # (a cluster config of addresses and GPUs) has no ssh key and is sent (the review of
     # s39 #5).
