@@ -134,8 +134,9 @@ async def test_a_cells_folder_it_is_queued_to_resume_from_is_not_offered(
         audit = await audit_disk(host, transport, local, top=500)
         entries = {e.path: e for e in audit.entries()}
         why = (
-            "cell ck is queued to resume from it: let it run first, or move it "
-            "(rgt-tui queue move ck --to HOST)"
+            "cell ck is queued to resume from it: let it run first, move it (rgt-tui queue "
+            "move ck --to HOST), or have it start over instead (rgt-tui queue retry box1 ck "
+            "sets its outputs aside)"
         )
         assert not_offered(audit, entries[str(out)]) == why
         cli = await arun(
@@ -148,3 +149,27 @@ async def test_a_cells_folder_it_is_queued_to_resume_from_is_not_offered(
         (qf.root() / "go2").touch()
         (qf.root() / "go").touch()
         await transport.close()
+
+
+async def test_a_stopped_queues_cell_never_started_locks_no_folder(
+    make_queue_fleet, tmp_path: Path
+) -> None:
+    """Review h554 #3: a cell left pending by a stopped queue locked the results folder
+    and the workdir (every folder "holding" the one it had not made), with a fix that a
+    one-box fleet cannot follow. Only a running queue's pending cell, and only a folder it
+    has, is kept off the list."""
+    from support.queues import stopped_after_hold
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    later = qf.cell_script("later", 'mkdir -p "$2"')
+    await stopped_after_hold(qf, f"{later} t\n")
+    host, local, transport = qf.host(), qf.fleet.results_dir, qf.transport()
+    try:
+        audit = await audit_disk(host, transport, local, top=500)
+    finally:
+        await transport.close()
+    entries = {e.path: e for e in audit.entries()}
+    results = qf.root() / "results"
+    assert str(results) in entries, sorted(entries)
+    assert "later" not in (not_offered(audit, entries[str(results)]) or "")
+    assert not any(name == "later" for name, _, _ in audit.running), audit.running

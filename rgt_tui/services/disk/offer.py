@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from rgt_tui.domain.text import printable
 from rgt_tui.services.disk.audit import DiskAudit, Reclaimable
+from rgt_tui.services.disk.running import RUNS
 
 OUTSIDE = "outside the pull folders"
 UNTYPABLE = (
@@ -61,8 +62,10 @@ def running_here(audit: DiskAudit, entry: Reclaimable) -> str | None:
             # A cell still to run keeps its resume point (h551 #2): deleted, it starts over.
             fix = (
                 "stop or kill it first"
-                if how == "is running"
-                else f"let it run first, or move it (rgt-tui queue move {printable(name)} --to HOST)"
+                if how == RUNS
+                else f"let it run first, move it (rgt-tui queue move {printable(name)} --to "
+                f"HOST), or have it start over instead (rgt-tui queue retry {audit.host} "
+                f"{printable(name)} sets its outputs aside)"
             )
             if out == entry.path:
                 return f"cell {printable(name)} {how}: {fix}"

@@ -22,15 +22,19 @@ from rgt_tui.domain.text import printable
 from rgt_tui.services.queue.view import read_queue_view
 from rgt_tui.transport.base import Transport
 
+RUNS = "is running"
 
-def in_use(cell: CellView) -> str | None:
-    """How ``cell`` uses its ``{out}`` now, in words after its name; None: it does not."""
+
+def in_use(cell: CellView, runner_alive: bool) -> str | None:
+    """How ``cell`` uses its ``{out}`` now, in words after its name; None: it does not. A
+    pending cell counts only while its queue runs on towards it: a stopped queue's, or
+    one a relaunch passed over, is the user's to clean (review h554 #3)."""
     if cell.status == RUNNING:
-        return "is running"
+        return RUNS
     if cell.status == RETRY and cell.resume_pending:
         return "is queued to resume from it"
-    if cell.status == PENDING:
-        return "is still to run, and resumes from what it holds"
+    if cell.status == PENDING and runner_alive:
+        return "is still to run in the running queue, and resumes from what it holds"
     return None
 
 
@@ -43,7 +47,9 @@ async def read_running(
         view = await read_queue_view(host, transport)
     except Exception as exc:  # whatever failed, not knowing refuses: it never allows
         return (), printable(str(exc) or type(exc).__name__, 300)
-    return tuple((c.name, how) for c in view.cells if (how := in_use(c)) is not None), None
+    return tuple(
+        (c.name, how) for c in view.cells if (how := in_use(c, view.runner_alive)) is not None
+    ), None
 
 
 def running_outs(
@@ -51,12 +57,15 @@ def running_outs(
     durable: tuple[str, ...],
     cell_dirs: tuple[tuple[str, str], ...],
 ) -> tuple[tuple[str, str, str], ...]:
-    """(cell, how, path) for each such cell's ``{out}``: under every form of the durable
-    folder (resolved on the box, and as given), and as the audit resolved the cell's folder."""
+    """(cell, how, path) for each such cell's ``{out}``: a running cell's under every form
+    of the durable folder (resolved on the box, and as given: it may make it any moment),
+    and each as the audit resolved the cell's folder (one still to run: only a folder
+    there is, never one it has not made: review h554 #3)."""
     dirs = dict(cell_dirs)
     outs = []
     for name, how in cells:
-        outs += [(name, how, (d.rstrip("/") or "") + "/" + name) for d in durable]
+        if how == RUNS:
+            outs += [(name, how, (d.rstrip("/") or "") + "/" + name) for d in durable]
         if name in dirs:
             outs.append((name, how, dirs[name]))
     return tuple(dict.fromkeys(outs))
