@@ -225,6 +225,15 @@ async def test_unknown_cell_acknowledgement_is_refused_with_the_list(
 
         box.focus()
         await pilot.press(*"beta")
+        # Running: accept on a cell that does not run says so before Enter (review h554
+        # #4: "Enter: accept beta as running", then a refusal).
+        app.screen.query_one("#ack-running").focus()
+        await wait_for(
+            lambda: "nothing — 'beta' is not running, as the last check read it"
+            in screen_text(app),
+            pilot=pilot,
+        )
+        box.focus()
         # Another name typed: the refusal of 'alhpa' no longer stands under its hint.
         await wait_for(lambda: "nothing was acknowledged" not in screen_text(app), pilot=pilot)
         await click(pilot, "#ack-missing")

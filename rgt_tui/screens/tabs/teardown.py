@@ -472,6 +472,12 @@ class TeardownTab(DetailTab):
         ]
         return ", ".join(kinds)
 
+    def _runs(self, cell: str) -> bool:
+        """``cell`` ran when the last check read the box (unknown: True, the job says)."""
+        report = self.jobs.gate if self.jobs is not None else None
+        state = report.state if report is not None else None
+        return state is None or cell in state.running
+
     def _not_in_queue(self, cell: str) -> bool:
         """``cell`` is not a cell of the host's queue file, as the last check read it
         (unknown: False): no acknowledgement of it can be recorded, so none is offered."""
@@ -537,6 +543,9 @@ class TeardownTab(DetailTab):
             enter = focused.does.replace("the cell", cell) if cell else None
             if self._not_in_queue(cell):
                 enter = f"nothing — '{cell}' is not a cell of {self.host_name}'s queue"
+            elif cell and where == "ack-running" and not self._runs(cell):
+                # Refused by the job: said before Enter (review h554 #4).
+                enter = f"nothing — '{cell}' is not running, as the last check read it"
             hint.show_keys(enter or "nothing — type the cell's name first", ("Shift+Tab", "back"))
         hint.display = where == "ack-cell" or where in ACK_IDS
         # The name box's keys, in its bottom border while it has the cursor (a user's hour

@@ -80,7 +80,8 @@ class NotRunningError(ValueError):
             f"{name} is not running on {host}, as its last gate check read it: nothing was "
             f"acknowledged. Its running cells: {now}. A cell is accepted as running while it "
             "runs, that run only; one still to run is accepted as unfinished work "
-            f"(--ack-unfinished {name}), and a done cell needs nothing"
+            f"(--ack-unfinished {name}; Unfinished: accept in the TUI), and a done cell needs "
+            "nothing"
         )
 
 
