@@ -108,10 +108,16 @@ cell_of() {  # PID RUNNING_CELLS
     done
     env=$(tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | head -c 1048576 | grep -m 1 '^RGT_CELL_NAME=')
     [ -n "$env" ] || return 0
-    # Only while that cell runs: a process a finished cell left behind holding the GPU
-    # is the leftover this reclaim exists for (h551 #4: refused as "the running cell").
+    # Only of the run going on now, started with or after it: a process a finished cell
+    # (or an earlier run of a cell run again) left behind holding the GPU is the leftover
+    # this reclaim exists for (h551 #4, review h554 #5: refused as "the running cell").
+    local mine theirs
+    mine=$(start_of "$pid")
     while read -r name cpid; do
         if [ "$name" = "${env#RGT_CELL_NAME=}" ] && alive "$cpid"; then
+            theirs=$(start_of "$cpid")
+            # Started before the run: not its (either start unknown: its, to be safe).
+            [ -n "$mine" ] && [ -n "$theirs" ] && [ "$mine" -lt "$theirs" ] 2>/dev/null && return 0
             printf '%s' "$name"
             return 0
         fi

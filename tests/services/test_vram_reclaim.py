@@ -5,7 +5,7 @@ real health rule on the agent's samples."""
 
 from __future__ import annotations
 
-import os
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -208,15 +208,26 @@ async def test_a_process_a_finished_cell_left_holding_the_gpu_can_be_killed(
             assert evidence.find(held.pid).cell == ""
             result = await kill_vram_holder(evidence, transport, held.pid, grace_s=2)
             assert result.signal in ("TERM", "KILL"), result
-            # While c3 runs (its start record names a live pid), the same process is its.
-            (cells / "c3.state").write_text(f"start 1767268800 {boot} {os.getpid()}\n")
-            again = HeldDevices(tmp_path / "dev2", env={"RGT_CELL_NAME": "c3"})
+            # c3 runs again (its start record names a live process started after the
+            # leftover): the earlier run's leftover is still no cell's (review h554 #5),
+            # and a process of this run is c3's.
+            left = HeldDevices(tmp_path / "dev2", env={"RGT_CELL_NAME": "c3"})
+            run = await asyncio.create_subprocess_exec("sleep", "300")
+            qf.loopback.box("box1").extra_env["RGT_NVIDIA_DEV_PREFIX"] = left.prefix
             try:
-                qf.loopback.box("box1").extra_env["RGT_NVIDIA_DEV_PREFIX"] = again.prefix
+                (cells / "c3.state").write_text(f"start 1767268900 {boot} {run.pid}\n")
                 evidence = await read_vram_evidence("box1", transport)
-                assert evidence.find(again.pid).cell == "c3"
+                assert evidence.find(left.pid).cell == "", "an earlier run's leftover"
+                mine = HeldDevices(tmp_path / "dev2", env={"RGT_CELL_NAME": "c3"})
+                try:
+                    evidence = await read_vram_evidence("box1", transport)
+                    assert evidence.find(mine.pid).cell == "c3"
+                finally:
+                    mine.stop()
             finally:
-                again.stop()
+                run.kill()
+                await run.wait()
+                left.stop()
         finally:
             await transport.close()
     finally:

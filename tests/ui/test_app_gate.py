@@ -229,8 +229,9 @@ async def test_unknown_cell_acknowledgement_is_refused_with_the_list(
         # #4: "Enter: accept beta as running", then a refusal).
         app.screen.query_one("#ack-running").focus()
         await wait_for(
-            lambda: "nothing — 'beta' is not running, as the last check read it"
-            in screen_text(app),
+            lambda: (
+                "nothing — 'beta' is not running, as the last check read it" in screen_text(app)
+            ),
             pilot=pilot,
         )
         box.focus()
