@@ -138,8 +138,15 @@ def add_add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _ask(prompt: str) -> str | None:
-    """A line typed at the terminal; None at end of input."""
-    return ask(prompt)
+    """A line typed at the terminal; None at end of input. A line ended by a backslash
+    goes on on the next (a command a provider's page wraps, pasted whole: h555 #1)."""
+    answer = ask(prompt)
+    while answer is not None and answer.endswith("\\"):
+        more = ask("> ", flush=False)  # the paste's next line is there already
+        if more is None:
+            break
+        answer = f"{answer[:-1].rstrip()} {more}"
+    return answer
 
 
 def _value(call: Call, given: str | None, prompt: str, read: Callable[[str], T], *, tty: bool) -> T:

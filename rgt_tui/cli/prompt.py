@@ -24,8 +24,9 @@ if TYPE_CHECKING:
     from rgt_tui.cli.runner import Call
 
 
-def ask(prompt: str) -> str | None:
-    """A line typed at the terminal, stripped; None at the end of input."""
+def ask(prompt: str, *, flush: bool = True) -> str | None:
+    """A line typed at the terminal, stripped; None at the end of input. ``flush`` False:
+    what was typed (pasted) before the prompt answers it (a line continued from the last)."""
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     try:
@@ -37,7 +38,7 @@ def ask(prompt: str) -> str | None:
     fd = sys.stdin.fileno()
     line = bytearray()
     try:
-        if os.isatty(fd):
+        if flush and os.isatty(fd):
             # Keys typed before the question was shown answer nothing: a `y⏎` typed on
             # after the command answered "Stop the queue…? [y/N]" unseen (hour s25a #5),
             # and the same ask() reads teardown's typed host name.

@@ -54,7 +54,7 @@ from rgt_tui.domain.profiles import DEFAULT_PROFILE
 from rgt_tui.profiles import load_profiles
 from rgt_tui.screens.add_host_keys import LaunchKeysForm, field_id
 from rgt_tui.screens.dialog import DialogBody, DialogButton, KeyHint, ReplanScreen, enter_does
-from rgt_tui.screens.type_ahead import InOrderInput
+from rgt_tui.screens.type_ahead import CommandInput, InOrderInput
 from rgt_tui.services.fleet.add_host import (
     AddRefused,
     FleetFile,
@@ -196,7 +196,7 @@ class AddHostScreen(ReplanScreen[HostConfig | None]):
                 # Whole at 80 columns (the field's room there: 68).
                 # No select-on-focus here or below: Tab back to a pasted command and one
                 # key replaced it whole (hour s19b #11), as the launch fields never did.
-                target = InOrderInput(
+                target = CommandInput(
                     placeholder="ssh -p 22034 root@ssh4.vast.ai  or  root@host:port",
                     id="add-target",
                     select_on_focus=False,

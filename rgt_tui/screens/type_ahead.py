@@ -10,6 +10,7 @@ it into the focused input, where it was meant to go. The screens reach the App's
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from textual import events
@@ -117,6 +118,22 @@ class InOrderInput(Input):
         """``character`` was on its way to the screen when this box took the cursor
         (``take_key``): typed here, where it was meant to go."""
         self.insert_text_at_cursor(character)
+
+
+class CommandInput(InOrderInput):
+    """A pasted command's box: lines a backslash continues are one command, as a shell
+    reads them (h555 #1: an Input keeps a paste's first line only, `ssh -p 41071 \\`)."""
+
+    def on_paste(self, event: events.Paste) -> None:
+        text = re.sub(r"\\\r?\n[ \t]*", " ", event.text)
+        line = text.splitlines()[0] if text else ""
+        if line:
+            if self.selection.is_empty:
+                self.insert_text_at_cursor(line)
+            else:
+                self.replace(line, *self.selection)
+        event.prevent_default()  # not again, cut, by Input's own paste
+        event.stop()
 
 
 class HandOnInput(Input):

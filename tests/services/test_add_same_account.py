@@ -10,6 +10,7 @@ pseudo-terminal where it asks), a HOME of the test's own, the add screen under t
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from support.cli import Terminal, arun
@@ -58,6 +59,19 @@ async def test_cli_add_of_an_account_in_the_fleet_asks_first_and_no_is_the_defau
     assert code == 1, out
     assert "nothing written" in out and "Name [" not in out
     assert hosts.read_text() == before and not known.exists()
+
+    # The command pasted over two lines, the first ended by a backslash, as a provider's
+    # page wraps it: one answer (h555 #1: the first line was refused, the second read as
+    # a new paste).
+    first, last = own_command(fleet).rsplit(" ", 1)
+    pasted = Terminal("add", "--hosts", hosts, cwd=tmp_path, env=NO_COLOR, output_on_terminal=True)
+    await pasted.expect("SSH command (or user@host:port): ")
+    os.write(pasted.master, f"{first} \\\n  {last}\n".encode())  # both lines at once
+    await pasted.expect("Add another entry for this account anyway? [y/N] ")
+    assert "cannot read the pasted ssh command" not in pasted.out.decode()
+    pasted.type("")
+    code, out, _ = await pasted.finish()
+    assert code == 1 and "nothing written" in out, out
 
     # --same-account says yes: added, the warning still printed.
     fp = fleet.boxes[0].host_key.get_fingerprint("sha256")

@@ -67,6 +67,26 @@ async def test_tab_back_to_a_pasted_ssh_command_and_type_keeps_it(tmp_path, home
             assert field.value == value + "9", ident
 
 
+async def test_a_command_pasted_over_lines_continued_by_backslashes_is_one(tmp_path, home):
+    """h555 #1: a provider's command wrapped with a backslash kept only `ssh -p 41071 \\`
+    (an Input keeps a paste's first line), and Enter refused it."""
+    from textual import events
+
+    app = AddApp(tmp_path / "hosts.toml")
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, AddHostScreen)
+        target = screen.query_one("#add-target", Input)
+        target.focus()
+        await pilot.pause()
+        target.post_message(events.Paste("ssh -p 41071 \\\n  -i ~/.ssh/k root@10.0.0.5\n"))
+        await pilot.pause()
+        assert target.value == "ssh -p 41071  -i ~/.ssh/k root@10.0.0.5", target.value
+        target.post_message(events.Paste("x\ny"))  # an ordinary paste: its first line
+        await pilot.pause()
+        assert target.value.endswith("root@10.0.0.5x"), target.value
+
+
 async def type_text(pilot, text: str) -> None:  # type: ignore[no-untyped-def]
     await pilot.press(*("space" if ch == " " else ch for ch in text))
 
