@@ -755,3 +755,17 @@ async def test_a_fleet_file_broken_while_add_asks_prints_the_block_to_paste(
     assert "nothing was written; the block it would add, to paste once" in out, out
     assert 'name = "nb"' in out and "cost_per_hour = 1.5" in out, out
     assert "does not load" in out and hosts.read_text() == broken
+
+
+def test_a_fleet_file_with_a_byte_order_mark_is_added_to(tmp_path: Path) -> None:
+    """h555 #2: a Notepad-saved fleet file loaded, but `add` refused it: "cannot read … as
+    TOML (Empty key at line 1 col 0)"."""
+    from rgt_tui.services.fleet.append import NewHost
+
+    hosts = tmp_path / "hosts.toml"
+    before = b'\xef\xbb\xbf[[hosts]]\r\nname = "box1"\r\nssh = "local"\r\n'
+    hosts.write_bytes(before)
+    assert set(read_fleet_file(hosts).names) == {"box1"}
+    add_to_fleet(NewHost("box2", None, "generic-ssh"), hosts)
+    assert hosts.read_bytes().startswith(before)
+    assert [h.name for h in load_fleet(hosts).hosts] == ["box1", "box2"]

@@ -152,7 +152,9 @@ def read_fleet_file(path: Path) -> FleetFile:
 def _check_hosts_table(path: Path, text: str) -> None:
     """A ``[[hosts]]`` block can only be added after ``[[hosts]]`` blocks (or none)."""
     try:
-        hosts = tomlkit.parse(text).get("hosts")
+        # A byte-order mark, which loading reads past, is no TOML to tomlkit (h555 #2);
+        # the block is appended after the file's text, the mark left as it is.
+        hosts = tomlkit.parse(text.removeprefix("\ufeff")).get("hosts")
     except TOMLKitError as exc:  # tomllib read it: tomlkit should too
         raise AddRefused(f"cannot read {path} as TOML ({exc})", "check the file") from None
     if hosts is not None and not isinstance(hosts, AoT):
