@@ -213,13 +213,21 @@ def test_a_file_that_does_not_read_as_a_queue_is_refused_with_its_line(tmp_path,
 
     script = rgt("add", "local", "--name", "s", "--queue", "train.py", *at, cwd=tmp_path)
     assert script.returncode == 2
-    assert "queue: train.py does not read as a queue file: line 3: too many fields" in (
-        script.stderr
-    )
-    assert "rgt-tui queue check train.py names every line" in script.stderr
+    assert "queue: train.py is a Python script by its name, not a queue file" in script.stderr
+    # Its fix is another name, not `queue check`, which reads its lines as cells (h555 #3).
+    assert "fix: name your queue file" in script.stderr and "queue check" not in script.stderr
     ckpt = rgt("add", "local", "--name", "s", "--queue", "last.pt", *at, cwd=tmp_path)
-    assert ckpt.returncode == 2 and "last.pt does not read as a queue file" in ckpt.stderr
-    assert "last.pt does not read as a queue file: line 1: " in ckpt.stderr
+    assert ckpt.returncode == 2 and "last.pt is a checkpoint by its name" in ckpt.stderr
+    # Nor is one made under such a name (h555 #3: configs/x.yaml was created, a queue).
+    made = rgt("add", "local", "--name", "s", "--queue", "configs/x.yaml", *at, cwd=tmp_path)
+    assert made.returncode == 2 and "configs/x.yaml is a config by its name" in made.stderr
+    assert not (tmp_path / "configs" / "x.yaml").exists()
+    # A file that parses as no queue, by a name that says nothing: its first bad line.
+    (tmp_path / "notes").write_text("import torch\n\nmodel = torch.nn.Linear(3, 4)\n")
+    notes = rgt("add", "local", "--name", "s", "--queue", "notes", *at, cwd=tmp_path)
+    assert notes.returncode == 2
+    assert "queue: notes does not read as a queue file: line 3: too many fields" in notes.stderr
+    assert "rgt-tui queue check notes names every line" in notes.stderr
     assert hosts.read_text() == HAND_WRITTEN
 
     # A config that parses as queue lines (h553 #2: taken, then held back from every

@@ -47,7 +47,17 @@ def fleet_queues(fleet: Fleet | None) -> dict[Path, str]:
 def refuse_unfit_queue(value: str, where: Path, *, others: Mapping[Path, str]) -> None:
     """AddRefused (``field`` queue) when the existing file ``where`` (``value`` as typed)
     does not read as this host's queue (see the module docstring); a missing or
-    unreadable file is let through (``create_queue_file`` offers one; launch says why)."""
+    unreadable file is let through (``create_queue_file`` offers one; launch says why),
+    unless its name is a config's or a script's (it would be made one: h555 #3)."""
+    # By its name, made or not: `queue check` reads such a file's lines as cells, so the
+    # fix is another name, not that check (h555 #3: it named no line).
+    kind = NOT_A_QUEUE.get(where.suffix.lower())
+    if kind is not None:
+        raise AddRefused(
+            f"queue: {value} is {kind} by its name, not a queue file (a list of configs to run)",
+            f"name your queue file ({FORMAT}), such as queues/HOST.txt; `none`: no queue yet",
+            field="queue",
+        )
     try:
         size = where.stat().st_size if where.is_file() else None
     except OSError:
@@ -79,19 +89,12 @@ def refuse_unfit_queue(value: str, where: Path, *, others: Mapping[Path, str]) -
             fix,
             field="queue",
         )
-    # Lines that parse: what the file is by its name, or by a YAML key read as a config.
-    kind = NOT_A_QUEUE.get(where.suffix.lower())
-    if kind is not None:
-        raise AddRefused(
-            f"queue: {value} is {kind} by its name, not a queue file (a list of configs to run)",
-            fix,
-            field="queue",
-        )
+    # Lines that parse, one of them a YAML key read as a config.
     keyed = next((c for c in parsed.cells if c.cfg.endswith(":")), None)
     if keyed is not None:  # `lr: 0.001`: a YAML mapping under another name
         raise AddRefused(
             f"queue: {value} does not read as a queue file: line {keyed.line}: "
             f"{keyed.cfg!r} is a YAML key, not a config path",
-            fix,
+            f"name your queue file ({FORMAT}), such as queues/HOST.txt; `none`: no queue yet",
             field="queue",
         )
