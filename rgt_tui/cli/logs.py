@@ -49,6 +49,7 @@ from rgt_tui.services.logs import (
     queue_log_path,
     reconnect_with_backoff,
 )
+from rgt_tui.services.logs.cursor import unreadable_why
 from rgt_tui.services.logs.paths import QUEUE_DIR
 
 CRASH = Style(color="red")
@@ -159,7 +160,7 @@ async def _print_log(call: Call, transport: Transport, path: str, where: str) ->
         except BrokenPipeError:
             raise  # the reader of stdout went away (`| head -1`): the quiet exit 141
         except OSError as exc:  # permission denied, a directory, ...
-            return call.fail(f"{where}: cannot read {path}: {exc.strerror}")
+            return call.fail(f"{where}: cannot read {path}: {unreadable_why(exc, host.name)}")
         if last is None:
             # -f on a cell still to run waits for it, as tail -F would (s37 dev-loop #15:
             # it stopped at once, and the user ran it again and again). Outside the handler
@@ -177,7 +178,7 @@ async def _print_log(call: Call, transport: Transport, path: str, where: str) ->
             except BrokenPipeError:
                 raise  # the reader of stdout went away: the quiet exit 141
             except OSError as exc:  # a directory, no permission, gone again
-                return call.fail(f"{where}: cannot read {path}: {exc.strerror or exc}")
+                return call.fail(f"{where}: cannot read {path}: {unreadable_why(exc, host.name)}")
         assert last is not None
         if not args.follow:
             if last.partial:  # the file's last line has no newline yet: show it anyway
@@ -190,8 +191,7 @@ async def _print_log(call: Call, transport: Transport, path: str, where: str) ->
             raise  # the reader of stdout went away (`| head -1`): the quiet exit 141
         except OSError as exc:  # replaced by a directory, made unreadable (h552 #2)
             return call.fail(
-                f"{where}: cannot read {path} any more: "
-                f"{str(exc.strerror or exc).removeprefix(f'{host.name}: ')}",
+                f"{where}: cannot read {path} any more: {unreadable_why(exc, host.name)}",
                 fix=f"once it is a readable file again, follow it again (rgt-tui logs -f "
                 f"{host.name}{' ' + args.cell if args.cell else ''})",
             )

@@ -238,7 +238,7 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
         # With the cursor in a box (the Teardown tab's name and cell boxes) digits and r
         # are typed there: "1–8 tabs" read as a promise the keys did not keep (hour s30).
         keys = (
-            "Esc back · keys type into the box"
+            "Esc back · keys type into the field"
             if isinstance(self.focused, Input)
             else f"Esc back · 1–{count} tabs · r reconnect"
         )

@@ -223,6 +223,13 @@ async def test_a_followed_log_replaced_by_a_directory_ends_in_words_not_a_traceb
     assert proc.returncode == 1 and "Traceback" not in said, said
     assert "cannot read ~/.rgt/queue/cells/seq.log any more: Is a directory" in said, said
     assert "fix: once it is a readable file again, follow it again" in said, said
+    # Read once, not followed: the same words, the host said once (h555 #5).
+    once = await arun("logs", "box1", "seq", "--hosts", str(qf.loopback.hosts_file))
+    said = " ".join(once.stderr.split())
+    assert once.returncode == 1 and "cannot read ~/.rgt/queue/cells/seq.log: Is a directory" in (
+        said
+    ), said
+    assert said.count("box1") == 1, said
 
 
 async def test_logs_follow_of_a_cell_that_ran_but_has_no_log_says_so(make_queue_fleet):

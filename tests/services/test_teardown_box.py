@@ -772,8 +772,25 @@ async def test_only_a_cell_running_now_is_accepted_as_running(ready: Setup) -> N
         acknowledge(ready.journal, "box1", running=("cellB",), cells=cells, box=gate.box)
     said = str(refused.value)
     assert "cellB is not running on box1" in said and "nothing was acknowledged" in said
-    assert "Its running cells: none" in said and "--ack-unfinished cellB" in said
+    assert "Its running cells: none" in said and "the checklist asks nothing of it" in said
     assert not any(isinstance(e, RunningAcknowledged) for _, e in ready.journal.load("box1").events)
+
+    # One the check saw still to run: the acknowledgement that fits it, by the TUI's
+    # button too (h555 #4: "one still to run" was said of a done cell).
+    from rgt_tui.domain.teardown_gate import QueueCellsSeen
+
+    def saw_it_wait(jh) -> bool:  # type: ignore[no-untyped-def]
+        waits = (("cellB", "pending", "pending (not started yet)"),)
+        jh.events.append((time.time(), QueueCellsSeen(unfinished=waits)))
+        return True
+
+    ready.journal.update("box1", saw_it_wait)
+    with pytest.raises(NotRunningError) as refused:
+        acknowledge(ready.journal, "box1", running=("cellB",), cells=cells, box=gate.box)
+    assert (
+        "(it is pending: accept it as unfinished work (--ack-unfinished cellB; Unfinished: "
+        "accept in the TUI))"
+    ) in str(refused.value)
 
     def saw_it_run(jh) -> bool:  # type: ignore[no-untyped-def]
         jh.events.append((time.time(), CellsRunning(("cellB",), (("cellB", "1/100/"),))))

@@ -37,7 +37,7 @@ async def test_a_wrong_names_refusal_is_in_view(tmp_path: Path, loopback_fleet) 
         # The title says where the keys go: not "1–8 tabs" while digits type into the box
         # (hour s30), and says it again once the cursor leaves it.
         title = app.screen.query_one(".detail-title", Static)
-        await wait_for(lambda: "keys type into the box" in text_of(title), pilot=pilot)
+        await wait_for(lambda: "keys type into the field" in text_of(title), pilot=pilot)
         assert "tabs" not in text_of(title), text_of(title)
         # Tab: to the cell-name box above, not round through the tab bar.
         await pilot.press("tab")
@@ -45,7 +45,7 @@ async def test_a_wrong_names_refusal_is_in_view(tmp_path: Path, loopback_fleet) 
         app.screen.set_focus(None)
         await wait_for(lambda: "1–8 tabs · r reconnect" in text_of(title), pilot=pilot)
         box.focus()
-        await wait_for(lambda: "keys type into the box" in text_of(title), pilot=pilot)
+        await wait_for(lambda: "keys type into the field" in text_of(title), pilot=pilot)
         await pilot.press(*"box2", "enter")
         await wait_for(lambda: app.jobs.state("box1").refusal, pilot=pilot)
         said = "'box2' is not 'box1': nothing was torn down"

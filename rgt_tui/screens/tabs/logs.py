@@ -373,6 +373,7 @@ class LogsTab(DetailTab):
     async def _follow(self, host: HostConfig, source: str, resume: LogPosition | None) -> None:
         from rgt_tui.controllers.queue_actions import error_text
         from rgt_tui.services.logs import LogFollower
+        from rgt_tui.services.logs.cursor import unreadable_why
 
         connections = self.connections
         if connections is None:
@@ -408,8 +409,11 @@ class LogsTab(DetailTab):
                     return  # the tab is closing: no one will draw it
                 await drawn.wait()
         except Exception as exc:  # a dead box, or the file unreadable: shown in the status
-            unreadable = isinstance(exc, OSError)  # the box's file error (TransportError is not)
-            self.post_message(self.Stopped(source, error_text(exc), unreadable=unreadable))
+            if isinstance(exc, OSError):  # the box's file error (TransportError is not)
+                why = f"cannot read {self._path()}: {unreadable_why(exc, box)}"
+                self.post_message(self.Stopped(source, why, unreadable=True))
+            else:
+                self.post_message(self.Stopped(source, error_text(exc)))
         finally:
             await follower.close()
 

@@ -103,6 +103,13 @@ class Opened:
     skipped: int = 0
 
 
+def unreadable_why(exc: OSError, host: str) -> str:
+    """Why the box's file could not be read, in its own words: the transport's error
+    carries the host and an errno (EIO for every SFTP failure) that are no part of it
+    ("[Errno 5] box3: Is a directory: '…'", h555 #5)."""
+    return str(exc.strerror or exc).removeprefix(f"{host}: ")
+
+
 def not_a_log(st: FileStat) -> None:
     """OSError for a file that is no regular file: a box's log linked to /dev/zero was
     read forever, at a quarter of a core on each side (h552 #5)."""

@@ -73,15 +73,21 @@ class NotRunningError(ValueError):
     """An ``--ack-running`` named a cell the box's last check did not see running (h551
     #1: accepted while pending, or done, it held for the run that came later)."""
 
-    def __init__(self, name: str, host: str, running: Sequence[str]) -> None:
+    def __init__(self, name: str, host: str, running: Sequence[str], state: str = "") -> None:
         self.name = name
         now = ", ".join(running) or "none"
+        # What fits it instead, by what the check saw of it (h555 #4: "one still to run"
+        # was said of a done cell, whose --ack-unfinished is refused in turn).
+        fits = (
+            f"it is {state}: accept it as unfinished work (--ack-unfinished {name}; "
+            "Unfinished: accept in the TUI)"
+            if state
+            else "the checklist asks nothing of it"
+        )
         super().__init__(
             f"{name} is not running on {host}, as its last gate check read it: nothing was "
-            f"acknowledged. Its running cells: {now}. A cell is accepted as running while it "
-            "runs, that run only; one still to run is accepted as unfinished work "
-            f"(--ack-unfinished {name}; Unfinished: accept in the TUI), and a done cell needs "
-            "nothing"
+            f"acknowledged ({fits}). Its running cells: {now}; a cell is accepted as running "
+            "while it runs, for that run only"
         )
 
 
@@ -163,7 +169,8 @@ def acknowledge(
         gate = jh.gate()
         for name in running:
             if name not in gate.running:
-                raise NotRunningError(name, jh.host, gate.running)
+                state = next((s for n, s, _ in gate.unfinished if n == name), "")
+                raise NotRunningError(name, jh.host, gate.running, state)
         # Each for the run of it the last check saw: a retry since is asked again.
         acks = [g.UnfinishedAcknowledged(n, g.unfinished_run(gate, n)) for n in unfinished]
         acks += [g.RunningAcknowledged(n, g.running_run(gate, n)) for n in running]
