@@ -93,7 +93,8 @@ def run_vram(call: Call) -> int:
     if args.json and args.kill is None:
         print(json.dumps(evidence.to_json(), indent=2))
         return EXIT_OK
-    if not args.json:
+    if not args.json and not (args.kill is not None and evidence.no_gpu):
+        # (With --kill on a box with no GPU, the refusal below says it: once, h555 #6.)
         print(format_evidence(evidence))
     if args.kill is None:
         return EXIT_OK

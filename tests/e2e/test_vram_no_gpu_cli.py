@@ -18,3 +18,4 @@ async def test_vram_on_a_box_without_a_gpu_says_so_once(make_loopback_fleet) -> 
     kill = await arun("vram", "box1", "--kill", "1", "--yes", *hosts)
     assert kill.returncode == 1, kill.stdout + kill.stderr
     assert f"{NO_GPU}: there is nothing to kill" in kill.stderr
+    assert NO_GPU not in kill.stdout, kill.stdout  # said once, not listed first (h555 #6)
