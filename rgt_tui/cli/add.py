@@ -137,25 +137,35 @@ def add_add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _ask(prompt: str) -> str | None:
-    """A line typed at the terminal; None at end of input. A line ended by a backslash
-    goes on on the next (a command a provider's page wraps, pasted whole: h555 #1)."""
+def _ask(prompt: str, *, continued: bool = False) -> str | None:
+    """A line typed at the terminal; None at end of input. ``continued``: a line ended by
+    a backslash goes on on the next, as a shell reads it (a command a provider's page
+    wraps, pasted whole: h555 #1); only the SSH command's question, where a backslash
+    means that (review h556 #3: a name's stray one swallowed the next answer)."""
     answer = ask(prompt)
-    while answer is not None and answer.endswith("\\"):
-        more = ask("> ", flush=False)  # the paste's next line is there already
+    while continued and answer is not None and answer.endswith("\\"):
+        more = ask("", flush=False)  # the paste's next line is there already, echoed
         if more is None:
             break
         answer = f"{answer[:-1].rstrip()} {more}"
     return answer
 
 
-def _value(call: Call, given: str | None, prompt: str, read: Callable[[str], T], *, tty: bool) -> T:
+def _value(
+    call: Call,
+    given: str | None,
+    prompt: str,
+    read: Callable[[str], T],
+    *,
+    tty: bool,
+    continued: bool = False,
+) -> T:
     """``read(given)`` when given (AddRefused escapes); else asked at the terminal, again
-    after each wrong answer, up to TRIES times."""
+    after each wrong answer, up to TRIES times (``continued``: see ``_ask``)."""
     if given is not None or not tty:
         return read(given or "")
     for attempt in range(TRIES):
-        answer = _ask(prompt)
+        answer = _ask(prompt, continued=continued)
         if answer is None:
             raise AddRefused("no answer (end of input)")
         try:
@@ -201,7 +211,7 @@ def _add(call: Call, written: list[str]) -> int:
         fleet_file = read_fleet_file(path)
         pasted: Pasted = _value(
             call, args.target, "Paste the box's SSH command (or user@host:port): ", read_target,
-            tty=tty,
+            tty=tty, continued=True,
         )  # fmt: skip
         if args.name is not None:  # a name given that cannot be taken: said first, alone
             check_name(args.name, fleet_file)

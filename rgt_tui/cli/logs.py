@@ -160,7 +160,7 @@ async def _print_log(call: Call, transport: Transport, path: str, where: str) ->
         except BrokenPipeError:
             raise  # the reader of stdout went away (`| head -1`): the quiet exit 141
         except OSError as exc:  # permission denied, a directory, ...
-            return call.fail(f"{where}: cannot read {path}: {unreadable_why(exc, host.name)}")
+            return call.fail(f"{where}: cannot read {path}: {unreadable_why(exc, transport.host)}")
         if last is None:
             # -f on a cell still to run waits for it, as tail -F would (s37 dev-loop #15:
             # it stopped at once, and the user ran it again and again). Outside the handler
@@ -178,7 +178,9 @@ async def _print_log(call: Call, transport: Transport, path: str, where: str) ->
             except BrokenPipeError:
                 raise  # the reader of stdout went away: the quiet exit 141
             except OSError as exc:  # a directory, no permission, gone again
-                return call.fail(f"{where}: cannot read {path}: {unreadable_why(exc, host.name)}")
+                return call.fail(
+                    f"{where}: cannot read {path}: {unreadable_why(exc, transport.host)}"
+                )
         assert last is not None
         if not args.follow:
             if last.partial:  # the file's last line has no newline yet: show it anyway
@@ -191,7 +193,7 @@ async def _print_log(call: Call, transport: Transport, path: str, where: str) ->
             raise  # the reader of stdout went away (`| head -1`): the quiet exit 141
         except OSError as exc:  # replaced by a directory, made unreadable (h552 #2)
             return call.fail(
-                f"{where}: cannot read {path} any more: {unreadable_why(exc, host.name)}",
+                f"{where}: cannot read {path} any more: {unreadable_why(exc, transport.host)}",
                 fix=f"once it is a readable file again, follow it again (rgt-tui logs -f "
                 f"{host.name}{' ' + args.cell if args.cell else ''})",
             )

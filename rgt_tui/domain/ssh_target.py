@@ -171,7 +171,7 @@ def parse_ssh_command(text: str) -> SshCommand:
     reasons: list[str] = []
     # A command pasted over lines, each ended by a backslash, is one command (h553 #7: the
     # line end was read as a command run on the box).
-    text = re.sub(r"\\\r?\n", " ", text)
+    text = re.sub(r"\\(?:\r\n|\r|\n)", " ", text)
     try:
         words = shlex.split(text)
     except ValueError as exc:

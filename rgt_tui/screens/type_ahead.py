@@ -125,7 +125,8 @@ class CommandInput(InOrderInput):
     reads them (h555 #1: an Input keeps a paste's first line only, `ssh -p 41071 \\`)."""
 
     def on_paste(self, event: events.Paste) -> None:
-        text = re.sub(r"\\\r?\n[ \t]*", " ", event.text)
+        # Terminals send a paste's line breaks as CR (review h556 #1), some as LF or CRLF.
+        text = re.sub(r"\\(?:\r\n|\r|\n)[ \t]*", " ", event.text)
         line = text.splitlines()[0] if text else ""
         if line:
             if self.selection.is_empty:

@@ -82,6 +82,11 @@ async def test_a_command_pasted_over_lines_continued_by_backslashes_is_one(tmp_p
         target.post_message(events.Paste("ssh -p 41071 \\\n  -i ~/.ssh/k root@10.0.0.5\n"))
         await pilot.pause()
         assert target.value == "ssh -p 41071  -i ~/.ssh/k root@10.0.0.5", target.value
+        # As terminals send a paste: its line breaks as CR (review h556 #1).
+        target.value = ""
+        target.post_message(events.Paste("ssh -p 41071 \\\r  -i ~/.ssh/k root@10.0.0.5\r"))
+        await pilot.pause()
+        assert target.value == "ssh -p 41071  -i ~/.ssh/k root@10.0.0.5", target.value
         target.post_message(events.Paste("x\ny"))  # an ordinary paste: its first line
         await pilot.pause()
         assert target.value.endswith("root@10.0.0.5x"), target.value

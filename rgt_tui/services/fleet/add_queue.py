@@ -4,9 +4,9 @@ the add screen; issue 43's launch keys).
 A file named by a slip of the completion — a training script, a config, a checkpoint, an
 SSH key — was written into the fleet file and refused only at the first launch. Refused
 here, with its first problem's line: a file that does not parse as a queue (a launch
-refuses it; a key's lines are never shown: ``read_queue_file``), one that parses but is a
-config or a script by its name, or a YAML mapping by its lines (``lr: 0.001``), and
-another host's queue file (every cell would run on both). Its configs are not looked for: where they are
+refuses it; a key's lines are never shown: ``read_queue_file``), one whose lines read as a
+YAML mapping (``lr: 0.001``), and another host's queue file (every cell would run on
+both); and by its name, made or not, a config's, a script's or a checkpoint's. Its configs are not looked for: where they are
 depends on the run template (``cd src && …``), asked after the queue, on ``~``, and on
 what the box makes itself — launch and ``queue check`` say it with all of that (review
 h494 #2: a check here refused real queues), so ``requirements.txt``, which parses, is
