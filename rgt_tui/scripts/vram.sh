@@ -9,8 +9,10 @@
 #               walk<TAB>ok|missing|timeout                           the /proc fd walk
 #               holder<TAB>PID<TAB>DEVICE      a process of THIS PID namespace with a
 #                                              /dev/nvidia* file open (fuser -v /dev/nvidia*)
-#               proc<TAB>PID<TAB>VISIBLE<TAB>STATE<TAB>UID<TAB>AGE_S<TAB>CELL<TAB>COMM<TAB>CMDLINE<TAB>START
-#                                              START: /proc/PID/stat's start time (ticks)
+#               proc<TAB>PID<TAB>VISIBLE<TAB>STATE<TAB>UID<TAB>AGE_S<TAB>CELL<TAB>COMM<TAB>CMDLINE<TAB>START<TAB>RUNS
+#                                              START: /proc/PID/stat's start time (ticks);
+#                                              RUNS: 1 when of CELL's run going on now,
+#                                              0 when a leftover carrying CELL's name
 #   kill PID GRACE [START]
 #               SIGTERM to PID, then SIGKILL if it still runs GRACE seconds later; only
 #               while PID holds a /dev/nvidia* file right now, started at START (the
@@ -92,14 +94,18 @@ running_cells() {
     )
 }
 
-# The running queue cell PID belongs to (its own pid, an ancestor's, or the
-# RGT_CELL_NAME run_one.sh exports to every cell's process); empty when none.
+# The queue cell PID belongs to, as "1 NAME" when it is of that cell's run going on now
+# (its own pid, or an ancestor's, is the run's; or it carries the RGT_CELL_NAME run_one.sh
+# exports and started with or after that run), "0 NAME" when it carries a cell's name and
+# is no running run's: a leftover of a finished cell, or of an earlier run of a cell run
+# again, which this reclaim exists for (h551 #4, review h554 #5: refused as "the running
+# cell"); empty when none.
 cell_of() {  # PID RUNNING_CELLS
-    local pid=$1 p=$1 depth=0 name cpid env
+    local pid=$1 p=$1 depth=0 name cpid env mine theirs
     while [ -n "$p" ] && [ "$p" -gt 1 ] 2>/dev/null && [ "$depth" -lt 64 ]; do
         while read -r name cpid; do
             if [ "$cpid" = "$p" ] && alive "$cpid"; then
-                printf '%s' "$name"
+                printf '1 %s' "$name"
                 return 0
             fi
         done <<<"$2"
@@ -108,20 +114,20 @@ cell_of() {  # PID RUNNING_CELLS
     done
     env=$(tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | head -c 1048576 | grep -m 1 '^RGT_CELL_NAME=')
     [ -n "$env" ] || return 0
-    # Only of the run going on now, started with or after it: a process a finished cell
-    # (or an earlier run of a cell run again) left behind holding the GPU is the leftover
-    # this reclaim exists for (h551 #4, review h554 #5: refused as "the running cell").
-    local mine theirs
+    env=${env#RGT_CELL_NAME=}
     mine=$(start_of "$pid")
     while read -r name cpid; do
-        if [ "$name" = "${env#RGT_CELL_NAME=}" ] && alive "$cpid"; then
+        if [ "$name" = "$env" ] && alive "$cpid"; then
             theirs=$(start_of "$cpid")
             # Started before the run: not its (either start unknown: its, to be safe).
-            [ -n "$mine" ] && [ -n "$theirs" ] && [ "$mine" -lt "$theirs" ] 2>/dev/null && return 0
-            printf '%s' "$name"
+            if [ -n "$mine" ] && [ -n "$theirs" ] && [ "$mine" -lt "$theirs" ] 2>/dev/null; then
+                break
+            fi
+            printf '1 %s' "$name"
             return 0
         fi
     done <<<"$2"
+    printf '0 %s' "$env"
     return 0
 }
 
@@ -156,7 +162,7 @@ holders() {  # [PID]
 }
 
 do_list() {
-    local smi out rc pids line pid cell comm cmd uid age start ticks up running
+    local smi out rc pids line pid cell comm cmd uid age start ticks up running tag runs
     smi=$(command -v nvidia-smi 2>/dev/null)
     pids=""
     if [ -z "$smi" ]; then
@@ -206,17 +212,19 @@ do_list() {
         start=$(start_of "$pid")
         age=-
         case "$start$ticks" in '' | *[!0-9]*) ;; *) age=$((up - start / ticks)) ;; esac
-        cell=$(cell_of "$pid" "$running")
+        tag=$(cell_of "$pid" "$running")
+        cell=${tag#? }
+        runs=${tag%% *}
         comm=$(head -c 64 "/proc/$pid/comm" 2>/dev/null)
         cmd=$(head -c 1024 "/proc/$pid/cmdline" 2>/dev/null | tr '\0' ' ')
         case "$start" in '' | *[!0-9]*) start=- ;; esac
-        printf 'proc\t%s\t1\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$pid" "$(proc_state "$pid")" "$uid" "$age" \
-            "$(clean "${cell:--}")" "$(clean "${comm:--}")" "$(clean "${cmd:--}")" "$start"
+        printf 'proc\t%s\t1\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$pid" "$(proc_state "$pid")" "$uid" "$age" \
+            "$(clean "${cell:--}")" "$(clean "${comm:--}")" "$(clean "${cmd:--}")" "$start" "${runs:-0}"
     done
 }
 
 do_kill() {  # PID GRACE [START]
-    local pid=${1:-} grace=${2:-10} listed=${3:-} cell i
+    local pid=${1:-} grace=${2:-10} listed=${3:-} tag i
     case "$pid" in '' | *[!0-9]*) refuse bad-pid "not a process id: $(clean "$pid")" ;; esac
     case "$grace" in '' | *[!0-9]*) grace=10 ;; esac
     [ "$pid" -gt 1 ] || refuse bad-pid "pid $pid is never killed from here"
@@ -228,8 +236,10 @@ do_kill() {  # PID GRACE [START]
     esac
     # Right before the kill: the number still names a process holding the GPU's device.
     [ -n "$(holders "$pid")" ] || refuse not-holder "pid $pid holds no $prefix* file now (it let go, or the number belongs to another process): nothing was killed"
-    cell=$(cell_of "$pid" "$(running_cells)")
-    [ -z "$cell" ] || refuse queue-cell "$(clean "pid $pid belongs to the running queue cell $cell")"
+    tag=$(cell_of "$pid" "$(running_cells)")
+    case "$tag" in
+    "1 "*) refuse queue-cell "$(clean "pid $pid belongs to the running queue cell ${tag#1 }")" ;;
+    esac
     kill -TERM "$pid" 2>/dev/null || refuse denied "kill -TERM $pid was refused by the box (another user's process: run as its owner or root)"
     for ((i = 0; i < grace * 5; i++)); do
         alive "$pid" || { printf 'killed\t%s\tTERM\n' "$pid"; return 0; }

@@ -205,7 +205,9 @@ async def test_a_process_a_finished_cell_left_holding_the_gpu_can_be_killed(
             # c3 ran and ended; its leftover is not its pid, and carries its name.
             (cells / "c3.state").write_text(f"start 1767268800 {boot} 1\nend 1767268900 0\n")
             evidence = await read_vram_evidence("box1", transport)
-            assert evidence.find(held.pid).cell == ""
+            leftover = evidence.find(held.pid)
+            # Named as c3's (the gate's note, autostop's "a cell's orphan"), not its run's.
+            assert leftover is not None and leftover.cell == "c3" and not leftover.in_run
             result = await kill_vram_holder(evidence, transport, held.pid, grace_s=2)
             assert result.signal in ("TERM", "KILL"), result
             # c3 runs again (its start record names a live process started after the
@@ -217,11 +219,17 @@ async def test_a_process_a_finished_cell_left_holding_the_gpu_can_be_killed(
             try:
                 (cells / "c3.state").write_text(f"start 1767268900 {boot} {run.pid}\n")
                 evidence = await read_vram_evidence("box1", transport)
-                assert evidence.find(left.pid).cell == "", "an earlier run's leftover"
+                earlier = evidence.find(left.pid)
+                assert earlier is not None and (earlier.cell, earlier.in_run) == ("c3", False)
+                check_kill(evidence, left.pid)  # an earlier run's leftover: killable
                 mine = HeldDevices(tmp_path / "dev2", env={"RGT_CELL_NAME": "c3"})
                 try:
                     evidence = await read_vram_evidence("box1", transport)
-                    assert evidence.find(mine.pid).cell == "c3"
+                    now = evidence.find(mine.pid)
+                    assert now is not None and (now.cell, now.in_run) == ("c3", True)
+                    with pytest.raises(VramError) as refused:
+                        check_kill(evidence, mine.pid)
+                    assert refused.value.code == "queue-cell"
                 finally:
                     mine.stop()
             finally:

@@ -74,7 +74,10 @@ class VramProcess:
     state: str = ""  # /proc/PID/stat's state letter (D: stuck in the driver)
     uid: str = ""
     age_s: int | None = None
-    cell: str = ""  # the running queue cell it belongs to
+    cell: str = ""  # the queue cell it belongs to (running, or one it was left behind by)
+    # Of that cell's run going on now (its kill is the queue's); False: a leftover of a
+    # finished cell, or of an earlier run of one run again, which a reclaim may kill.
+    in_run: bool = False
     comm: str = ""
     cmdline: str = ""
     started: str = ""  # /proc/PID/stat's start time: which process the pid was when listed
@@ -86,7 +89,7 @@ class VramProcess:
 
     def refusal(self, host: str) -> str | None:
         """Why this PID is not killed from here, or None when it may be."""
-        if self.cell:
+        if self.cell and self.in_run:
             return (
                 f"pid {self.pid} belongs to the running queue cell {self.cell}: kill the cell "
                 f"with the queue's own kill (Queue tab, or `rgt-tui queue kill {host}`), "
@@ -267,6 +270,8 @@ def parse_evidence(host: str, text: str) -> VramEvidence:
                 comm=shown(f[6], 32),
                 cmdline=shown(f[7], 160),
                 started=f[8] if len(f) > 8 and f[8].isdigit() else "",
+                # A box's list without the field (none such): taken as the run's, to be safe.
+                in_run=f[9] != "0" if len(f) > 9 else True,
             )
         )
     return VramEvidence(host, smi, smi_detail, walk, tuple(gpus), tuple(processes))
@@ -308,7 +313,7 @@ def check_kill(evidence: VramEvidence, pid: int) -> VramProcess:
         )
     why = process.refusal(host)
     if why is not None:
-        code = "queue-cell" if process.cell else "not-holder"
+        code = "queue-cell" if process.cell and process.in_run else "not-holder"
         raise VramError(host, why, code=code)
     return process
 
