@@ -105,7 +105,7 @@ async def test_with_nothing_offered_enter_is_not_said_to_delete(
         await wait_for(lambda: "org/a" in audit_text(app), what="the audit", pilot=pilot)
         screen = app.screen
         assert isinstance(screen, DiskUsageScreen) and screen.audit is not None
-        every = tuple((f"c{k}", e.path) for k, e in enumerate(screen.audit.entries()))
+        every = tuple((f"c{k}", "is running", e.path) for k, e in enumerate(screen.audit.entries()))
         held = replace(screen.audit, running=every)  # a cell runs in each entry
         screen.post_message(DiskUsageScreen.Audited(held, Content("")))
         hint = screen.query_one("#disk-hint")
