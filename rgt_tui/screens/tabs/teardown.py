@@ -26,6 +26,7 @@ after t) are one safety argument with the text it draws; the text is content/.
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from textual import events, on
 from textual.app import ComposeResult
@@ -47,6 +48,9 @@ from rgt_tui.screens.tabs.base import DetailTab, HostView
 from rgt_tui.screens.type_ahead import InOrderInput
 from rgt_tui.services.journal import BoxHistory
 from rgt_tui.widgets.hanging import Hanging
+
+if TYPE_CHECKING:
+    from rgt_tui.services.teardown import GateReport
 
 CONFIRM_PLACEHOLDER = "type the host's name to tear it down"
 MANUAL_PLACEHOLDER = "type the host's name again once you destroyed the box"
@@ -443,7 +447,7 @@ class TeardownTab(DetailTab):
         """Each cell the checklist asks to acknowledge, with the kinds that settle it;
         ``acceptable``: only where an acknowledgement here settles it (not a group's cell,
         a name used twice, a box that did not answer: review h506 #6)."""
-        report = self.jobs.gate if self.jobs is not None else None
+        report = self._report
         asked: dict[str, list[str]] = {}
         for c in report.conditions if report is not None else ():
             kind = ACK_KINDS.get(c.key)
@@ -454,11 +458,21 @@ class TeardownTab(DetailTab):
                     asked.setdefault(cell, []).append(kind)
         return asked
 
+    @property
+    def _report(self) -> GateReport | None:
+        """The last gate check's report (None before one)."""
+        return self.jobs.gate if self.jobs is not None else None
+
+    @property
+    def _gate_state(self) -> g.GateState | None:
+        """The gate's state as the last check left it (None before one)."""
+        report = self._report
+        return report.state if report is not None else None
+
     def _acknowledged(self, cell: str) -> str:
         """How ``cell`` is acknowledged for this box already (``missing``, ``running``,
         ``unfinished``), "" when it is not."""
-        report = self.jobs.gate if self.jobs is not None else None
-        state = report.state if report is not None else None
+        state = self._gate_state
         if state is None:
             return ""
         kinds = [
@@ -474,14 +488,13 @@ class TeardownTab(DetailTab):
 
     def _runs(self, cell: str) -> bool:
         """``cell`` ran when the last check read the box (unknown: True, the job says)."""
-        report = self.jobs.gate if self.jobs is not None else None
-        state = report.state if report is not None else None
+        state = self._gate_state
         return state is None or cell in state.running
 
     def _not_in_queue(self, cell: str) -> bool:
         """``cell`` is not a cell of the host's queue file, as the last check read it
         (unknown: False): no acknowledgement of it can be recorded, so none is offered."""
-        report = self.jobs.gate if self.jobs is not None else None
+        report = self._report
         known = report.queue_cells if report is not None else None
         return bool(cell) and known is not None and cell not in known
 
@@ -581,13 +594,13 @@ class TeardownTab(DetailTab):
         )
         # The notes under the checklist (a run started by hand, another account on the
         # machine) sit above the fold at 80x24 once the tab scrolls here (h515 #3).
-        report = self.jobs.gate if self.jobs is not None else None
+        report = self._report
         notes = len(report.problems) if report is not None else 0
         confirm.border_title = f"! {plural(notes, 'note')} above: read first" if notes else ""
 
     def _unticked(self) -> list:
         """The checklist's unticked lines but the typed name's (none before a check)."""
-        report = self.jobs.gate if self.jobs is not None else None
+        report = self._report
         return [c for c in report.conditions if not c.ok and c.key != "confirmed"] if report else []
 
     def _group(self) -> bool:
