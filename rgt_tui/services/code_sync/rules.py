@@ -161,8 +161,10 @@ _FLEET_READ = 1 << 20  # a fleet file is small: what a copy of one holds is in i
 
 
 def looks_like_fleet_file(head: bytes) -> bool:
-    """Whether a file's first bytes hold a ``[[hosts]]`` table (cheap: a regex)."""
-    return _FLEET_TABLE.search(head) is not None
+    """Whether a file's first bytes hold a ``[[hosts]]`` table. Asked of every file the
+    listing hashes: the line-anchored regex costs ~15 ms per MiB, 20 times the hash, so
+    a plain substring test (memchr-fast) rules out nearly every file first."""
+    return b"hosts" in head and _FLEET_TABLE.search(head) is not None
 
 
 def reads_as_fleet_file(path: Path, rel: str) -> bool:
