@@ -101,6 +101,12 @@ class HostJobs:
     gate_error: str | None = None
     teardown: TeardownOutcome | None = None  # of the last confirmed teardown
     refusal: str | None = None  # why the typed confirmation did nothing
+    # Why a check since a confirmation by hand voided it (a file the box wrote since):
+    # kept until the gate holds again or a name is typed again, not cleared by the next
+    # job's start as a refusal is. The records watch re-checks by itself after a pull
+    # elsewhere, and its check (or the user's Ctrl+R) would otherwise erase the only
+    # word that the confirmation is gone (CI s55: the test lost the race under load).
+    voided: str | None = None
     ack_refusal: str | None = None  # why an acknowledgement was refused (unknown cell)
     torn_down_at: float | None = None  # the current box's teardown, from the journal
     box: BoxIdentity | None = None  # the journal's box under this name
@@ -355,7 +361,7 @@ class JobRunner:
                 # teardown awaiting its second typed name is kept: that name is then
                 # refused naming the other box (record_manual_teardown checks the box),
                 # rather than the flow vanishing under the user's typing.
-                changes.update(gate=None, gate_error=None, refusal=None)
+                changes.update(gate=None, gate_error=None, refusal=None, voided=None)
                 if not state.awaiting_manual:
                     changes["teardown"] = None
             self._set(host, **changes)
@@ -582,7 +588,9 @@ class JobRunner:
         transport = self.connections.transport(host.name)
         report = await check_gate(self.fleet, host, transport, self.journal())
         self._set_report(host.name, report)
-        if self.state(host.name).awaiting_manual and not report.ready_but_confirmation:
+        if report.ready_but_confirmation:
+            self._set(host.name, voided=None)  # "once the checklist holds again": it does
+        elif self.state(host.name).awaiting_manual:
             await self._back_to_confirmation(host)
         return report
 
@@ -604,7 +612,7 @@ class JobRunner:
             self._set(
                 host.name,
                 teardown=None,
-                refusal=f"{said}: do not destroy the box now — what it wrote since is not "
+                voided=f"{said}: do not destroy the box now — what it wrote since is not "
                 "safe here. Once the checklist holds again, type its name to confirm again",
             )
 
@@ -688,7 +696,7 @@ class JobRunner:
     async def _tear_down(self, host: HostConfig, typed: str) -> None:
         from rgt_tui.services.teardown import GateLocked, confirm_and_tear_down
 
-        self._set(host.name, teardown=None)
+        self._set(host.name, teardown=None, voided=None)  # confirmed again: it says for itself
         journal = self.journal()
         try:
             # The box is re-scanned now, after the name was typed, and only then torn down.

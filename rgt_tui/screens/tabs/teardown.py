@@ -331,6 +331,8 @@ class TeardownTab(DetailTab):
         self._show_ack_note()
         self._show_keys()
         outcome: list[Content] = []
+        if jobs.voided:
+            outcome.append(Content.styled(shown(jobs.voided, lines=True), "bold $warning"))
         if jobs.refusal:
             outcome.append(Content.styled(shown(jobs.refusal, lines=True), "bold $warning"))
         if jobs.teardown is not None:
