@@ -36,7 +36,8 @@ Rules this file lives by:
 - Names are walked as bytes and decoded as UTF-8 here (right under a C locale on 3.6); a
   name that is not UTF-8 is refused by name instead of crashing the scan.
 - Symlinks are never followed out of a root: one that resolves outside it (or nowhere) is
-  refused with its target; one that stays inside is reported as a link, not as data.
+  refused with its target; one that stays inside is reported as a link, not as data. A
+  folder swapped for a link while the scan runs is refused, never walked (``no_follow``).
 - Secrets are never read: a name that is, or a folder below, one of ``SECRET_PATHS``
   (``.ssh``, ``.netrc``, ``.aws``, ...; matched on the whole resolved path, component by
   component, ASCII case-folded, wherever they appear: ``pull = ["/home"]`` holds other
@@ -53,7 +54,6 @@ Rules this file lives by:
 """
 
 import argparse
-import hashlib
 import itertools
 import json
 import os
@@ -64,6 +64,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from .box_id import read_box_id
+from .no_follow import BLOCK, SWAPPED, LastFolder, Swapped, file_digest, open_folder
 from .secret_paths import (
     OWN_RECORDS_REASON,
     OWN_STATE_PATHS,
@@ -75,7 +76,6 @@ from .secret_paths import (
 )
 
 PROTOCOL_VERSION = 1
-BLOCK = 1 << 20
 HASH_THREADS = min(4, os.cpu_count() or 1)
 # Never pulled (see the module's doc): the one list, shared with the client.
 SECRETS = [tuple(p.encode("ascii").split(b"/")) for p in SECRET_PATHS]
@@ -108,30 +108,6 @@ def tick():
 def show(raw):
     """A byte name as text; a byte that is not UTF-8 as ``\\xff`` ("�" hid which: a hostile hour)."""
     return raw.decode("utf-8", "backslashreplace")
-
-
-def file_digest(path):
-    """SHA-256 of a file up to its size when opened (in blocks); fstat before, after; bytes read."""
-    digest = hashlib.sha256()
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    read = 0
-    try:
-        before = os.fstat(fd)
-        # No bigger than the file: zeroing a new 1 MiB buffer each time dominated small files.
-        buf = bytearray(min(BLOCK, before.st_size + 1))
-        view = memoryview(buf)
-        with os.fdopen(fd, "rb", buffering=0, closefd=False) as f:
-            while read < before.st_size:
-                n = f.readinto(view[: min(len(buf), before.st_size - read)])
-                if not n:
-                    break
-                tick()
-                digest.update(view[:n])
-                read += n
-        after = os.fstat(fd)
-    finally:
-        os.close(fd)
-    return digest.hexdigest(), before, after, read
 
 
 def components(path):
@@ -180,7 +156,7 @@ class Scanner:
         self.counter = counter  # one-item list: files found so far, across roots
         self.files = 0
         self.bytes = 0
-        self.pending = []  # (n, rel, full path, lstat) of regular files, hashed in finish()
+        self.pending = []  # (n, rel, lstat, name, (folder, its lstat)): hashed in finish()
 
     def refuse(self, rel, reason):
         """Report ``rel`` as not listed, with why."""
@@ -192,48 +168,68 @@ class Scanner:
 
     def walk(self):
         """List the root, folders in name order; regular files are hashed in finish()."""
-        stack = [b""]
+        try:
+            stack = [(b"", os.stat(self.root))]
+        except OSError as exc:
+            self.refuse(b".", "cannot list folder: %s" % (exc.strerror or exc))
+            return
         while stack:
-            rel_dir = stack.pop()
+            rel_dir, dir_st = stack.pop()
             full_dir = os.path.join(self.root, rel_dir) if rel_dir else self.root
             try:
-                names = sorted(os.listdir(full_dir))
+                dir_fd = open_folder(full_dir, dir_st)
+            except Swapped:
+                self.refuse(rel_dir or b".", SWAPPED)
+                continue
             except OSError as exc:
                 self.refuse(rel_dir or b".", "cannot list folder: %s" % (exc.strerror or exc))
                 continue
-            subdirs = []
-            for name in names:
-                tick()
-                rel = rel_dir + b"/" + name if rel_dir else name
-                full = os.path.join(full_dir, name)
-                # First of all, before any stat: a secret is never looked into.
-                whole = self.root_parts + components(rel)
-                secret = secret_at_end(whole)
-                own = secret_at_end(whole, OWN_STATE)  # rgt-tui's own state: no result either
-                why = secret_reason(secret) if secret else own and f"{OWN_STATE_RULE} ({own})"
-                if why or full in self.own:  # self.own: this box's whole ~/.rgt
-                    self.refuse(rel, why or OWN_RECORDS_REASON)
-                    continue
-                try:
-                    rel.decode("utf-8")
-                except UnicodeDecodeError:
-                    self.refuse(rel, "file name is not valid UTF-8")
-                    continue
-                try:
-                    st = os.lstat(full)
-                except OSError as exc:
-                    self.refuse(rel, "cannot stat: %s" % (exc.strerror or exc))
-                    continue
-                if stat.S_ISLNK(st.st_mode):
-                    self.link(rel, full)
-                elif stat.S_ISDIR(st.st_mode):
-                    subdirs.append(rel)
-                elif stat.S_ISREG(st.st_mode):
-                    self.regular(rel, full, st)
-                else:
-                    self.refuse(rel, f"not a regular file ({kind_of(st.st_mode)})")
-            # Reversed so the stack pops folders in name order: a stable listing.
-            stack.extend(reversed(subdirs))
+            try:
+                self.list_folder(rel_dir, full_dir, dir_fd, dir_st, stack)
+            finally:
+                os.close(dir_fd)
+
+    def list_folder(self, rel_dir, full_dir, dir_fd, dir_st, stack):
+        """List one folder (``dir_fd``); sub-folders go on ``stack`` with their lstat."""
+        try:
+            # An fd lists str names (surrogate-escaped): back to the bytes they were.
+            names = sorted(os.fsencode(n) for n in os.listdir(dir_fd))
+        except OSError as exc:
+            self.refuse(rel_dir or b".", "cannot list folder: %s" % (exc.strerror or exc))
+            return
+        subdirs = []
+        for name in names:
+            tick()
+            rel = rel_dir + b"/" + name if rel_dir else name
+            full = os.path.join(full_dir, name)
+            # First of all, before any stat: a secret is never looked into.
+            whole = self.root_parts + components(rel)
+            secret = secret_at_end(whole)
+            own = secret_at_end(whole, OWN_STATE)  # rgt-tui's own state: no result either
+            why = secret_reason(secret) if secret else own and f"{OWN_STATE_RULE} ({own})"
+            if why or full in self.own:  # self.own: this box's whole ~/.rgt
+                self.refuse(rel, why or OWN_RECORDS_REASON)
+                continue
+            try:
+                rel.decode("utf-8")
+            except UnicodeDecodeError:
+                self.refuse(rel, "file name is not valid UTF-8")
+                continue
+            try:
+                st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            except OSError as exc:
+                self.refuse(rel, "cannot stat: %s" % (exc.strerror or exc))
+                continue
+            if stat.S_ISLNK(st.st_mode):
+                self.link(rel, full)
+            elif stat.S_ISDIR(st.st_mode):
+                subdirs.append((rel, st))
+            elif stat.S_ISREG(st.st_mode):
+                self.regular(rel, st, name, (full_dir, dir_st))
+            else:
+                self.refuse(rel, f"not a regular file ({kind_of(st.st_mode)})")
+        # Reversed so the stack pops folders in name order: a stable listing.
+        stack.extend(reversed(subdirs))
 
     def link(self, rel, full):
         """A symlink: listed as a link when it stays inside the root, else refused."""
@@ -253,13 +249,13 @@ class Scanner:
             inner = os.path.relpath(real, self.root)
             emit({"type": "link", "root": self.index, "path": show(rel), "target": show(inner)})
 
-    def regular(self, rel, full, st):
+    def regular(self, rel, st, name, folder):
         """Queue a regular file for hashing, numbered in walk order."""
         if self.list_first:
             entry = {"type": "entry", "n": self.counter[0], "root": self.index}
             entry.update(path=show(rel), size=st.st_size, mtime=st.st_mtime)
             emit(dict(entry, mode=stat.S_IMODE(st.st_mode)))
-        self.pending.append((self.counter[0], rel, full, st))
+        self.pending.append((self.counter[0], rel, st, name, folder))
         self.counter[0] += 1
 
     def finish(self, pool):
@@ -271,15 +267,15 @@ class Scanner:
         # 3000 files of 4-40 KB went from 0.40 s to 0.22 s.
         pooled, inline = [], []
         for item in now:
-            if pool is not None and item[3].st_size >= BLOCK:
+            if pool is not None and item[2].st_size >= BLOCK:
                 pooled.append(pool.submit(self.describe, item))
             else:
                 inline.append(item)
         # The pooled ones are printed as each is done, not in walk order (``n`` keeps
         # that): a pull can start on one large file while the box still hashes the next.
-        work = itertools.chain(
-            (self.describe(item) for item in inline), (f.result() for f in as_completed(pooled))
-        )
+        folders = LastFolder()  # the small ones' folders, each opened once
+        done = (self.describe(item, folders) for item in inline)
+        work = itertools.chain(done, (f.result() for f in as_completed(pooled)))
         for n, rel, st, size, digest, problem in work:
             if problem:
                 self.refuse(rel, problem)
@@ -291,15 +287,18 @@ class Scanner:
             if digest is not None and size != st.st_size:
                 line["growing"] = True  # hashed up to ``size``; the file is longer now
             emit(line)
+        folders.close()
 
-    def describe(self, item):
+    def describe(self, item, folders=None):
         """(n, rel, stat, size hashed, sha256 or None, problem or None) for a regular file."""
-        n, rel, full, st = item
+        n, rel, st, name, folder = item
         if not self.hash_files:
             return n, rel, st, st.st_size, None, None
         for _attempt in range(2):
             try:
-                digest, before, after, read = file_digest(full)
+                digest, before, after, read = file_digest(name, folder, tick, folders)
+            except Swapped:
+                return n, rel, st, 0, None, "its folder was " + SWAPPED
             except OSError as exc:
                 return n, rel, st, 0, None, "cannot read: %s" % (exc.strerror or exc)
             if read != before.st_size:
@@ -372,7 +371,7 @@ def main(argv=None):
         scanner.walk()
         scanners.append(scanner)
     found = [item for scanner in scanners for item in scanner.pending]
-    total = sum(i[3].st_size for i in found)
+    total = sum(i[2].st_size for i in found)
     emit({"type": "listed", "files": len(found), "bytes": total})
     sys.stdout.flush()
     for scanner in scanners:

@@ -71,7 +71,7 @@ def test_the_probe_bundle_holds_every_probe_module_once_with_the_loop_last():
 
 def test_the_manifest_bundle_shares_the_id_and_the_secret_list():
     held = banners(manifest_source())
-    assert held == ["box_id", "secret_paths", MANIFEST_ENTRY]
+    assert held == ["box_id", "no_follow", "secret_paths", MANIFEST_ENTRY]
 
 
 @pytest.mark.parametrize("entry", [PROBE_ENTRY, MANIFEST_ENTRY])

@@ -328,6 +328,7 @@ def test_a_root_inside_a_secret_is_refused_whole():
 
 # Prepended to the scan's source: every file the scan opens (or lists) under the home's
 # secrets is written to stderr, so a test sees whether their content was ever touched.
+# A file is opened by its name in its folder (agent/no_follow.py): the names count too.
 AUDIT = (
     "import sys\n"
     "def _rgt_audit(event, args):\n"
@@ -335,7 +336,8 @@ AUDIT = (
     "        p = args[0]\n"
     "        p = p.decode('utf-8', 'replace') if isinstance(p, bytes) else str(p)\n"
     "        if any(s in p for s in ('.ssh', '.netrc', '.aws', 'gcloud', 'huggingface/token',\n"
-    "                                '.git-credentials')):\n"
+    "                                '.git-credentials', 'id_ed25519', 'authorized_keys',\n"
+    "                                'credentials')):\n"
     "            sys.stderr.write('TOUCHED ' + p + '\\n')\n"
     "sys.addaudithook(_rgt_audit)\n"
 )
