@@ -83,8 +83,13 @@ def is_torch_file(head: bytes) -> bool:
 
 
 def looks_like_torch(head: bytes) -> bool:
-    """Whether the first bytes look like a torch.save file (zip, or legacy pickle)."""
-    return head.startswith(ZIP_MAGIC) or (len(head) > 1 and head[0] == PICKLE_PROTO)
+    """Whether the first bytes of a ``.bin`` look like a torch.save file: a zip, or a
+    pickle whose first value is torch's magic number (at any protocol: 2 writes it right
+    after the header, 4 after a frame). A first byte of 0x80 alone called 1 raw data file
+    in 256 (nanoGPT's uint16 ``train.bin``, random bytes) a corrupt checkpoint (h563 #2)."""
+    return head.startswith(ZIP_MAGIC) or (
+        head[:1] == bytes([PICKLE_PROTO]) and _LEGACY_TORCH[2:] in head[:32]
+    )
 
 
 # Files whose emptiness is their content: a job's "done" marker (Hadoop/Spark's

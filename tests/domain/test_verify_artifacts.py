@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import struct
 
-from rgt_tui.domain.artifacts import check_safetensors_header, is_leftover, kind_of
+import pytest
+
+from rgt_tui.domain.artifacts import HEAD_BYTES, check_safetensors_header, is_leftover, kind_of
 from rgt_tui.domain.manifest import Manifest, ManifestEntry, PullRoot
 from rgt_tui.domain.roster import output_prefixes, reconcile
 from rgt_tui.worker.verify_worker import torch_is_safe
@@ -64,7 +66,7 @@ def test_broken_safetensors_headers_say_why():
 
 def test_kinds_and_leftovers():
     assert kind_of("a/b.PT") == "torch" and kind_of("x.ckpt") == "torch"
-    assert kind_of("w.bin", b"PK\x03\x04") == "torch" and kind_of("w.bin", b"\x80\x02") == "torch"
+    assert kind_of("w.bin", b"PK\x03\x04") == "torch"
     assert kind_of("data.bin", b"\x00\x01") == "other"
     assert kind_of("m.safetensors") == "safetensors" and kind_of("l.ndjson") == "jsonl"
     assert (
@@ -165,3 +167,24 @@ def test_only_torch_with_the_weights_only_fix_may_load():
     ]
     assert [v for v in safe if not torch_is_safe(v)] == []
     assert [v for v in unsafe if torch_is_safe(v)] == []
+
+
+@pytest.mark.parametrize("protocol", [2, 4])
+def test_a_bin_is_torch_by_its_legacy_magic_and_raw_data_starting_0x80_is_not(protocol):
+    """h563 #2: 1 raw data file in 256 starts with 0x80 (nanoGPT's uint16 train.bin, a
+    token of 640 starts 80 02): a first byte alone called it a corrupt checkpoint."""
+    import io
+    import os
+
+    import torch
+
+    saved = io.BytesIO()
+    torch.save(
+        {"w": torch.zeros(2)}, saved, _use_new_zipfile_serialization=False,
+        pickle_protocol=protocol,
+    )  # fmt: skip
+    head = saved.getvalue()[:HEAD_BYTES]
+    assert kind_of("pytorch_model.bin", head) == "torch"
+    assert kind_of("pytorch_model.bin", head[:40]) == "torch"  # cut short: still torch
+    for start in (b"\x80\x7e", b"\x80\x02", b"\x80\x04"):
+        assert kind_of("data/train.bin", start + os.urandom(HEAD_BYTES)) == "other"
