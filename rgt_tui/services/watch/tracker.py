@@ -87,6 +87,11 @@ NAME_CHARS = 60  # a cell name in a notification: the box's text, cut
 MAX_NAMED = 5  # cells named in a retry command; more read "…"
 SILENT_GRACE_S = 300.0  # a drop of a few minutes is a network blip, not a silent box
 REMINDER_SLACK_S = 30.0  # a reminder this late (the looks' spacing) is still on schedule
+# A one-sample rule (AT_ONCE: a disk at 90 %) closes only once missing this long: a disk
+# checkpointing and pruning around its threshold opened a critical notification at each
+# crossing, to every target, all night (h562 #1: 40 in 40 s). Back sooner, it stays the
+# alert told, reminded on its schedule; a disk that fills again later is told again.
+QUIET_BEFORE_CLOSE_S = 900.0
 
 
 @dataclass(frozen=True)
@@ -98,6 +103,9 @@ class OpenAlert:
     # When the schedule of the next reminder counts from: a reminder's period boundary,
     # or the time of a catch-up reminder (None: ``opened`` + ``reminders`` periods).
     reminded_at: float | None = None
+    # A one-sample rule's alert missing from fresh samples since then: it closes once
+    # missing for QUIET_BEFORE_CLOSE_S; back before that, it is the same alert, not news.
+    missing_since: float | None = None
 
 
 @dataclass(frozen=True)
@@ -221,6 +229,8 @@ def _alerts(
     opened = dict(memory.open)
     for slot, alert in present.items():
         known = opened.get(slot)
+        if known is not None and known.missing_since is not None and _sampled(state):
+            known = opened[slot] = replace(known, missing_since=None)  # back: the same one
         if known is not None and alert.id == FORGOTTEN and _launched_since(state, known.opened):
             # A queue launched since it opened (the box stopped, started, relaunched): its
             # end is a new forgotten box, not the old one's reminder ("still open after
@@ -253,15 +263,29 @@ def _alerts(
                 events.append(_reminder_event(host, alert, occ, known.opened, due, now))
     # A missing alert closes only on a fresh sample (a stale one after a drop says nothing),
     # and only once the rules that need minutes of samples have had them; one read from a
-    # single sample (a full disk) closes at once, so a disk that fills again is told again
-    # (hour s23a #5: not within 31 minutes of a start, the warm-up of the longest rule).
+    # single sample (a full disk) closes without that warm-up, so a disk that fills again
+    # is told again (hour s23a #5: not within 31 minutes of a start, the warm-up of the
+    # longest rule), once it was missing for QUIET_BEFORE_CLOSE_S (h562 #1).
     if _sampled(state):
         opened = {
-            slot: a
+            slot: kept
             for slot, a in opened.items()
-            if slot in present or not (may_close or slot.split("|", 1)[0] in AT_ONCE)
+            if (kept := _kept(slot, a, present, now, may_close))
         }
     return memory if opened == memory.open else replace(memory, open=opened)
+
+
+def _kept(
+    slot: str, alert: OpenAlert, present: dict[str, Alert], now: float, may_close: bool
+) -> OpenAlert | None:
+    """An open alert after a fresh sample: as it was, marked missing, or None (closed)."""
+    if slot in present:
+        return alert
+    if slot.split("|", 1)[0] not in AT_ONCE:
+        return None if may_close else alert
+    if alert.missing_since is None:
+        return replace(alert, missing_since=now)
+    return None if now - alert.missing_since >= QUIET_BEFORE_CLOSE_S else alert
 
 
 # Rules read from one sample: nothing about them needs minutes of samples to hold.
@@ -664,7 +688,12 @@ def memory_to_json(host: str, memory: HostMemory) -> dict[str, Any]:
         "version": MEMORY_VERSION,
         "host": host,
         "open": {
-            k: {"opened": a.opened, "reminders": a.reminders, "reminded_at": a.reminded_at}
+            k: {
+                "opened": a.opened,
+                "reminders": a.reminders,
+                "reminded_at": a.reminded_at,
+                "missing_since": a.missing_since,
+            }
             for k, a in memory.open.items()
         },
         "boot_id": memory.boot_id,
@@ -707,7 +736,10 @@ def memory_from_json(host: str, data: Any) -> HostMemory:
         at = _num(entry.get("opened")) if isinstance(entry, dict) else None
         if isinstance(slot, str) and at is not None:
             opened[slot] = OpenAlert(
-                at, _int(entry.get("reminders")) or 0, _num(entry.get("reminded_at"))
+                at,
+                _int(entry.get("reminders")) or 0,
+                _num(entry.get("reminded_at")),
+                _num(entry.get("missing_since")),
             )
     return HostMemory(
         open=opened,
