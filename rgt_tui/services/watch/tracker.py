@@ -46,6 +46,7 @@ one place.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -87,6 +88,8 @@ NAME_CHARS = 60  # a cell name in a notification: the box's text, cut
 MAX_NAMED = 5  # cells named in a retry command; more read "…"
 SILENT_GRACE_S = 300.0  # a drop of a few minutes is a network blip, not a silent box
 REMINDER_SLACK_S = 30.0  # a reminder this late (the looks' spacing) is still on schedule
+SUBJECT_CHARS = 120  # a subject from the box (a mount, a cell): as /metrics cuts its labels
+SAID_CHARS = 2000  # an alert's words in an event; a notification cuts its body to 1800
 # A one-sample rule (AT_ONCE: a disk at 90 %) closes only once missing this long: a disk
 # checkpointing and pruning around its threshold opened a critical notification at each
 # crossing, to every target, all night (h562 #1: 40 in 40 s). Back sooner, it stays the
@@ -139,7 +142,7 @@ def occurrence(alert: Alert, state: HostState | None = None) -> str:
 def alert_slot(alert: Alert, state: HostState | None = None) -> str:
     """The memory's name for an alert: its rule and subject (one per mount, per GPU),
     and its ``occurrence`` where it has one."""
-    slot = f"{alert.id}|{alert.subject}"
+    slot = f"{alert.id}|{_named(alert.subject)}"
     occ = occurrence(alert, state)
     return f"{slot}|{occ}" if occ else slot
 
@@ -292,13 +295,30 @@ def _kept(
 AT_ONCE = ("disk.inodes", "disk.bytes", "disk.unread", "cgroup.memory")
 
 
+def _named(subject: str) -> str:
+    """A subject as titles, keys and the memory carry it. One from the box may be any
+    length: a 200 KB mount went whole into titles, the console and the journal (h562 #3),
+    and a chat target refuses such a title, so the alert never arrived. A cut one keeps a
+    digest of the whole: two alike in their first characters stay two alerts."""
+    if len(subject) <= SUBJECT_CHARS:
+        return subject
+    digest = hashlib.sha256(subject.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{subject[: SUBJECT_CHARS - 10]}…#{digest}"
+
+
 def _subject(alert: Alert) -> str:
-    return f" {alert.subject}" if alert.subject else ""
+    return f" {_named(alert.subject)}" if alert.subject else ""
+
+
+def _said(alert: Alert) -> str:
+    """An alert's words in an event (its message holds the box's text too), cut."""
+    words = alert.message if len(alert.message) <= SAID_CHARS else alert.message[:SAID_CHARS] + "…"
+    return f"{words} ({alert.gotcha})"
 
 
 def _what(host: str, alert: Alert, occ: str) -> str:
     """The alert's part of an event key: host, rule, subject (and occurrence)."""
-    return f"{host}:{alert.id}:{alert.subject}" + (f":{occ}" if occ else "")
+    return f"{host}:{alert.id}:{_named(alert.subject)}" + (f":{occ}" if occ else "")
 
 
 def _opened_event(host: str, alert: Alert, occ: str, now: float) -> WatchEvent:
@@ -306,13 +326,13 @@ def _opened_event(host: str, alert: Alert, occ: str, now: float) -> WatchEvent:
     if alert.id == FORGOTTEN:
         return WatchEvent(
             "forgotten", host, f"forgotten:{key}", f"{host}: forgotten box, still billing",
-            f"{alert.message} ({alert.gotcha})", "critical",
+            _said(alert), "critical",
         )  # fmt: skip
     return WatchEvent(
         # No "(warning)": the console line, the notification's type and the metrics'
         # label carry the severity already.
         "alert", host, f"alert:{key}", f"{host}: {alert.id}{_subject(alert)}",
-        f"{alert.message} ({alert.gotcha})", alert.severity,
+        _said(alert), alert.severity,
     )  # fmt: skip
 
 
@@ -324,7 +344,7 @@ def _reminder_event(
         host,
         f"reminder:{_what(host, alert, occ)}:{opened:.0f}:{n}",
         f"{host}: still open after {fmt_duration(now - opened)}: {alert.id}{_subject(alert)}",
-        f"{alert.message} ({alert.gotcha})",
+        _said(alert),
         alert.severity,
     )
 
