@@ -28,6 +28,11 @@ DEAD_GPU_XIDS = frozenset({48, 79})
 # (``cost.forgotten_box_alert``): unknown is not free.
 UNKNOWN_RATE_FIX = "set cost_per_hour in its block; 0 for a box that costs nothing"
 IDLE_ALERT = "cost.idle"  # P1: GPUs idle while billed, no cell running
+# Two samples further apart than this in the box's clock (or the second earlier): the
+# clock was set (a resume, NTP fixing a wrong RTC: 400 days on) or the box was out of
+# reach a quarter hour. What happened across is unknown, so the idle and starving clocks
+# restart; a jump counted as idle time said "GPUs idle 576002 min" (h562 #4).
+SAMPLE_GAP_S = 900.0
 
 
 @dataclass(frozen=True)
@@ -100,12 +105,16 @@ class HealthState:
     rebooted: bool = False
     xids: tuple[XidEvent, ...] = ()
     idle_since: float | None = None
+    last_t: float | None = None  # the last sample's time (the box's clock)
     # Dead-GPU evidence without the kernel log (U22) and the data-bound clock (U24).
     watch: BoxWatch = BoxWatch()
 
     def observe(self, snap: HostSnapshot, thresholds: Thresholds = Thresholds()) -> HealthState:
         """The state after one more sample."""
         state = self
+        if state.last_t is not None and not 0 <= snap.t - state.last_t <= SAMPLE_GAP_S:
+            state = replace(state, idle_since=None, watch=BoxWatch())  # see SAMPLE_GAP_S
+        state = replace(state, last_t=snap.t)
         if snap.boot_id:
             if state.first_boot_id is None:
                 state = replace(state, first_boot_id=snap.boot_id, boot_id=snap.boot_id)

@@ -72,6 +72,9 @@ def ids(alerts) -> set[str]:
     return {a.id for a in alerts}
 
 
+DAY = 86400.0
+
+
 def run(*snaps: HostSnapshot, ctx: HealthContext | None = None):
     state = HealthState()
     for s in snaps:
@@ -319,6 +322,25 @@ def test_idle_gpu_while_billed_after_threshold():
     assert "cost.idle" not in ids(run(*idle, ctx=HealthContext(cost_per_hour=0.0)))
     busy_again = replace(idle[-1], t=idle[-1].t + 60, gpus=(gpu(util_pct=80.0),))
     assert "cost.idle" not in ids(run(*idle, busy_again, ctx=billed))
+
+
+def test_a_jump_of_the_boxs_clock_is_not_idle_time():
+    """h562 #4: a box whose clock was set 400 days on (NTP fixing a wrong RTC, a resume)
+    was "GPUs idle 576002 min" within seconds. The time across a jump (or a gap of a
+    quarter hour) is unknown: the idle clock restarts there."""
+    billed = HealthContext(cost_per_hour=2.0)
+    start = 1_000_000.0
+    before = [
+        snap(t=start + 2 * n, gpus=(gpu(util_pct=1.0),), gpu_processes=None) for n in range(5)
+    ]
+    after = [replace(before[0], t=start + 400 * DAY + 2 * n) for n in range(5)]
+    assert "cost.idle" not in ids(run(*before, *after, ctx=billed))
+    back = [replace(before[0], t=start - DAY + 2 * n) for n in range(5)]  # and back again
+    assert "cost.idle" not in ids(run(*before, *after, *back, ctx=billed))
+    # Idle on, past the threshold on the new clock: told then, counted from the jump.
+    later = [replace(before[0], t=after[-1].t + 60 * m) for m in range(0, 36, 4)]
+    (idle,) = [a for a in run(*before, *after, *later, ctx=billed) if a.id == "cost.idle"]
+    assert "idle 32 min" in idle.message, idle.message
 
 
 def test_idle_gpu_never_costs_while_a_queue_cell_runs():
