@@ -314,3 +314,25 @@ async def test_a_host_removed_from_the_file_is_told_to_its_own_targets(
     await notifier.drain()
     (body,) = hook.at("/box1only")
     assert body["title"] == "[rgt-tui] box1 removed"
+
+
+async def test_a_send_cut_short_by_the_end_of_watch_is_said_and_counts_as_a_failure(
+    hook: Webhook, tmp_path: Path
+) -> None:
+    """h562 #5: a target down at the end of `watch --once`: its retries outlast the
+    shutdown's grace, which cancelled them unsaid; --once exited 0 and cron saw success."""
+    hook.failing.add("/bad")
+    backoff = Backoff()  # held: the retries are still waiting when watch ends
+    said: list[str] = []
+    notifier = Notifier(
+        fleet_of([], [hook.url("/bad")]), tmp_path / "sent.jsonl", sleep=backoff,
+        report=said.append,
+    )  # fmt: skip
+    await notifier.on_event(OOM)
+    await wait_for(lambda: backoff.waits, what="the first retry's wait")
+    await notifier.aclose(0.01)
+    assert said == [
+        "json target 1 of box1: 'OOM kill' not delivered before watch ended (the target was "
+        "slow or down); it is retried when watch next starts"
+    ]
+    assert notifier.failures == said  # what --once's exit status reads

@@ -414,6 +414,14 @@ class Notifier(Sink):
         ``resume`` retries it at the next start."""
         try:
             await self._try_all(event, target, owed_since)
+        except asyncio.CancelledError:
+            # watch ended first (``aclose``'s grace): said, or `watch --once` exited 0
+            # over a notification that never went, and cron saw success (h562 #5).
+            self._report(
+                f"{target.name} of {target.host}: '{event.title}' not delivered before watch "
+                "ended (the target was slow or down); it is retried when watch next starts"
+            )
+            raise
         except Exception as e:  # noqa: BLE001 — a task's error must not vanish unreported
             self._report(f"{target.name} of {target.host}: {type(e).__name__}")
 
@@ -448,7 +456,7 @@ class Notifier(Sink):
                 await self._record(event, target)
                 return
         self._report(
-            f"{target.name} of {target.host}: {event.title!r} not delivered after {tries} "
+            f"{target.name} of {target.host}: '{event.title}' not delivered after {tries} "
             "tries; it is retried when watch next starts"
         )
 
