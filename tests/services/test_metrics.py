@@ -106,6 +106,7 @@ def test_a_connected_hosts_figures_per_host_and_gpu(fleet) -> None:  # type: ign
     assert value(s, "rgt_host_info", host="spot-4090", profile="runpod") == 1  # no state yet
     assert value(s, "rgt_connection_state", **h, state="connected") == 1
     assert value(s, "rgt_connection_state", **h, state="lost") == 0
+    assert value(s, "rgt_connection_state", **h, state="ended") == 0  # as docs/metrics.md lists
     assert value(s, "rgt_gpu_utilization_ratio", **g0) == pytest.approx(0.97)
     assert value(s, "rgt_gpu_utilization_ratio", **g1) == pytest.approx(0.95)
     assert value(s, "rgt_gpu_sm_clock_ratio", **g0) == pytest.approx(1305 / 1410)
@@ -340,6 +341,7 @@ def test_a_torn_down_box_gone_bills_nothing_in_the_cost_series(fleet) -> None:  
     first = scrape(metrics)
     h = {"host": "spot-4090"}
     assert value(first, "rgt_connection_state", **h, state="ended") == 1
+    assert value(first, "rgt_connection_state", **h, state="lost") == 0
     assert value(first, "rgt_cost_per_hour", **h) == 0
     metrics.on_host(box, host_state(box, gone, None, FROZEN + 3600))
     so_far = value(first, "rgt_cost_so_far", **h)

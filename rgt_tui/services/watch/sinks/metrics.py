@@ -43,7 +43,9 @@ from rgt_tui.services.watch.sinks.metrics_http import MetricsServer
 
 __all__ = ["FleetMetrics", "MetricsServer", "parse_listen_address"]
 
-CONNECTION_STATES = ("connecting", "connected", "reconnecting", "lost", "unreached", "stopped")
+CONNECTION_STATES = (
+    "connecting", "connected", "reconnecting", "lost", "unreached", "stopped", "ended",
+)  # fmt: skip
 LABEL_CHARS = 120  # a label value from the box: long enough for a path, bounded
 
 H, G = ("host",), ("host", "gpu")
