@@ -180,3 +180,28 @@ async def test_files_that_cannot_fit_are_refused_on_the_listing_not_after_hashin
         assert error.remaining == (1 << 40) + 100 and "nothing was pulled" in error.message
         assert "free at least" in (error.fix or "")
         assert not [p for p in (disk / "box1").rglob("*") if ".rgt" not in p.parts]
+
+
+async def test_a_disk_out_of_inodes_mid_pull_says_inodes_not_space(make_loopback_fleet, tmp_path):
+    """h563 #4: every inode taken once the pull passed its check, `df -h` still showing
+    free space: "disk full … free space on that disk" misled the user."""
+    fleet = await make_loopback_fleet(1)
+    for n in range(20):
+        (box_results(fleet) / "runs" / f"r{n}").mkdir(parents=True)
+        (box_results(fleet) / "runs" / f"r{n}" / "metrics.json").write_text("{}")
+    filled: list[int] = []
+
+    def take_every_inode(p):  # type: ignore[no-untyped-def]
+        if p.phase == "pulling" and not filled:
+            try:
+                while True:
+                    (disk / f"empty{len(filled)}").touch()
+                    filled.append(1)
+            except OSError:
+                pass
+
+    with tmpfs(tmp_path / "disk", "10m", inodes=200) as disk:
+        with pytest.raises(LocalDiskFull) as caught:
+            await pull(host_of(fleet), disk, options=fast(), on_progress=take_every_inode)
+        assert "local disk out of inodes while writing" in caught.value.message
+        assert "df -i" in (caught.value.fix or ""), caught.value.fix

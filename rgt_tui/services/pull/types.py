@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -297,11 +298,27 @@ class LocalDiskFull(PullError):
             if path.parent.name == ".rgt"  # its records; a result's part is in .rgt/parts
             else "this file is NOT marked pulled"
         )
+        inodes = _out_of_inodes(folder)
         super().__init__(
-            f"local disk full while writing {path} (in {folder}); partial files are kept "
-            f"and {what}",
-            "free space on that disk (or expand it), then re-run the same pull to resume",
+            f"local disk {'out of inodes' if inodes else 'full'} while writing {path} (in "
+            f"{folder}); partial files are kept and {what}",
+            # `df -h` showed free space, and "free space" misled the user (h563 #4).
+            "delete many small files on that disk (df -i shows its inodes), then re-run the "
+            "same pull to resume"
+            if inodes
+            else "free space on that disk (or expand it), then re-run the same pull to resume",
         )
+
+
+def _out_of_inodes(folder: Path) -> bool:
+    """Whether the disk of ``folder`` has no inode left for us (with blocks to spare)."""
+    for place in (folder, *folder.parents):
+        try:
+            st = os.statvfs(place)
+        except OSError:
+            continue
+        return st.f_files > 0 and st.f_favail == 0 and st.f_bavail > 0
+    return False
 
 
 class LocalWriteError(Exception):
