@@ -119,8 +119,11 @@ class PullResult:
 
     @property
     def moved(self) -> int:
-        """What left the box: the plan's bytes and those pulled again from zero."""
-        return self.to_move + sum(n for _, n, _ in self.again)
+        """What left the box: the plan's bytes and those pulled again from zero; of a
+        pull where files failed, no more than what came (h563 #3: a pull cut at half
+        said the whole plan was transferred, and its resume counted the rest again)."""
+        planned = self.to_move + sum(n for _, n, _ in self.again)
+        return min(planned, self.bytes_received) if self.failed else planned
 
     tar_streams: tuple[TarStream, ...] = ()  # the small files' streams (U15)
     # (remote root, local folder before, now) of roots whose files moved here since the
