@@ -36,3 +36,25 @@ def test_a_long_mount_is_cut_in_the_title_the_body_the_key_and_the_memory() -> N
     # The same mount on the next sample is the same alert: nothing told again.
     memory, events = derive("box3", memory, state(FROZEN + 2, full(a), full(b)), reminder_s=0)
     assert events == []
+
+
+def test_a_box_renaming_its_cell_each_sample_is_told_ten_times_an_hour() -> None:
+    """h562 #2: the running cell's name changed at every sample with its log silent; each
+    name opened a log.silent alert, and a notification to every target, once a second.
+    Ten of one rule per hour are told, the tenth with a word that the rest are not."""
+    from rgt_tui.services.watch.tracker import OPENS_PER_RULE, memory_from_json
+
+    memory, told, now = HostMemory(), [], FROZEN
+    for n in range(2000):  # 2000 s, a new name each second
+        now += 1
+        silent = Alert("log.silent", "warning", "no log line for 12 min", "U33", f"cell{n}")
+        memory, events = derive("box3", memory, state(now, silent), reminder_s=0)
+        told += events
+        if n % 100 == 0:  # a restart now and then: the count is kept in the journal
+            memory = memory_from_json(
+                "box3", json.loads(json.dumps(memory_to_json("box3", memory)))
+            )
+    assert len(told) == OPENS_PER_RULE + 1 and "not notified for an hour" in told[-1].body
+    assert told[-1].title == f"box3: log.silent opened {OPENS_PER_RULE} times within the hour"
+    later = state(now + 3600, Alert("log.silent", "warning", "silent", "U33", "cell-next"))
+    assert [e.kind for e in derive("box3", memory, later, reminder_s=0)[1]] == ["alert"]

@@ -88,6 +88,8 @@ NAME_CHARS = 60  # a cell name in a notification: the box's text, cut
 MAX_NAMED = 5  # cells named in a retry command; more read "…"
 SILENT_GRACE_S = 300.0  # a drop of a few minutes is a network blip, not a silent box
 REMINDER_SLACK_S = 30.0  # a reminder this late (the looks' spacing) is still on schedule
+OPENS_PER_RULE = 10  # alerts of one rule a host may open per OPENS_WINDOW_S, told
+OPENS_WINDOW_S = 3600.0
 SUBJECT_CHARS = 120  # a subject from the box (a mount, a cell): as /metrics cuts its labels
 SAID_CHARS = 2000  # an alert's words in an event; a notification cuts its body to 1800
 # A one-sample rule (AT_ONCE: a disk at 90 %) closes only once missing this long: a disk
@@ -126,6 +128,9 @@ class HostMemory:
     oom_baseline: int | None = None
     key_told: str | None = None  # the refused host key told ("kind key"), until it connects
     twice_told: tuple[str, ...] = ()  # the runs_twice keys still true at the last look
+    # (rule, when) of each alert opened in the last OPENS_WINDOW_S: OPENS_PER_RULE a rule
+    # may tell per window, the rest are opened unsaid.
+    opens: tuple[tuple[str, float], ...] = ()
 
 
 def occurrence(alert: Alert, state: HostState | None = None) -> str:
@@ -230,6 +235,7 @@ def _alerts(
     now = state.now
     present = {alert_slot(a, state): a for a in state.alerts if a.id not in NOT_ALERT_EVENTS}
     opened = dict(memory.open)
+    opens = memory.opens
     for slot, alert in present.items():
         known = opened.get(slot)
         if known is not None and known.missing_since is not None and _sampled(state):
@@ -241,7 +247,13 @@ def _alerts(
             known = None
         if known is None:
             opened[slot] = OpenAlert(now)
-            events.append(_opened_event(host, alert, occurrence(alert, state), now))
+            opens = tuple(o for o in opens if now - o[1] < OPENS_WINDOW_S)
+            told = sum(1 for rule, _ in opens if rule == alert.id)
+            opens += ((alert.id, now),)
+            if told < OPENS_PER_RULE:
+                events.append(_opened_event(host, alert, occurrence(alert, state), now))
+            if told == OPENS_PER_RULE - 1:
+                events.append(_hushed_event(host, alert.id, now))
             continue
         # Reminded only from a fresh sample: a box that does not answer still has its last
         # sample's alerts, and "log silent … alive, not hung — do not kill it" went on
@@ -275,7 +287,21 @@ def _alerts(
             for slot, a in opened.items()
             if (kept := _kept(slot, a, present, now, may_close))
         }
-    return memory if opened == memory.open else replace(memory, open=opened)
+    if opened == memory.open and opens == memory.opens:
+        return memory
+    return replace(memory, open=opened, opens=opens)
+
+
+def _hushed_event(host: str, rule: str, now: float) -> WatchEvent:
+    """The last alert of ``rule`` told this hour: a box whose subjects change at every
+    sample (a cell renamed each second) opened a new alert, and a notification to every
+    target, at each one (h562 #2)."""
+    return WatchEvent(
+        "alert", host, f"alert:{host}:{rule}:hushed:{now:.0f}",
+        f"{host}: {rule} opened {OPENS_PER_RULE} times within the hour",
+        f"further {rule} alerts of {host} are not notified for an hour (the TUI and "
+        "`rgt-tui status` still show them): look at the box", "warning",
+    )  # fmt: skip
 
 
 def _kept(
@@ -724,6 +750,7 @@ def memory_to_json(host: str, memory: HostMemory) -> dict[str, Any]:
         "oom_baseline": memory.oom_baseline,
         "key_told": memory.key_told,
         "twice_told": list(memory.twice_told),
+        "opens": [list(o) for o in memory.opens],
     }
 
 
@@ -771,4 +798,9 @@ def memory_from_json(host: str, data: Any) -> HostMemory:
         oom_baseline=_int(data.get("oom_baseline")),
         key_told=_str(data.get("key_told")),
         twice_told=tuple(k for k in _list(data.get("twice_told")) if isinstance(k, str)),
+        opens=tuple(
+            (o[0], float(o[1]))
+            for o in _list(data.get("opens"))
+            if isinstance(o, list) and len(o) == 2 and isinstance(o[0], str) and _num(o[1])
+        ),
     )
