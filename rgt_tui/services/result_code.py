@@ -40,8 +40,9 @@ CODE_VERSION = 1
 NAMES_SHOWN = 8  # cells named on one line before "+N more"
 
 NO_RECORD = (
-    "code: no record of the code that made these results (pulled before rgt-tui recorded "
-    "it) — pull again to record it"
+    # Not only an old pull's: a first pull cut short (Ctrl+C) has none either (h563 #5).
+    "code: no record of the code that made these results (no pull of them finished yet, "
+    "or the last one predates rgt-tui recording it) — pull again to record it"
 )
 
 
