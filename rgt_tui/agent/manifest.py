@@ -156,7 +156,7 @@ class Scanner:
         self.counter = counter  # one-item list: files found so far, across roots
         self.files = 0
         self.bytes = 0
-        self.pending = []  # (n, rel, lstat, name, (folder, its lstat)): hashed in finish()
+        self.pending = []  # (n, rel, lstat, name, its folder's rel): hashed in finish()
 
     def refuse(self, rel, reason):
         """Report ``rel`` as not listed, with why."""
@@ -168,16 +168,12 @@ class Scanner:
 
     def walk(self):
         """List the root, folders in name order; regular files are hashed in finish()."""
-        try:
-            stack = [(b"", os.stat(self.root))]
-        except OSError as exc:
-            self.refuse(b".", "cannot list folder: %s" % (exc.strerror or exc))
-            return
+        stack = [b""]
         while stack:
-            rel_dir, dir_st = stack.pop()
+            rel_dir = stack.pop()
             full_dir = os.path.join(self.root, rel_dir) if rel_dir else self.root
             try:
-                dir_fd = open_folder(full_dir, dir_st)
+                dir_fd = open_folder(self.root, rel_dir)
             except Swapped:
                 self.refuse(rel_dir or b".", SWAPPED)
                 continue
@@ -185,12 +181,12 @@ class Scanner:
                 self.refuse(rel_dir or b".", "cannot list folder: %s" % (exc.strerror or exc))
                 continue
             try:
-                self.list_folder(rel_dir, full_dir, dir_fd, dir_st, stack)
+                self.list_folder(rel_dir, full_dir, dir_fd, stack)
             finally:
                 os.close(dir_fd)
 
-    def list_folder(self, rel_dir, full_dir, dir_fd, dir_st, stack):
-        """List one folder (``dir_fd``); sub-folders go on ``stack`` with their lstat."""
+    def list_folder(self, rel_dir, full_dir, dir_fd, stack):
+        """List one folder (``dir_fd``); its sub-folders go on ``stack``."""
         try:
             # An fd lists str names (surrogate-escaped): back to the bytes they were.
             names = sorted(os.fsencode(n) for n in os.listdir(dir_fd))
@@ -223,9 +219,9 @@ class Scanner:
             if stat.S_ISLNK(st.st_mode):
                 self.link(rel, full)
             elif stat.S_ISDIR(st.st_mode):
-                subdirs.append((rel, st))
+                subdirs.append(rel)
             elif stat.S_ISREG(st.st_mode):
-                self.regular(rel, st, name, (full_dir, dir_st))
+                self.regular(rel, st, name, rel_dir)
             else:
                 self.refuse(rel, f"not a regular file ({kind_of(st.st_mode)})")
         # Reversed so the stack pops folders in name order: a stable listing.
@@ -268,12 +264,12 @@ class Scanner:
         pooled, inline = [], []
         for item in now:
             if pool is not None and item[2].st_size >= BLOCK:
-                pooled.append(pool.submit(self.describe, item))
+                pooled.append(pool.submit(self.describe_alone, item))
             else:
                 inline.append(item)
         # The pooled ones are printed as each is done, not in walk order (``n`` keeps
         # that): a pull can start on one large file while the box still hashes the next.
-        folders = LastFolder()  # the small ones' folders, each opened once
+        folders = LastFolder(self.root)  # the small ones' folders, each opened once
         done = (self.describe(item, folders) for item in inline)
         work = itertools.chain(done, (f.result() for f in as_completed(pooled)))
         for n, rel, st, size, digest, problem in work:
@@ -289,14 +285,19 @@ class Scanner:
             emit(line)
         folders.close()
 
-    def describe(self, item, folders=None):
+    def describe_alone(self, item):
+        """``describe`` on a pool thread, with a folder fd of its own."""
+        with LastFolder(self.root) as folders:
+            return self.describe(item, folders)
+
+    def describe(self, item, folders):
         """(n, rel, stat, size hashed, sha256 or None, problem or None) for a regular file."""
         n, rel, st, name, folder = item
         if not self.hash_files:
             return n, rel, st, st.st_size, None, None
         for _attempt in range(2):
             try:
-                digest, before, after, read = file_digest(name, folder, tick, folders)
+                digest, before, after, read = file_digest(name, folders, folder, tick)
             except Swapped:
                 return n, rel, st, 0, None, "its folder was " + SWAPPED
             except OSError as exc:

@@ -101,3 +101,40 @@ def test_a_file_swapped_for_a_link_after_the_walk_is_not_followed(tmp_path: Path
     m = scanned(capsys, root, agent.Scanner, between=linked)
     assert {e.path for e in m.entries} == {"aa/metrics.json"}
     assert "cannot read" in {r.path: r.reason for r in m.refused}["zz/id_ed25519"]
+
+
+def test_a_folder_above_a_file_swapped_after_the_walk_is_not_followed(
+    tmp_path: Path, capsys
+) -> None:  # type: ignore[no-untyped-def]
+    """Not only the file's own folder: any step between it and the root (h564 #1 asked)."""
+    root = tmp_path / "results"
+    (root / "a" / "b").mkdir(parents=True)
+    (root / "a" / "b" / "w.pt").write_bytes(b"weights")
+    outside = tmp_path / "elsewhere"
+    (outside / "b").mkdir(parents=True)
+    (outside / "b" / "w.pt").write_bytes(b"someone else's")
+    m = scanned(capsys, root, agent.Scanner, between=lambda: swap(root / "a", outside))
+    assert m.entries == ()
+    assert {r.path: r.reason for r in m.refused} == {"a/b/w.pt": "its folder was " + agent.SWAPPED}
+
+
+def test_a_folder_above_the_root_swapped_before_the_walk_is_not_followed(
+    tmp_path: Path, capsys
+) -> None:  # type: ignore[no-untyped-def]
+    """The root's realpath held no link when the scan began; a step of it swapped for a
+    link to ~/.aws since is refused, not walked as the root (h564 #5)."""
+    root = tmp_path / "home" / "work" / "exp"
+    root.mkdir(parents=True)
+    (root / "metrics.json").write_bytes(b"{}")
+    aws = tmp_path / "home" / ".aws"
+    (aws / "exp").mkdir(parents=True)
+    (aws / "exp" / "credentials").write_bytes(b"aws_secret_access_key=k")
+
+    class Racing(agent.Scanner):
+        def walk(self) -> None:
+            swap(tmp_path / "home" / "work", aws)
+            super().walk()
+
+    m = scanned(capsys, root, Racing)
+    assert m.entries == ()
+    assert {r.path: r.reason for r in m.refused} == {".": agent.SWAPPED}
