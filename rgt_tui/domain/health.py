@@ -28,11 +28,19 @@ DEAD_GPU_XIDS = frozenset({48, 79})
 # (``cost.forgotten_box_alert``): unknown is not free.
 UNKNOWN_RATE_FIX = "set cost_per_hour in its block; 0 for a box that costs nothing"
 IDLE_ALERT = "cost.idle"  # P1: GPUs idle while billed, no cell running
-# Two samples further apart than this in the box's clock (or the second earlier): the
-# clock was set (a resume, NTP fixing a wrong RTC: 400 days on) or the box was out of
-# reach a quarter hour. What happened across is unknown, so the idle and starving clocks
-# restart; a jump counted as idle time said "GPUs idle 576002 min" (h562 #4).
-SAMPLE_GAP_S = 900.0
+# Two samples further apart than a day in the box's clock, or the second over a minute
+# earlier: the clock was set (NTP fixing a wrong RTC: 400 days on), not a drop or a night
+# asleep. The time across is not the box's idle time, so the idle and starving clocks
+# restart there; a jump counted as idle said "GPUs idle 576002 min" (h562 #4). Ordinary
+# gaps keep them (review h564 #3: restarting at a 15-minute drop hid an idle box whose
+# telemetry dropped that often), and a dead GPU's evidence is kept whatever (#1).
+CLOCK_JUMP_S = 86400.0
+CLOCK_BACK_S = 60.0
+
+
+def clock_jumped(before: float | None, now: float) -> bool:
+    """Whether the box's clock was set between two samples (CLOCK_JUMP_S)."""
+    return before is not None and not -CLOCK_BACK_S <= now - before <= CLOCK_JUMP_S
 
 
 @dataclass(frozen=True)
@@ -112,8 +120,9 @@ class HealthState:
     def observe(self, snap: HostSnapshot, thresholds: Thresholds = Thresholds()) -> HealthState:
         """The state after one more sample."""
         state = self
-        if state.last_t is not None and not 0 <= snap.t - state.last_t <= SAMPLE_GAP_S:
-            state = replace(state, idle_since=None, watch=BoxWatch())  # see SAMPLE_GAP_S
+        if clock_jumped(state.last_t, snap.t):
+            clocks = {"starving_since": None, "cpu_last": None, "cpu_vcpus": None}
+            state = replace(state, idle_since=None, watch=replace(state.watch, **clocks))
         state = replace(state, last_t=snap.t)
         if snap.boot_id:
             if state.first_boot_id is None:

@@ -14,7 +14,7 @@ from rgt_tui.domain.cost import (
     profile_clock_alerts,
     queue_done_at,
 )
-from rgt_tui.domain.health import SAMPLE_GAP_S, Alert, HealthContext, HealthState
+from rgt_tui.domain.health import CLOCK_JUMP_S, Alert, HealthContext, HealthState
 from rgt_tui.domain.queue_state import FINISHED, CellView, QueueView
 from rgt_tui.domain.snapshot import HostSnapshot
 from rgt_tui.profiles import profile
@@ -48,11 +48,12 @@ def test_idle_meter_counts_only_idle_and_no_cell_running():
 
 
 def test_idle_meter_counts_no_jump_of_the_boxs_clock():
-    """h562 #4: a clock set 400 days on is no idle time, nor is a gap past SAMPLE_GAP_S."""
+    """h562 #4: a clock set 400 days on is no idle time; a drop of 40 minutes is."""
     m = IdleMeter().observe(0.0, (1.0,), False).observe(60.0, (1.0,), False)
     m = m.observe(400 * DAY, (1.0,), False).observe(400 * DAY + 60, (1.0,), False)
     assert m.idle_minutes == 2
-    assert m.observe(400 * DAY + 60 + SAMPLE_GAP_S + 1, (1.0,), False).idle_minutes == 2
+    assert m.observe(400 * DAY + 60 + 2400, (1.0,), False).idle_minutes == 42
+    assert m.observe(400 * DAY + 60 + CLOCK_JUMP_S + 1, (1.0,), False).idle_minutes == 2
 
 
 def test_forgotten_box_after_grace():

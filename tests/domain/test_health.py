@@ -326,8 +326,8 @@ def test_idle_gpu_while_billed_after_threshold():
 
 def test_a_jump_of_the_boxs_clock_is_not_idle_time():
     """h562 #4: a box whose clock was set 400 days on (NTP fixing a wrong RTC, a resume)
-    was "GPUs idle 576002 min" within seconds. The time across a jump (or a gap of a
-    quarter hour) is unknown: the idle clock restarts there."""
+    was "GPUs idle 576002 min" within seconds. The time across a jump is not the box's
+    idle time: the idle clock restarts there. A drop of 40 minutes keeps it (h564 #3)."""
     billed = HealthContext(cost_per_hour=2.0)
     start = 1_000_000.0
     before = [
@@ -341,6 +341,9 @@ def test_a_jump_of_the_boxs_clock_is_not_idle_time():
     later = [replace(before[0], t=after[-1].t + 60 * m) for m in range(0, 36, 4)]
     (idle,) = [a for a in run(*before, *after, *later, ctx=billed) if a.id == "cost.idle"]
     assert "idle 32 min" in idle.message, idle.message
+    dropped = [replace(before[0], t=before[-1].t + 2400)]  # 40 minutes without a sample
+    (idle,) = [a for a in run(*before, *dropped, ctx=billed) if a.id == "cost.idle"]
+    assert "idle 40 min" in idle.message, idle.message
 
 
 def test_idle_gpu_never_costs_while_a_queue_cell_runs():

@@ -124,3 +124,15 @@ def test_a_gpu_gone_from_the_listing_raises_it():
 
 def test_healthy_recorded_rows_raise_nothing():
     assert dead(run([sample(n, gpu_rows(s)) for n, s in enumerate(["load", "idle", "load"])])) == []
+
+
+def test_a_gpu_gone_stays_told_across_a_long_drop_and_a_jump_of_the_clock():
+    """Review h564 #1: restarting the clocks at a long gap also dropped this evidence, and
+    a card off the bus went unreported after a network drop. Only the idle and starving
+    clocks restart at a jump of the box's clock; what this boot saw stays."""
+    one = gpu_rows("load")
+    seen = [sample(0, _two_gpus()), sample(1, one)]
+    assert dead(run([*seen, sample(40, one)]))  # 39 minutes without a sample
+    jumped = sample(2, one)
+    jumped["t"] += 400 * 86400.0  # the box's clock set 400 days on
+    assert dead(run([*seen, jumped]))
