@@ -60,3 +60,16 @@ def test_a_disk_hovering_at_its_threshold_is_told_once_then_reminded() -> None:
         memory, events = derive("box3", memory, state(now, *alerts), reminder_s=3600)
         told += [e.kind for e in events]
     assert told == ["alert", "reminder"], told
+
+
+def test_a_disk_full_again_after_a_gap_nothing_sampled_is_told_again() -> None:
+    """Review h564 #2: `watch --once` from cron every 30 minutes saw full, freed, full:
+    the refill came back after the hold with nothing sampled between, and was taken for
+    the alert already told (only a reminder an hour on)."""
+    memory, told, now = HostMemory(), [], FROZEN
+    for n, alerts in enumerate([(INODES,), (), (INODES,), (), (INODES,)]):
+        memory, events = derive(
+            "box3", memory, state(now + n * 1800, *alerts), reminder_s=3600, may_close=False
+        )
+        told += [e.kind for e in events]
+    assert told == ["alert", "alert", "alert"], told

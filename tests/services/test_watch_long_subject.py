@@ -55,6 +55,7 @@ def test_a_box_renaming_its_cell_each_sample_is_told_ten_times_an_hour() -> None
                 "box3", json.loads(json.dumps(memory_to_json("box3", memory)))
             )
     assert len(told) == OPENS_PER_RULE + 1 and "not notified for an hour" in told[-1].body
+    assert len(memory.opens) == OPENS_PER_RULE  # the memory stays small (h564 #6)
     assert told[-1].title == f"box3: log.silent opened {OPENS_PER_RULE} times within the hour"
     later = state(now + 3600, Alert("log.silent", "warning", "silent", "U33", "cell-next"))
     assert [e.kind for e in derive("box3", memory, later, reminder_s=0)[1]] == ["alert"]

@@ -239,7 +239,12 @@ def _alerts(
     for slot, alert in present.items():
         known = opened.get(slot)
         if known is not None and known.missing_since is not None and _sampled(state):
-            known = opened[slot] = replace(known, missing_since=None)  # back: the same one
+            # Back soon: the same one. Back after a gap nothing sampled (a drop, watch
+            # --once from cron) as long as the hold: a new one (review h564 #2).
+            if now - known.missing_since < QUIET_BEFORE_CLOSE_S:
+                known = opened[slot] = replace(known, missing_since=None)
+            else:
+                known = None
         if known is not None and alert.id == FORGOTTEN and _launched_since(state, known.opened):
             # A queue launched since it opened (the box stopped, started, relaunched): its
             # end is a new forgotten box, not the old one's reminder ("still open after
@@ -249,8 +254,8 @@ def _alerts(
             opened[slot] = OpenAlert(now)
             opens = tuple(o for o in opens if now - o[1] < OPENS_WINDOW_S)
             told = sum(1 for rule, _ in opens if rule == alert.id)
-            opens += ((alert.id, now),)
-            if told < OPENS_PER_RULE:
+            if told < OPENS_PER_RULE:  # no more kept: the memory stays small (h564 #6)
+                opens += ((alert.id, now),)
                 events.append(_opened_event(host, alert, occurrence(alert, state), now))
             if told == OPENS_PER_RULE - 1:
                 events.append(_hushed_event(host, alert.id, now))
