@@ -212,6 +212,8 @@ class JobRunner:
         if changes.get("torn_down_at", old.torn_down_at) != old.torn_down_at:
             # Another teardown (or none): an answer heard after the old one says nothing.
             changes.setdefault("still_answers_at", None)
+            # Nor "do not destroy the box now" once it is recorded gone (review h564 #4).
+            changes.setdefault("voided", None)
         new = replace(old, **changes)
         self.states[host] = new
         self.on_change(new)

@@ -413,6 +413,33 @@ async def test_the_name_typed_again_while_the_box_still_answers_records_nothing(
         await wait_for(lambda: app.jobs.state("box1").torn_down_at is not None, pilot=pilot)
 
 
+async def voided_by_a_pull_elsewhere(app, pilot, loopback_fleet, fleet) -> None:  # type: ignore[no-untyped-def]
+    """Confirmed by hand; then a pull in another window finds a file the box wrote since,
+    and the check after it voids the confirmation: the tab says so."""
+    from rgt_tui.services.pull import pull_host
+    from rgt_tui.transport import open_transport
+
+    root = loopback_fleet.box("box1").root
+    await confirmed_by_hand(app, pilot)
+    app.jobs.request("box1", "gate")  # the box answers, nothing changed: still open
+    await wait_for(lambda: not app.jobs.state("box1").running, pilot=pilot)
+    assert app.jobs.state("box1").awaiting_manual
+    await loopback_fleet.box("box1").stop()  # destroyed by hand, say: it cannot answer
+    app.jobs.request("box1", "gate")
+    await wait_for(lambda: app.jobs.state("box1").gate_at is not None, pilot=pilot)
+    await wait_for(lambda: not app.jobs.state("box1").running, pilot=pilot)
+    assert app.jobs.state("box1").awaiting_manual, app.jobs.state("box1").refusal
+    await loopback_fleet.box("box1").start()
+
+    (next(root.rglob("metrics.json")).parent / "step_900.bin").write_bytes(b"w" * 4096)
+    host = fleet.host("box1")
+    async with open_transport(host) as t:  # another window's pull, not verified
+        await pull_host(host, fleet.results_dir, t)
+    app.jobs.request("box1", "gate")  # what the records watch starts after it
+    await wait_for(lambda: not app.jobs.state("box1").awaiting_manual, pilot=pilot)
+    await wait_for(lambda: "do not destroy the box now" in screen_text(app), pilot=pilot)
+
+
 async def test_a_check_that_voids_the_confirmation_takes_the_tab_back_to_it(
     tmp_path: Path, state_dir: Path, loopback_fleet
 ) -> None:  # type: ignore[no-untyped-def]
@@ -421,33 +448,13 @@ async def test_a_check_that_voids_the_confirmation_takes_the_tab_back_to_it(
     host's name again once you destroyed the box" under "Do this by hand now … destroy".
     The tab goes back to the confirmation and says why. A check whose box does not answer
     (it may be destroyed by now) leaves the record open."""
-    from rgt_tui.services.pull import pull_host
-    from rgt_tui.transport import open_transport
-
     root = loopback_fleet.box("box1").root
     results_on_box(root)
     fleet = load_fleet(loopback_fleet.hosts_file)
     app = RgtApp(fleet, start_monitors=False, config_dir=tmp_path / "c")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        await confirmed_by_hand(app, pilot)
-        app.jobs.request("box1", "gate")  # the box answers, nothing changed: still open
-        await wait_for(lambda: not app.jobs.state("box1").running, pilot=pilot)
-        assert app.jobs.state("box1").awaiting_manual
-        await loopback_fleet.box("box1").stop()  # destroyed by hand, say: it cannot answer
-        app.jobs.request("box1", "gate")
-        await wait_for(lambda: app.jobs.state("box1").gate_at is not None, pilot=pilot)
-        await wait_for(lambda: not app.jobs.state("box1").running, pilot=pilot)
-        assert app.jobs.state("box1").awaiting_manual, app.jobs.state("box1").refusal
-        await loopback_fleet.box("box1").start()
-
-        (next(root.rglob("metrics.json")).parent / "step_900.bin").write_bytes(b"w" * 4096)
-        host = fleet.host("box1")
-        async with open_transport(host) as t:  # another window's pull, not verified
-            await pull_host(host, fleet.results_dir, t)
-        app.jobs.request("box1", "gate")  # what the records watch starts after it
-        await wait_for(lambda: not app.jobs.state("box1").awaiting_manual, pilot=pilot)
-        await wait_for(lambda: "do not destroy the box now" in screen_text(app), pilot=pilot)
+        await voided_by_a_pull_elsewhere(app, pilot, loopback_fleet, fleet)
         said = " ".join(screen_text(app).split())
         assert "no longer holds: since then, a check at" in said, said
         assert "Do this by hand now" not in said
@@ -463,6 +470,29 @@ async def test_a_check_that_voids_the_confirmation_takes_the_tab_back_to_it(
         await wait_for(lambda: not app.jobs.state("box1").running, 60, pilot=pilot)
         app.jobs.request("box1", "gate")
         await wait_for(lambda: app.jobs.state("box1").gate.ready_but_confirmation, pilot=pilot)
+        await wait_for(lambda: "do not destroy the box now" not in screen_text(app), pilot=pilot)
+
+
+async def test_the_word_that_a_confirmation_is_void_goes_once_the_box_is_recorded_gone(
+    tmp_path: Path, state_dir: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    """Review h564 #4: torn down from another window (`rgt-tui teardown`), the tab said
+    "recorded as torn down" beside "do not destroy the box now … confirm again"."""
+    import time
+
+    from rgt_tui.services.journal import TeardownRecord
+
+    results_on_box(loopback_fleet.box("box1").root)
+    fleet = load_fleet(loopback_fleet.hosts_file)
+    app = RgtApp(fleet, start_monitors=False, config_dir=tmp_path / "c")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await voided_by_a_pull_elsewhere(app, pilot, loopback_fleet, fleet)
+        box = app.jobs.state("box1").box
+        record = TeardownRecord(time.time(), "true", 0, "", True, box.box_id if box else None)
+        app.jobs.journal().add_teardown("box1", record)  # another process tore it down
+        await app.jobs.take_outside_changes()
+        await wait_for(lambda: app.jobs.state("box1").torn_down_at is not None, pilot=pilot)
         await wait_for(lambda: "do not destroy the box now" not in screen_text(app), pilot=pilot)
 
 
