@@ -37,7 +37,6 @@ SAFETENSORS_DTYPE_BITS = {
 SAFETENSORS_MAX_HEADER = 100_000_000
 
 ZIP_MAGIC = b"PK\x03\x04"
-PICKLE_PROTO = 0x80  # first byte of a protocol >= 2 pickle (legacy torch files)
 
 
 def kind_of(path: str, head: bytes = b"") -> str:
@@ -87,8 +86,15 @@ def looks_like_torch(head: bytes) -> bool:
     pickle whose first value is torch's magic number (at any protocol: 2 writes it right
     after the header, 4 after a frame). A first byte of 0x80 alone called 1 raw data file
     in 256 (nanoGPT's uint16 ``train.bin``, random bytes) a corrupt checkpoint (h563 #2)."""
-    return head.startswith(ZIP_MAGIC) or (
-        head[:1] == bytes([PICKLE_PROTO]) and _LEGACY_TORCH[2:] in head[:32]
+    if head.startswith(ZIP_MAGIC) or (head[:1] == b"\x80" and _LEGACY_TORCH[2:] in head[:32]):
+        return True
+    # Any other pickle too, as a loader would read it (one that would run code is then
+    # told unsafe, never run): protocol 4-5 open with a frame, 2-3 with a first opcode.
+    # Random bytes start so about once in a million, not once in 256.
+    proto, first = head[1:2], head[2:3]
+    return head[:1] == b"\x80" and (
+        (proto in (b"\x04", b"\x05") and first == b"\x95")
+        or (proto in (b"\x02", b"\x03") and first != b"" and first in b"c}](\x8aKq")
     )
 
 

@@ -186,5 +186,10 @@ def test_a_bin_is_torch_by_its_legacy_magic_and_raw_data_starting_0x80_is_not(pr
     head = saved.getvalue()[:HEAD_BYTES]
     assert kind_of("pytorch_model.bin", head) == "torch"
     assert kind_of("pytorch_model.bin", head[:40]) == "torch"  # cut short: still torch
-    for start in (b"\x80\x7e", b"\x80\x02", b"\x80\x04"):
+    for start in (b"\x80\x7e", b"\x80\x02\x00", b"\x80\x04\x00"):
         assert kind_of("data/train.bin", start + os.urandom(HEAD_BYTES)) == "other"
+    # Any other pickle is read as a loader would (one that would run code: unsafe, unrun).
+    import pickle
+
+    for protocol in (2, 4, 5):
+        assert kind_of("evil.bin", pickle.dumps({"a": [1]}, protocol=protocol)) == "torch"

@@ -254,11 +254,15 @@ def _alerts(
             opened[slot] = OpenAlert(now)
             opens = tuple(o for o in opens if now - o[1] < OPENS_WINDOW_S)
             told = sum(1 for rule, _ in opens if rule == alert.id)
-            if told < OPENS_PER_RULE:  # no more kept: the memory stays small (h564 #6)
-                opens += ((alert.id, now),)
+            # One instant counts once: several mounts full in one sample, or a clock that
+            # stands still (the same event key again, which a notifier sends once).
+            again = (alert.id, now) in opens
+            if again or told < OPENS_PER_RULE:
                 events.append(_opened_event(host, alert, occurrence(alert, state), now))
-            if told == OPENS_PER_RULE - 1:
-                events.append(_hushed_event(host, alert.id, now))
+            if not again and told < OPENS_PER_RULE:  # no more kept: a small memory (h564 #6)
+                opens += ((alert.id, now),)
+                if told == OPENS_PER_RULE - 1:
+                    events.append(_hushed_event(host, alert.id, now))
             continue
         # Reminded only from a fresh sample: a box that does not answer still has its last
         # sample's alerts, and "log silent … alive, not hung — do not kill it" went on
