@@ -31,7 +31,7 @@ from typing import TextIO
 from rgt_tui.domain.manifest import Manifest, ManifestEntry
 from rgt_tui.fsutil import hash_fd
 from rgt_tui.services.pull.local_tree import HostTree, LocalConflict
-from rgt_tui.services.pull.types import NotEnoughInodes, NotEnoughSpace
+from rgt_tui.services.pull.types import NotEnoughInodes, NotEnoughSpace, disk_of
 from rgt_tui.services.records import (
     PARTS_DIR,
     RECORDS_DIR,
@@ -406,10 +406,9 @@ def check_space(host_dir: Path, plan: PullPlan, *, margin_fraction: float, margi
         return
     folders = {f.local.rpartition("/")[0] for f in todo} | {f.part.rpartition("/")[0] for f in todo}
     new_inodes = sum(1 for f in todo if not f.resume_from) + len(folders)  # folders: at most
-    folder = host_dir
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    st = os.statvfs(folder)
+    st = disk_of(host_dir)
+    if st is None:  # not even / answers: the copy's own writes will say what is wrong
+        return
     available = st.f_bavail * st.f_frsize
     remaining = plan.remaining_bytes
     needed = remaining + max(int(remaining * margin_fraction), margin_min)

@@ -313,15 +313,24 @@ class LocalDiskFull(PullError):
         )
 
 
-def _out_of_inodes(folder: Path) -> bool:
-    """Whether the disk of ``folder`` has no inode left for us (with blocks to spare)."""
+def disk_of(folder: Path) -> os.statvfs_result | None:
+    """statvfs of the disk ``folder`` is or will be on: its nearest folder that exists.
+
+    A pull's folders may not exist yet (the first pull of a host), so the space and
+    inode checks before it and the words after a full disk both read the nearest one.
+    """
     for place in (folder, *folder.parents):
         try:
-            st = os.statvfs(place)
+            return os.statvfs(place)
         except OSError:
             continue
-        return st.f_files > 0 and st.f_favail == 0 and st.f_bavail > 0
-    return False
+    return None
+
+
+def _out_of_inodes(folder: Path) -> bool:
+    """Whether the disk of ``folder`` has no inode left for us (with blocks to spare)."""
+    st = disk_of(folder)
+    return st is not None and st.f_files > 0 and st.f_favail == 0 and st.f_bavail > 0
 
 
 class LocalWriteError(Exception):
