@@ -235,9 +235,14 @@ class JobRunner:
 
     # -- entry points ------------------------------------------------------------------
 
-    def request(self, host_name: str, job_name: str, arg: str = "") -> None:
+    def request(
+        self, host_name: str, job_name: str, arg: str = "", *, by_user: bool = True
+    ) -> None:
         """Start job ``job_name`` on ``host_name`` (``arg``: a cell name, the typed host
-        name); refused, and said so, while another runs."""
+        name); refused, and said so, while another runs. A job the user started clears
+        the words of their last refused key; one the records watch starts by itself
+        (``by_user=False``) keeps them, or "'bx1' is not 'box1'" vanishes a second after
+        it was said, when a pull in another window ends (h561 #3)."""
         host = self.fleet.host(host_name)
         if job_name == "teardown" and arg != host.name:
             # A wrong name does nothing at all: no journal entry, no command.
@@ -301,7 +306,10 @@ class JobRunner:
         job = jobs[job_name]
         running = "teardown" if job_name == "manual-teardown" else job_name.split("-")[0]
         self.locks.claim(host.name, running)  # free: checked above, on this one loop
-        self._set(host.name, running=running, refusal=None, ack_refusal=None)
+        if by_user:
+            self._set(host.name, running=running, refusal=None, ack_refusal=None)
+        else:
+            self._set(host.name, running=running)
         run_work(
             self.app,
             self._guarded(host.name, job(), writes_records=running in ("pull", "verify")),
@@ -393,7 +401,7 @@ class JobRunner:
             state = self.state(change.host)
             shown = state.gate is not None and state.torn_down_at is None
             if change.records and shown and not state.running:
-                self.request(change.host, "gate")
+                self.request(change.host, "gate", by_user=False)
 
     def _read_recorded(self, host: str) -> RecordedResults:
         return read_recorded(fleet_host_dir(self.fleet, host))
