@@ -211,6 +211,9 @@ class HostPane(Widget, can_focus=True):
         # view is measured by its rows (get_content_height), never joined.
         self._content: Content | None = Content.styled("◌ connecting…", "$foreground-muted")
         self._figures: list[Content] = []
+        # Rows of the lines around the figures (status, queue, a failing pull) when the
+        # height was last set: one more of them needs a new height, not a repaint.
+        self._around_rows = 0
         self._lines: list[Content] = []  # as drawn: status, figures, queue line
         self._heights: list[int] = []  # the rows each line takes
         self._drawn_width = 0  # the width they were drawn for
@@ -411,7 +414,12 @@ class HostPane(Widget, can_focus=True):
         extra = self._extra_rows(width)
         if self._key_line is not None and update.connection.status != "connected":
             status = [*status, self._key_line]
-        if recompute_figures:
+        around = sum(self._heights_of([*status, *extra], width))
+        # A line that comes or goes without a new sample (a periodic pull failing, a key
+        # refused) would otherwise be cut off by the old height until the next sample
+        # re-laid the pane (h561 #2: the failing pull's line hidden for 30 s).
+        if recompute_figures or around != self._around_rows:
+            self._around_rows = around
             figures: list[Content] = []
             # A torn-down box's last sample is not drawn: greyed out, its "util 100%
             # 632W" still read as a box at work (a user's hour). The detail screen
