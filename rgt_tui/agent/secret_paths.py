@@ -12,8 +12,8 @@ control script writes it through. A root's own ``.rgt`` is reserved anyway; thes
 the file out of a pull whose root lies above a home (``/home``, a HOME under
 ``/workspace``).
 
-``OWN_STATE_PATHS`` are rgt-tui's own runtime files in a box's ``~/.rgt``: the queue's lock,
-empty by design (taken with flock, never written). They are no result, and a pull above a
+``OWN_STATE_PATHS`` are rgt-tui's own runtime files: the queue's lock in a box's ``~/.rgt``,
+empty by design (taken with flock, never written), and the staging folders of a push. They are no result, and a pull above a
 home would bring it home as a zero-byte file, which verify rightly flags, locking the gate
 for good. The scan skips them the same way, with ``OWN_STATE_RULE``. Every reason a path
 is left on the box on purpose starts with ``SKIP_RULE``: verify shows such a path as
@@ -41,7 +41,10 @@ SECRET_PATHS = (
     ".bash_history", ".zsh_history", ".sh_history", ".python_history", ".psql_history",
     ".mysql_history",
 )  # fmt: skip
-OWN_STATE_PATHS = (".rgt/queue.lock",)
+# The staging folders of a resume move's push and of a sync (and the sync's record): a
+# push cut off leaves one until the next move or sync there removes it, and a pull that
+# brought its part files home failed verify on them, locking the gate (h573 #1).
+OWN_STATE_PATHS = (".rgt/queue.lock", ".rgt-resume.*", ".rgt-sync.*")
 SKIP_RULE = "skipped by rule: "  # every reason a path is left on the box on purpose starts so
 SECRET_RULE = SKIP_RULE + "secret"  # the reason a secret is not pulled starts so
 OWN_STATE_RULE = SKIP_RULE + "rgt-tui's own state"  # and one of OWN_STATE_PATHS so

@@ -19,8 +19,10 @@
 #                             clock), PATH relative to it: what the run wrote after the
 #                             checkpoint a resume would start from; "out<TAB>absent" when
 #                             there is no such folder
-#   stage DURABLE TOKEN       creates DURABLE and DURABLE/.rgt-resume.TOKEN (0700) and, under
-#                             it, the relative dirs on stdin (NUL-separated); "staged<TAB>PATH"
+#   stage DURABLE TOKEN       removes the staging folders earlier pushes cut off left in
+#                             DURABLE, creates DURABLE and DURABLE/.rgt-resume.TOKEN (0700)
+#                             and, under it, the relative dirs on stdin (NUL-separated);
+#                             "staged<TAB>PATH"
 #   commit DURABLE NAME TOKEN renames the staging folder to DURABLE/NAME (an empty folder
 #                             there is removed first; anything else refuses); "committed<TAB>PATH"
 #   drop DURABLE TOKEN        removes the staging folder (after a failed push)
@@ -91,6 +93,8 @@ stage() {
     token_ok "$token"
     make_dir "$durable" durable_dir
     [ -L "$durable" ] && [ ! -d "$durable/." ] && refuse link "$durable is a link to no folder"
+    # A push whose connection dropped could not remove its own (as sync's stage does).
+    find "$durable/." -mindepth 1 -maxdepth 1 -type d -name '.rgt-resume.*' -exec rm -rf -- {} + 2>/dev/null
     stage_dir="$durable/.rgt-resume.$token"
     err=$(LC_ALL=C mkdir -m 700 -- "$stage_dir" 2>&1) || refuse io "cannot create $stage_dir: $(io_reason "$err")"
     while IFS= read -r -d '' rel; do

@@ -874,18 +874,22 @@ async def _push(
             )
         said = await ctl_run("commit", target.durable_dir, plan.cell, token)
     except (TransportError, OSError, MoveError) as exc:
+        left = ""
         try:
             await run_box_script(
                 transport, ctl, "resume_ctl", "drop", target.durable_dir, token,
                 timeout=CTL_TIMEOUT_S,
             )  # fmt: skip
         except Exception:  # noqa: BLE001 - the connection may be what failed
-            pass
+            left = (
+                f"; its partial copy may stay in {target.name}:{target.durable_dir}/"
+                f".rgt-resume.{token} (pulls skip it; the next move there removes it)"
+            )
         if isinstance(exc, MoveError):
-            raise
+            raise MoveError(f"{exc}{left}") from exc
         why = printable(getattr(exc, "message", None) or str(exc), None)
         raise MoveError(
-            f"the push to {where} failed ({why}) — nothing was moved; move again"
+            f"the push to {where} failed ({why}) — nothing was moved; move again{left}"
         ) from exc
     out = next((ln[10:] for ln in said.splitlines() if ln.startswith("committed\t")), "")
     return out or plan.target_out
