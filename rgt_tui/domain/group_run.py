@@ -25,6 +25,7 @@ from rgt_tui.domain.queue_records import RunnerLaunch
 from rgt_tui.domain.queue_state import (
     BY_GROUP,
     BY_OWN_FAILURE,
+    BY_USER,
     DONE,
     FAILED,
     GROUP_STOPPED,
@@ -405,6 +406,21 @@ def _group_cell(lead: CellView, ranks: Sequence[RankView]) -> CellView:
     per = [_cell_of(r.view, lead.name) for r in ranks]
     statuses = [c.status for c in per if c is not None]
     first = first_failure(lead.name, ranks)
+    if first is not None and first[1].status == KILLED and first[1].killed_by == BY_USER:
+        going = [
+            r for r, c in zip(ranks, per, strict=True) if c is not None and c.status == RUNNING
+        ]
+        if going:
+            # The user's kill did not reach every rank (a box that did not answer then):
+            # the cell runs on there, alone. Read as "failed", no kill found it running
+            # and nothing stopped it (h572 #2); running, the next k kills it there.
+            rank, cell = first
+            note = (
+                f"killed by the user on rank {rank.rank} ({rank.box}), still running on "
+                + ", ".join(f"rank {r.rank} ({r.box})" for r in going)
+                + ": the kill did not reach it — kill it again"
+            )
+            return replace(lead, status=RUNNING, note=note, ended_at=None, exit_code=None)
     if first is not None:
         rank, cell = first
         if cell.status == KILLED and all(s in (KILLED, DONE) for s in statuses):

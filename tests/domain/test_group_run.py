@@ -181,6 +181,24 @@ def test_a_rank_back_from_silence_still_running_a_cell_the_group_stopped_is_stop
     assert stop_order([rank0_next, rank1_next], {}, 200.0) is None
 
 
+def test_a_users_kill_that_did_not_reach_a_rank_leaves_the_cell_running_there() -> None:
+    """h572 #2: rank 1's box did not answer the user's kill; the group read the cell as
+    failed (rank 0 killed first), so no kill found it running and rank 1 ran on alone."""
+    by_user = _cell(KILLED, exit_code=143, started_at=110, ended_at=150, killed_by=BY_USER)
+    ranks = [
+        RankView(0, "b1", _view(by_user, alive=False)),
+        RankView(1, "b2", _view(_cell(RUNNING, started_at=110))),
+    ]
+    view = group_view("g", ranks)
+    assert view.current is not None and view.current.name == "a"
+    assert view.current.note == (
+        "killed by the user on rank 0 (b1), still running on rank 1 (b2): the kill did not "
+        "reach it — kill it again"
+    )
+    both = [RankView(r, f"b{r}", _view(by_user, alive=False)) for r in (0, 1)]
+    assert group_view("g", both).cells[0].status == KILLED  # reached every rank
+
+
 def _stopped_view(*cells: CellView, stop_by: str, stopped_before: int | None) -> QueueView:
     launch = RunnerLaunch(100, "boot", "tmux", 0, "run_queue.sh", 42, stop_by=stop_by,
                           stop_requested_at=150 if stop_by else None,

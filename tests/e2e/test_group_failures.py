@@ -236,3 +236,39 @@ def test_the_runner_knows_a_ranks_cell_by_the_prefix_the_group_template_writes()
 
     runner = files("rgt_tui.scripts").joinpath("run_queue.sh").read_text()
     assert f"group_prefix='{ENV_PREFIX}'\n" in runner
+
+
+@pytest.mark.timeout(300)
+async def test_a_kill_that_misses_a_rank_says_so_and_the_next_kill_finds_it(
+    tmp_path: Path, boxes: tuple[QueueSshServer, QueueSshServer]
+) -> None:
+    """h572 #1 and #2: with box2 not answering, `queue kill pair` printed "killed" and
+    exited 0 while rank 1 ran on; once box2 answered, the group read the cell as failed,
+    so every kill the product offered said nothing ran, and the rank ran on alone."""
+    box1, box2 = boxes
+    hosts = _fleet_file(tmp_path, boxes, HOLD)
+    launched = await arun("launch", "pair", "--hosts", hosts, "--yes", timeout=180)
+    assert launched.returncode == 0, launched.stdout + launched.stderr
+    for box in boxes:
+        log = box.workdir / ".rgt/queue/cells/fit.log"
+        await wait_for(lambda log=log: log.exists() and "runs" in log.read_text(), 60, "ranks up")
+    box2.stop()  # its cell lives on, unreachable
+    try:
+        missed = await arun("queue", "kill", "pair", "--yes", "--hosts", hosts, timeout=120)
+        said = missed.stdout + missed.stderr
+        assert missed.returncode != 0, said
+        assert "the kill did not reach rank 1 (box2)" in said, said
+        assert "rgt-tui queue kill pair" in said, said
+    finally:
+        box2.start()
+    fit = box2.workdir / ".rgt/queue/cells/fit.state"
+    assert "end " not in fit.read_text()  # the scenario: rank 1 still runs it
+    shown = await arun("queue", "show", "pair", "--hosts", hosts)
+    line = next(ln for ln in shown.stdout.splitlines() if " fit " in ln)
+    assert "still running on rank 1 (box2)" in line, shown.stdout
+    # Rank 0 went on to long (the kill's --then next), so two run: named, fit is killed.
+    again = await arun("queue", "kill", "pair", "fit", "--yes", "--hosts", hosts, timeout=120)
+    assert again.returncode == 0, again.stdout + again.stderr
+    await wait_for(lambda: "end " in fit.read_text(), 60, "rank 1's cell ended")
+    for box in boxes:
+        (box.workdir / "go_long").touch()

@@ -317,7 +317,18 @@ class GroupBackend:
             raise QueueError(
                 self.host.name, f"cell {name} runs on no rank: nothing to kill", code="not-running"
             )
-        return replace(killed[0], host=self.host.name)
+        result = replace(killed[0], host=self.host.name)
+        missed = self._missed(got)
+        if missed:
+            # Said, never "killed" alone: the rank not reached runs on (h572 #1).
+            raise QueueError(
+                self.host.name,
+                f"{result.summary()}; but the kill did not reach "
+                f"{'; '.join(missed)} — it may still run there: kill it again once its box "
+                f"answers (rgt-tui queue kill {self.host.name})",
+                code="partial",
+            )
+        return result
 
     async def plan_retry(
         self, fleet: Fleet, transport: Transport, names: Iterable[str], *,
@@ -383,6 +394,16 @@ class GroupBackend:
                 links, lambda r, t: control.skip_cell(t, self.host.name, name, reason_text)
             )
         self._raise_first(got)
+
+    def _missed(self, results: list[object]) -> list[str]:
+        """ "rank 1 (box2): why" for each rank whose call failed, not for want of a cell
+        running there."""
+        return [
+            f"{who(self.host, r)}: {g.message if isinstance(g, QueueError) else reason(g)}"
+            for r, g in enumerate(results)
+            if isinstance(g, BaseException)
+            and not (isinstance(g, QueueError) and g.code == "not-running")
+        ]
 
     def _raise_first(self, results: list[object]) -> None:
         """Raise the first rank's error, naming the rank."""
