@@ -25,6 +25,7 @@ from rgt_tui.domain.config import (
     Readiness,
 )
 from rgt_tui.domain.config_toml import Table
+from rgt_tui.domain.literal_secret import is_provider_token
 
 ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Variables the cell runner, its shell or the job itself lives by: a credential exported
@@ -224,6 +225,14 @@ def _credential(c: Table, base: Path, name: str, spec: object) -> Credential:
     if not isinstance(ref, str) or not ref.strip():
         # Its type only: a mis-shaped value may be the secret itself (a review).
         raise c.error(name, f"{source} must be a non-empty text, not {_kind(ref)}, e.g. {example}")
+    if is_provider_token(token := Path(ref).name if source == "file" else ref):
+        # Pasted where its source's name goes: said without it, as every message that
+        # names the source (preflight's, launch's, the TUI plan's) would repeat it.
+        raise c.error(
+            name,
+            f"the {source} given is a token itself ({token[:3]}…), not where one is: name "
+            f"its source, e.g. {example} — never the secret itself",
+        )
     if source == "file":
         ref = str(_local(base, ref))
     return Credential(name, source, ref, c.line(name))

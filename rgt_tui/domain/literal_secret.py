@@ -50,9 +50,10 @@ _QUERY = re.compile(
 _URL_PASSWORD = re.compile(r"://[^/@:\s?#]+:(?P<value>[^/@\s?#]+)@")
 # A token as a URL's user, as GitHub and Hugging Face take one: https://ghp_…@github.com/…
 # (h553 #9). By the providers' own token prefixes: a plain user name is no secret.
-_URL_TOKEN_USER = re.compile(
-    r"://(?P<value>(?:gh[opsur]_|github_pat_|glpat-|hf_)[A-Za-z0-9_-]{8,})@"
-)
+_TOKEN_PREFIXES = r"(?:gh[opsur]_|github_pat_|glpat-|hf_)"
+_URL_TOKEN_USER = re.compile(rf"://(?P<value>{_TOKEN_PREFIXES}[A-Za-z0-9_-]{{8,}})@")
+# A provider's token whole: where a name of one's source was asked (h573 #3).
+_TOKEN = re.compile(rf"{_TOKEN_PREFIXES}[A-Za-z0-9_-]{{16,}}")
 # Where one shell command ends and the next begins: curl's -u is asked of curl's own.
 _SEPARATORS = frozenset({";", "&&", "||", "|", "&"})
 # Programs whose quoted word is a command they run (a teardown through ssh: h483 #4).
@@ -228,6 +229,12 @@ def _has_digit(value: str) -> bool:
 
 def _cut(value: str) -> str:
     return value[:4] + "…"
+
+
+def is_provider_token(value: str) -> bool:
+    """Whether ``value`` is a token by its provider's own prefix (``hf_…``, ``ghp_…``,
+    ``glpat-…``), written out whole: never a variable's name nor a file's."""
+    return _TOKEN.fullmatch(value) is not None
 
 
 def without_env_secrets(text: str, env: Mapping[str, str]) -> str:

@@ -846,3 +846,23 @@ def test_every_credential_mistake_is_named_at_its_own_line_in_one_run(tmp_path: 
     assert two.message.startswith("one source, not 2 (env, file)"), two.message
     shaped = load_error(tmp_path, "[fleet]\n[fleet.credentials]\nX_KEY = { env = 123456 }\n")
     assert "123456" not in str(shaped), str(shaped)  # a mis-shaped value may be the secret
+
+
+def test_a_token_pasted_where_its_source_goes_is_refused_without_repeating_it(
+    tmp_path: Path,
+) -> None:
+    """h573 #3: a token given as an env variable's or a file's name was echoed whole,
+    three times per credential, by every preflight and launch ("the variable hf_… is not
+    set … export hf_…=")."""
+    err = load_error(
+        tmp_path,
+        "[fleet]\n[fleet.credentials]\n"
+        'HF_TOKEN = { env = "hf_ENVNAMESECRET1234567" }\n'  # 3
+        'GH_TOKEN = { file = "~/ghp_abcdefghijklmnopqrstu" }\n'  # 4
+        'WANDB_API_KEY = { env = "WANDB_API_KEY" }\n',  # 5: good
+    )
+    assert [(p.line, p.key) for p in err.problems] == [(3, "HF_TOKEN"), (4, "GH_TOKEN")]
+    said = " ".join(p.message for p in err.problems) + str(err)
+    assert "ENVNAMESECRET" not in said and "abcdefghijklmnop" not in said, said
+    assert "the env given is a token itself (hf_…), not where one is" in said, said
+    assert "the file given is a token itself (ghp…)" in said, said  # by the file's name
