@@ -28,6 +28,7 @@ from rich.text import Text
 from rgt_tui.cli.exit_codes import EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.cli.pull_progress import LiveView
 from rgt_tui.cli.runner import Call, interrupted_saying
+from rgt_tui.domain.errors import HostKeyError, TransportError
 from rgt_tui.domain.units import fmt_bytes
 from rgt_tui.services.connect import Transport
 
@@ -97,6 +98,17 @@ async def run_sync(call: Call, transport: Transport) -> int:
             )
     except SyncError as exc:
         return call.fail(f"{exc.host}: {exc.message}", fix=exc.fix or None)
+    except TransportError as exc:
+        if exc.fix or isinstance(exc, HostKeyError) or call.args.check:
+            raise  # its own fix (a refused key, a stopped box), or nothing was sent
+        # Cut off mid-sync: "unreachable: connection lost" and no word on the box's tree
+        # nor on the files staged there (h573 #2).
+        return call.fail(
+            f"{host.name} unreachable: {exc.message}",
+            fix=f"sync again once it answers (rgt-tui sync {host.name}): the files staged on "
+            "the box (.rgt-sync.* in its workdir) are never used and the next sync removes "
+            f"them; rgt-tui sync {host.name} --check says what the box's tree is now",
+        )
     _print_result(call, host.name, host.name, host.name, result)
     return EXIT_OK
 
