@@ -391,8 +391,13 @@ def unanswered_diagnosis(name: str, cell: CellView, quiet: RankView) -> Diagnosi
         cell=cell.name,
         summary=(
             f"rank {quiet.rank} ({quiet.box}) does not answer ({quiet.error}): preempted or "
-            f"lost? cell {cell.index} ({cell.name}) failed on the other ranks because their "
-            "peer went, not by a fault of their own"
+            f"lost? cell {cell.index} ({cell.name}) "
+            + (
+                "was stopped on the other ranks with it (one torchrun job is all its ranks or none)"
+                if cell.status == KILLED
+                else "failed on the other ranks because their peer went, not by a fault of "
+                "their own"
+            )
         ),
         next_step=(
             f"find out what became of rank {quiet.rank}'s box ({quiet.box}): rgt-tui status "

@@ -272,3 +272,41 @@ async def test_a_kill_that_misses_a_rank_says_so_and_the_next_kill_finds_it(
     await wait_for(lambda: "end " in fit.read_text(), 60, "rank 1's cell ended")
     for box in boxes:
         (box.workdir / "go_long").touch()
+
+
+@pytest.mark.timeout(300)
+async def test_diagnose_names_the_rank_gone_quiet_that_the_group_stopped_the_others_for(
+    tmp_path: Path, boxes: tuple[QueueSshServer, QueueSshServer]
+) -> None:
+    """h572 #3: box2 went quiet, the group stopped rank 0 (its cell reads killed, no
+    failure), and `diagnose pair` said "rank 0 (box1): nothing vanished", exit 0."""
+    box1, box2 = boxes
+    hosts = _fleet_file(tmp_path, boxes, HOLD)
+    launched = await arun("launch", "pair", "--hosts", hosts, "--yes", timeout=180)
+    assert launched.returncode == 0, launched.stdout + launched.stderr
+    for box in boxes:
+        log = box.workdir / ".rgt/queue/cells/fit.log"
+        await wait_for(lambda log=log: log.exists() and "runs" in log.read_text(), 60, "ranks up")
+    box2.stop()
+    try:
+        # What the group's watch does after LOST_AFTER_S of silence: rank 0 stopped.
+        fleet = load_fleet(hosts)
+        connections = FleetConnections(fleet.hosts)
+        group = fleet.host("pair")
+        try:
+            await backend_for(group, connections).kill_ranks(
+                connections.transport("pair"), None, [0], then="stop"
+            )
+        finally:
+            await connections.close_all()
+        diagnosed = await arun("diagnose", "pair", "--hosts", hosts)
+        said = diagnosed.stdout + diagnosed.stderr
+        assert diagnosed.returncode == 1, said
+        assert "rank 1 (box2) does not answer" in said, said
+        assert "was stopped on the other ranks with it" in said, said
+        assert "rgt-tui status box2" in said and "nothing vanished" not in said, said
+    finally:
+        box2.start()
+        for box in boxes:
+            (box.workdir / "go_fit").touch()
+            (box.workdir / "go_long").touch()

@@ -22,7 +22,7 @@ from rgt_tui.domain.group_run import (
     unanswered_diagnosis,
     unanswered_first,
 )
-from rgt_tui.domain.queue_state import QueueView
+from rgt_tui.domain.queue_state import KILLED, QueueView
 from rgt_tui.domain.vanished import Diagnosis
 from rgt_tui.services.box_ctl import QueueError
 from rgt_tui.services.journal import torn_down_refusal
@@ -120,6 +120,13 @@ class GroupBackend:
         quiet = unanswered_first(failed.name, views) if failed is not None else None
         if failed is not None and quiet is not None:  # the survivor's error is not its own
             return view, unanswered_diagnosis(self.host.name, failed, quiet)
+        silent = next((r for r in views if r.view is None), None)
+        stopped = [c for c in view.cells if c.status == KILLED and c.ended_at]
+        if failed is None and silent is not None and stopped:
+            # The group stopped the others because this rank went quiet: its cell reads
+            # "killed", no failure, and rank 0's box said "nothing vanished" (h572 #3).
+            last = max(stopped, key=lambda c: c.ended_at or 0)
+            return view, unanswered_diagnosis(self.host.name, last, silent)
         rank = 0
         if failed is not None and failed.note.startswith("rank "):
             rank = int(failed.note.split()[1])
