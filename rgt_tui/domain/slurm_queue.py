@@ -177,7 +177,10 @@ def slurm_view(
     else:
         state, alive = FINISHED, False
     resume = None
-    if state != Q_RUNNING:
+    # Not while a task is still in squeue (held by a stop): the launch that line offers
+    # is refused until the holds are released or cancelled (h572 #4), which the stop's
+    # own words say.
+    if state != Q_RUNNING and not live:
         stuck = [c.index for c in cells if c.status in RESUMABLE]
         resume = min(stuck) if stuck else view.resume_index
     return replace(

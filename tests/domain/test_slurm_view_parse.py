@@ -303,6 +303,12 @@ def test_a_stop_is_shown_while_its_holds_last_and_not_once_they_are_released():
         "3_2|PENDING|JobHeldUser||0:00|UNLIMITED",
     )
     assert held.stop_requested and held.stop_text().startswith("stop requested")
+    # Nothing running, b and c still held: no "resume: rgt-tui launch" line, since that
+    # launch is refused until the holds are released or cancelled (h572 #4).
+    waiting = view(
+        "3_1|PENDING|JobHeldUser||0:00|UNLIMITED", "3_2|PENDING|JobHeldUser||0:00|UNLIMITED"
+    )
+    assert waiting.state == USER_STOPPED and waiting.resume_index is None, waiting
     # scontrol release: b runs (it started after the stop), c waits on the array's limit.
     released = view(
         "3_1|RUNNING|None|rgtnode1|0:10|UNLIMITED",
