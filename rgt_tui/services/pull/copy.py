@@ -605,8 +605,12 @@ def _finish_group(run: PullRun, parts: list[_Part]) -> list[PulledFile | str | N
             sync_files([part.fd for part in parts if part.fd >= 0])
         for part in parts:
             try:
-                outcomes.append(_finish(run, part, grouped=True))
-                folders.add(part.plan.local.rpartition("/")[0])
+                outcomes.append(done := _finish(run, part, grouped=True))
+                if done is not None:
+                    # Only where a file was renamed into place: a part that no longer
+                    # hashes (rewritten at the same size) installs nothing, and its folder
+                    # may never have been made; syncing it failed the whole pull (h571 #1).
+                    folders.add(part.plan.local.rpartition("/")[0])
             except LocalConflict as exc:
                 outcomes.append(exc.told)
     finally:  # a full disk stops the group: every part's descriptor is closed all the same
