@@ -86,6 +86,9 @@ class BoxWatch:
         self._stale: dict[str, object] = {}
         self._observing: set[str] = set()  # hosts whose box is being recorded right now
         self._asked: set[str] = set()  # hosts whose pending attempt is the user's r
+        # ... or the look made by itself later (_look_again): judged as r is, not worded
+        # as the user's ("when you asked (r)" for a look nobody asked for: h571 #3).
+        self._by_itself: set[str] = set()
         # A teardown recorded since this start is one the box is still going away from:
         # only ``r`` asks about it. One from before: the attempt at start asks.
         self._started = jobs.clock()
@@ -161,11 +164,14 @@ class BoxWatch:
             self._asked.discard(host)
         self._step(host)
 
-    def retry(self, host: str) -> None:
-        """``r`` on a stopped torn-down host: one more attempt, judged by what comes next."""
+    def retry(self, host: str, *, by_user: bool = True) -> None:
+        """``r`` on a stopped torn-down host: one more attempt, judged by what comes next
+        (``by_user=False``: the look made later by itself, judged the same)."""
         if self.jobs.state(host).torn_down_at is not None:
             self.pending[host] = self._seen.get(host, 0)
             self._asked.add(host)  # the user asked: the same box answering is news now
+            if not by_user:
+                self._by_itself.add(host)
             before = self._latest(host)
             self._stale[host] = before.snapshot if before is not None else None
 
@@ -255,7 +261,7 @@ class BoxWatch:
         # No answer, no id to tell by, or the same box right after its teardown: it stays
         # torn down, and is done: its monitor, queue poll and connection close
         # (FleetRuntime.retire).
-        asked = host in self._asked
+        asked, by_itself = host in self._asked, host in self._by_itself
         self._settled(host)
         if self._stop(host):
             later = self._look_again_later(host, state.torn_down_at)
@@ -263,7 +269,13 @@ class BoxWatch:
                 f"{host} was torn down: "
                 # The answer to the user's own r: "press r" told them to do what they
                 # had just done (h461 #7).
-                + ("it did not answer when you asked (r): " if asked else "")
+                + (
+                    "it did not answer when looked at again: "
+                    if by_itself
+                    else "it did not answer when you asked (r): "
+                    if asked
+                    else ""
+                )
                 + "telemetry stopped, its connection closed. "
                 + (
                     f"It is looked at once more in {fmt_duration(later)}: a box "
@@ -271,7 +283,7 @@ class BoxWatch:
                     if later is not None
                     else ""
                 )
-                + ("" if asked else "Press r on it if the box is back."),
+                + ("" if asked and not by_itself else "Press r on it if the box is back."),
                 title=host,
                 timeout=8,
             )
@@ -304,7 +316,7 @@ class BoxWatch:
         if state.torn_down_at != torn_down_at or not self._is_stopped(host):
             return  # a new box under the name, or watched again already (r)
         assert self._reconnect is not None
-        self.retry(host)
+        self.retry(host, by_user=False)
         self._reconnect(host)
 
     def _settled(self, host: str) -> None:
@@ -312,6 +324,7 @@ class BoxWatch:
         del self.pending[host]
         self._stale.pop(host, None)
         self._asked.discard(host)
+        self._by_itself.discard(host)
 
     def _still_answers(self, host: str, torn_down_at: float) -> bool:
         """The box recorded as torn down answers this attempt: on ``r``, or long enough

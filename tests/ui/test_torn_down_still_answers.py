@@ -141,3 +141,37 @@ async def test_a_teardown_recorded_just_before_the_start_is_looked_at_once_its_g
         await wait_for(lambda: app.jobs.state("box1").still_answers_at, 60, pilot=pilot)
         assert any("STILL ANSWERS" in str(n.message) for n in shown_notifications(app))
         await wait_for(lambda: not pane.has_class("-torn-down"), 60, pilot=pilot)
+
+
+async def test_the_look_again_that_finds_no_box_is_not_worded_as_the_users_r(
+    tmp_path: Path, state_dir: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    """h571 #3: the look made by itself after a teardown said "it did not answer when
+    you asked (r)", a look nobody asked for."""
+    from rgt_tui.controllers.notices import notices_of
+
+    box = loopback_fleet.box("box1")
+    (box.root / ".rgt").mkdir(exist_ok=True)
+    (box.root / ".rgt" / "box-id").write_text(BOX + "\n")
+    journal = Journal(journal_dir(loopback_fleet.hosts_file))
+    journal.observe_box("box1", BoxIdentity(BOX, None), time.time() - 3600)
+    app = RgtApp(load_fleet(loopback_fleet.hosts_file), config_dir=tmp_path / "config")
+    async with app.run_test(size=SIZE) as pilot:
+        app.box_watch.look_again_s = 3.0  # GRACE_S, shortened for the test
+        pane = app.fleet_screen.panes["box1"]
+        await wait_for(
+            lambda: (u := app.latest.get("box1")) is not None and u.snapshot is not None,
+            40,
+            pilot=pilot,
+        )
+        journal.add_teardown("box1", TeardownRecord(time.time(), None, None, "", True, BOX, True))
+        await wait_for(lambda: pane.has_class("-torn-down"), 60, pilot=pilot)
+        await box.stop()  # destroyed now: the look again finds nothing
+
+        def told() -> list[str]:
+            return [n.text for n in notices_of(app).items() if "did not answer" in n.text]
+
+        await wait_for(told, 60, "the look again's end", pilot=pilot)
+        assert "it did not answer when looked at again" in told()[0], told()
+        assert "when you asked" not in told()[0] and "Press r on it if the box is back" in told()[0]
+        assert app.jobs.state("box1").still_answers_at is None
