@@ -52,8 +52,13 @@ _URL_PASSWORD = re.compile(r"://[^/@:\s?#]+:(?P<value>[^/@\s?#]+)@")
 # (h553 #9). By the providers' own token prefixes: a plain user name is no secret.
 _TOKEN_PREFIXES = r"(?:gh[opsur]_|github_pat_|glpat-|hf_)"
 _URL_TOKEN_USER = re.compile(rf"://(?P<value>{_TOKEN_PREFIXES}[A-Za-z0-9_-]{{8,}})@")
-# A provider's token whole: where a name of one's source was asked (h573 #3).
-_TOKEN = re.compile(rf"{_TOKEN_PREFIXES}[A-Za-z0-9_-]{{16,}}")
+# A provider's token whole, in its own shape (random letters and digits after the prefix,
+# as the providers issue them): where a name of one's source was asked (h573 #3). Not
+# ``hf_token_for_cluster`` nor ``glpat-ci-runner-project``: names (review h574 #2).
+_TOKEN = re.compile(
+    r"(?:gh[opsur]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{50,}|glpat-[A-Za-z0-9_-]{20,}"
+    r"|hf_[A-Za-z0-9]{30,})"
+)
 # Where one shell command ends and the next begins: curl's -u is asked of curl's own.
 _SEPARATORS = frozenset({";", "&&", "||", "|", "&"})
 # Programs whose quoted word is a command they run (a teardown through ssh: h483 #4).
@@ -234,7 +239,8 @@ def _cut(value: str) -> str:
 def is_provider_token(value: str) -> bool:
     """Whether ``value`` is a token by its provider's own prefix (``hf_…``, ``ghp_…``,
     ``glpat-…``), written out whole: never a variable's name nor a file's."""
-    return _TOKEN.fullmatch(value) is not None
+    mixed = any(c.isdigit() for c in value) and any(c.isupper() for c in value)
+    return mixed and _TOKEN.fullmatch(value) is not None
 
 
 def without_env_secrets(text: str, env: Mapping[str, str]) -> str:
