@@ -72,6 +72,16 @@ _REFUSED = {
 _RUNNING = {"verify": "verification", "gate": "teardown check", "acknowledge": "acknowledgement"}
 
 
+def _wrong_name(arg: str, host: str) -> str:
+    """The start of a refusal of a name typed that is not the host's."""
+    return f"'{arg}' is not '{host}': nothing was "
+
+
+def _names_wrong(refusal: str | None, host: str) -> bool:
+    """Whether ``refusal`` is one of a name typed that is not ``host``'s."""
+    return refusal is not None and f" is not '{host}': nothing was " in refusal
+
+
 @dataclass(frozen=True)
 class HostJobs:
     """What the UI knows about one host's pull, verification and teardown."""
@@ -248,7 +258,7 @@ class JobRunner:
             # A wrong name does nothing at all: no journal entry, no command.
             self._set(
                 host.name,
-                refusal=f"'{arg}' is not '{host.name}': nothing was torn down",
+                refusal=_wrong_name(arg, host.name) + "torn down",
             )
             return
         if job_name == "teardown" and (mistake := self.fleet_mistake()):
@@ -269,7 +279,7 @@ class JobRunner:
             if arg != host.name:
                 self._set(
                     host.name,
-                    refusal=f"'{arg}' is not '{host.name}': nothing was recorded; "
+                    refusal=_wrong_name(arg, host.name) + "recorded; "
                     "the box is still billed as running",
                 )
                 return
@@ -306,10 +316,18 @@ class JobRunner:
         job = jobs[job_name]
         running = "teardown" if job_name == "manual-teardown" else job_name.split("-")[0]
         self.locks.claim(host.name, running)  # free: checked above, on this one loop
-        if by_user:
-            self._set(host.name, running=running, refusal=None, ack_refusal=None)
-        else:
-            self._set(host.name, running=running)
+        state = self.state(host.name)
+        # The words of a refused name stay through a check the records watch starts by
+        # itself: the name typed is still wrong, whatever the check finds. Any other
+        # refusal ("locked: …") is about the gate, which that check reads afresh (review
+        # h574 #1: "locked" stayed under a ready checklist).
+        typed = not by_user and _names_wrong(state.refusal, host.name)
+        self._set(
+            host.name,
+            running=running,
+            refusal=state.refusal if typed else None,
+            ack_refusal=None if by_user else state.ack_refusal,
+        )
         run_work(
             self.app,
             self._guarded(host.name, job(), writes_records=running in ("pull", "verify")),

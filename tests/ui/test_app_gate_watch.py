@@ -62,6 +62,34 @@ async def voided_by_a_pull_elsewhere(app, pilot, loopback_fleet, fleet) -> None:
     await wait_for(lambda: "do not destroy the box now" in screen_text(app), pilot=pilot)
 
 
+async def test_the_watchs_own_check_clears_a_locked_refusal_it_settles(
+    tmp_path: Path, state_dir: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    """Review h574 #1: the name typed while the box had written a file since the pull
+    was refused as "locked: …"; another window then pulled and verified it, and the
+    watch's check found the checklist ready, yet "locked" stayed beneath it."""
+    from rgt_tui.services.verify.run import verify_host
+    from rgt_tui.transport import open_transport
+
+    results_on_box(loopback_fleet.box("box1").root)
+    fleet = load_fleet(loopback_fleet.hosts_file)
+    app = RgtApp(fleet, start_monitors=False, config_dir=tmp_path / "c")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pull_and_verify(app, pilot)
+        await checklist(app, pilot)
+        root = loopback_fleet.box("box1").root
+        (next(root.rglob("metrics.json")).parent / "step_900.bin").write_bytes(b"w" * 4096)
+        await type_name(app, pilot, "box1")
+        await wait_for(lambda: "locked:" in screen_text(app), pilot=pilot)
+        await pull_elsewhere(loopback_fleet, fleet)
+        async with open_transport(fleet.host("box1")) as t:
+            await verify_host(fleet.host("box1"), fleet.results_dir, transport=t)
+        await app.jobs.take_outside_changes()
+        await wait_for(lambda: app.jobs.state("box1").gate.ready_but_confirmation, pilot=pilot)
+        await wait_for(lambda: "locked:" not in screen_text(app), pilot=pilot)
+
+
 async def test_a_check_that_voids_the_confirmation_takes_the_tab_back_to_it(
     tmp_path: Path, state_dir: Path, loopback_fleet
 ) -> None:  # type: ignore[no-untyped-def]
