@@ -20,7 +20,8 @@
 #                             checkpoint a resume would start from; "out<TAB>absent" when
 #                             there is no such folder
 #   stage DURABLE TOKEN       removes the staging folders earlier pushes cut off left in
-#                             DURABLE, creates DURABLE and DURABLE/.rgt-resume.TOKEN (0700)
+#                             DURABLE a day ago or more, creates DURABLE and
+#                             DURABLE/.rgt-resume.TOKEN (0700)
 #                             and, under it, the relative dirs on stdin (NUL-separated);
 #                             "staged<TAB>PATH"
 #   commit DURABLE NAME TOKEN renames the staging folder to DURABLE/NAME (an empty folder
@@ -93,8 +94,11 @@ stage() {
     token_ok "$token"
     make_dir "$durable" durable_dir
     [ -L "$durable" ] && [ ! -d "$durable/." ] && refuse link "$durable is a link to no folder"
-    # A push whose connection dropped could not remove its own (as sync's stage does).
-    find "$durable/." -mindepth 1 -maxdepth 1 -type d -name '.rgt-resume.*' -exec rm -rf -- {} + 2>/dev/null
+    # A push whose connection dropped could not remove its own. Only a day-old one: two
+    # moves onto one spare at once (spot boxes preempted together) each stage here, and
+    # removing the other's in-progress folder failed it (review h574 #3). Pulls skip them.
+    find "$durable/." -mindepth 1 -maxdepth 1 -type d -name '.rgt-resume.*' -mmin +1440 \
+        -exec rm -rf -- {} + 2>/dev/null
     stage_dir="$durable/.rgt-resume.$token"
     err=$(LC_ALL=C mkdir -m 700 -- "$stage_dir" 2>&1) || refuse io "cannot create $stage_dir: $(io_reason "$err")"
     while IFS= read -r -d '' rel; do

@@ -2,12 +2,14 @@
 verified checkpoint goes to it. Its staging folder could not be removed over the dropped
 connection; a pull of the target then brought its part files home, verify failed on
 them and the teardown gate stayed locked with a fix that did not help. The failure now
-says where the partial copy stays, pulls skip it as rgt-tui's own, and the next move
-there removes it. Loopback boxes, the real runner, real files."""
+says where the partial copy stays, pulls skip it as rgt-tui's own, and a move there a
+day on removes it (not sooner: another move may be staging there now). Loopback boxes, the real runner, real files."""
 
 from __future__ import annotations
 
 import asyncio
+import os
+import time
 
 import pytest
 from support.machine import kill_processes_under
@@ -49,7 +51,7 @@ async def test_a_push_cut_off_leaves_nothing_that_a_pull_brings_home_or_a_move_k
     (left,) = durable.glob(".rgt-resume.*")  # the scenario: a partial copy stays there
     assert "nothing was moved" in said, said
     assert f"its partial copy may stay in box2:{durable}/{left.name}" in said, said
-    assert "the next move there removes it" in said
+    assert "a move there a day on removes it" in said
 
     await qf.loopback.box("box2").start()
     transport = qf.transport("box2")
@@ -62,6 +64,12 @@ async def test_a_push_cut_off_leaves_nothing_that_a_pull_brings_home_or_a_move_k
     (skipped,) = pulled.manifest.refused  # said as left on the box on purpose, not a fault
     assert skipped.reason == "skipped by rule: rgt-tui's own state (.rgt-resume.*)"
 
+    # A day on, the leftover goes with the next move's stage; another move's staging in
+    # progress (a second spot box's, onto the same spare: review h574 #3) stays.
+    day_ago = time.time() - 25 * 3600
+    os.utime(left, (day_ago, day_ago))
+    other = durable / ".rgt-resume.0123456789ab"
+    other.mkdir()
     again = await plan_move(qf)
     assert again.ok, again.problems
     t1, t2 = qf.transport("box1"), qf.transport("box2")
@@ -70,5 +78,5 @@ async def test_a_push_cut_off_leaves_nothing_that_a_pull_brings_home_or_a_move_k
     finally:
         await t1.close()
         await t2.close()
-    assert not list(durable.glob(".rgt-resume.*"))  # the earlier one went with this push
+    assert list(durable.glob(".rgt-resume.*")) == [other]  # the day-old one went
     assert (durable / "ck" / "checkpoint.bin").is_file()

@@ -883,7 +883,8 @@ async def _push(
         except Exception:  # noqa: BLE001 - the connection may be what failed
             left = (
                 f"; its partial copy may stay in {target.name}:{target.durable_dir}/"
-                f".rgt-resume.{token} (pulls skip it; the next move there removes it)"
+                f".rgt-resume.{token} (pulls skip it; a move there a day on removes it, "
+                "or remove it by hand)"
             )
         if isinstance(exc, MoveError):
             raise MoveError(f"{exc}{left}") from exc
