@@ -412,8 +412,14 @@ def _group_cell(lead: CellView, ranks: Sequence[RankView]) -> CellView:
     statuses = [c.status for c in per if c is not None]
     first = first_failure(lead.name, ranks)
     if first is not None and first[1].status == KILLED and first[1].killed_by == BY_USER:
-        going = [
-            r for r, c in zip(ranks, per, strict=True) if c is not None and c.status == RUNNING
+        ended = first[1].ended_at or 0
+        going = [  # missed: not one whose kill is under way, nor a later attempt
+            r
+            for r, c in zip(ranks, per, strict=True)
+            if c is not None
+            and c.status == RUNNING
+            and not c.killed_by
+            and (c.started_at or 0) <= ended
         ]
         if going:
             # The user's kill did not reach every rank (a box that did not answer then):

@@ -197,6 +197,13 @@ def test_a_users_kill_that_did_not_reach_a_rank_leaves_the_cell_running_there() 
     )
     both = [RankView(r, f"b{r}", _view(by_user, alive=False)) for r in (0, 1)]
     assert group_view("g", both).cells[0].status == KILLED  # reached every rank
+    # Not missed (review h574 #5): a rank whose kill is under way (in its TERM grace),
+    # and a rank running a later attempt (a relaunch) beside the old kill's record.
+    ending = _cell(RUNNING, started_at=110, killed_by=BY_USER, note="kill asked by the user")
+    later = _cell(RUNNING, started_at=300)
+    for other in (ending, later):
+        view = group_view("g", [ranks[0], RankView(1, "b2", _view(other))])
+        assert "the kill did not reach it" not in view.cells[0].note, view.cells[0]
 
 
 def _stopped_view(*cells: CellView, stop_by: str, stopped_before: int | None) -> QueueView:

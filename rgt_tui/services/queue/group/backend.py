@@ -11,6 +11,7 @@ the other boxes' connections are borrowed from the fleet's (``links``) or opened
 from __future__ import annotations
 
 import asyncio
+import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
@@ -22,7 +23,7 @@ from rgt_tui.domain.group_run import (
     unanswered_diagnosis,
     unanswered_first,
 )
-from rgt_tui.domain.queue_state import KILLED, QueueView
+from rgt_tui.domain.queue_state import BY_GROUP, KILLED, QueueView
 from rgt_tui.domain.vanished import Diagnosis
 from rgt_tui.services.box_ctl import QueueError
 from rgt_tui.services.journal import torn_down_refusal
@@ -121,7 +122,12 @@ class GroupBackend:
         if failed is not None and quiet is not None:  # the survivor's error is not its own
             return view, unanswered_diagnosis(self.host.name, failed, quiet)
         silent = next((r for r in views if r.view is None), None)
-        stopped = [c for c in view.cells if c.status == KILLED and c.ended_at]
+        since = view.launch.ts if view.launch is not None else 0
+        stopped = [  # the group's own stop in this launch: never a kill of the user's
+            c
+            for c in view.cells
+            if c.status == KILLED and c.killed_by == BY_GROUP and (c.ended_at or 0) >= since
+        ]
         if failed is None and silent is not None and stopped:
             # The group stopped the others because this rank went quiet: its cell reads
             # "killed", no failure, and rank 0's box said "nothing vanished" (h572 #3).
@@ -332,7 +338,7 @@ class GroupBackend:
                 self.host.name,
                 f"{result.summary()}; but the kill did not reach "
                 f"{'; '.join(missed)} — it may still run there: kill it again once its box "
-                f"answers (rgt-tui queue kill {self.host.name})",
+                f"answers (rgt-tui queue kill {self.host.name} {shlex.quote(result.name)})",
                 code="partial",
             )
         return result
