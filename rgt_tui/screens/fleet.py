@@ -288,6 +288,7 @@ class FleetScreen(FleetView, Screen[None]):
     def remove_host(self, fleet: Fleet, host: str) -> None:
         """A host gone from the fleet file: its pane leaves the grid."""
         self.fleet = fleet
+        shown = [p for p in self.panes.values() if p.display]  # in the grid's order
         pane = self.panes.pop(host, None)
         self.latest.pop(host, None)
         if pane is None:
@@ -295,16 +296,20 @@ class FleetScreen(FleetView, Screen[None]):
         if self._selected is pane or self.focused is pane:
             # The selection moves to a pane still shown: left to Textual, the focus went
             # to the next focusable widget, the filter box, and the next command keys
-            # became filter text (hour s24b #1).
-            shown = [p for p in self.panes.values() if p.display]
-            self._selected = None
-            if self.focused is self._filter:
-                # Typing in the filter: the cursor stays there (review s24 #5).
-                self._selected = shown[0] if shown else None
-            elif shown:
-                self.select(shown[0].host.name)
-            else:
+            # became filter text (hour s24b #1). Its neighbour, not the first pane: at
+            # the grid's foot, box1 at its top scrolled the view away (h571 #4).
+            at = shown.index(pane) if pane in shown else 0
+            rest = [p for p in shown if p is not pane]
+            near = rest[min(at, len(rest) - 1)] if rest else None
+            self._selected = near  # at once: keys typed meanwhile act on it
+            if near is None:
                 self.set_focus(None)
+            elif self.focused is not self._filter:  # typing in the filter: it stays there
+                # The focus moved now, not by select's deferred focus(): still on the pane
+                # as it goes, Textual moves it to the widget before, and the selection
+                # followed it there.
+                self.set_focus(near)
+                self.select(near.host.name)
         pane.remove()
         self._batch_draws()
         self._refresh_summary()

@@ -54,3 +54,37 @@ async def test_removed_hosts_close_their_screens_and_are_told_in_one_toast(
             ]
             assert sorted(n.title for n in listed) == [f"dead{n} removed" for n in range(1, 5)]
             assert all("still bills" in n.text for n in listed)
+
+
+def dead(*numbers: int) -> str:
+    """Fleet file entries of hosts deadN that point at closed ports."""
+    return "".join(f'[[hosts]]\nname = "dead{n}"\nssh = "root@127.0.0.1:{n}"\n' for n in numbers)
+
+
+async def test_the_selection_moves_to_the_removed_hosts_neighbour(
+    tmp_path: Path, state_dir: Path
+) -> None:
+    """h571 #4: box33 selected at the grid's foot and removed: box1 was selected and the
+    view scrolled to the top. Its neighbour in the grid is: the one after it, or at the
+    foot the one before."""
+    async with LoopbackFleet(1, tmp_path / "fleet") as boxes:
+        hosts = boxes.hosts_file
+        mine = hosts.read_text()
+        hosts.write_text(mine + dead(1, 2, 3, 4))
+        app = RgtApp(load_fleet(hosts), config_dir=tmp_path / "config")
+        app.FLEET_FILE_EVERY_S = 0.05
+        async with app.run_test(size=SIZE) as pilot:
+            screen = app.fleet_screen
+            await wait_for(lambda: "dead4" in screen.panes, pilot=pilot)
+            order = [p.host.name for p in screen.visible_panes]
+            assert order[-4:] == ["dead1", "dead2", "dead3", "dead4"], order
+            screen.select("dead2")
+            hosts.write_text(mine + dead(1, 3, 4))
+            await wait_for(lambda: "dead2" not in screen.panes, pilot=pilot)
+            await wait_for(lambda: app.focused is screen.panes["dead3"], pilot=pilot)
+            assert screen.selected is screen.panes["dead3"], screen.selected.host.name
+            screen.select("dead4")  # at the foot
+            hosts.write_text(mine + dead(1, 3))
+            await wait_for(lambda: "dead4" not in screen.panes, pilot=pilot)
+            await wait_for(lambda: app.focused is screen.panes["dead3"], pilot=pilot)
+            assert screen.selected is screen.panes["dead3"], screen.selected.host.name
