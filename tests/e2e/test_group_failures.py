@@ -71,6 +71,15 @@ def _fleet_file(tmp_path: Path, boxes: tuple[QueueSshServer, ...], script: str =
     return path
 
 
+async def launched_running(hosts: Path, boxes: tuple[QueueSshServer, ...]) -> None:
+    """`launch pair`, then every rank's cell fit is up (its log says it runs)."""
+    launched = await arun("launch", "pair", "--hosts", hosts, "--yes", timeout=180)
+    assert launched.returncode == 0, launched.stdout + launched.stderr
+    for box in boxes:
+        log = box.workdir / ".rgt/queue/cells/fit.log"
+        await wait_for(lambda log=log: log.exists() and "runs" in log.read_text(), 60, "ranks up")
+
+
 def _status(view: QueueView, name: str) -> str:
     return next(c.status for c in view.cells if c.name == name)
 
@@ -169,11 +178,7 @@ async def test_a_rank_whose_box_vanished_is_named_not_the_survivors_error(
 ) -> None:
     box1, box2 = boxes
     hosts = _fleet_file(tmp_path, boxes, PEER_GONE)
-    launched = await arun("launch", "pair", "--hosts", hosts, "--yes", timeout=180)
-    assert launched.returncode == 0, launched.stdout + launched.stderr
-    for box in boxes:
-        log = box.workdir / ".rgt/queue/cells/fit.log"
-        await wait_for(lambda log=log: log.exists() and "runs" in log.read_text(), 60, "ranks up")
+    await launched_running(hosts, boxes)
     box2.stop()  # rank 1's box is gone (its processes live on, unreachable)
     (box1.workdir / "go").touch()
     state = box1.workdir / ".rgt/queue/cells/fit.state"
@@ -205,11 +210,7 @@ async def test_the_users_kill_then_next_of_a_group_goes_on_to_the_next_cell(
     every rank and every rank goes on to the next cell (the review of s39 found the first
     version stopped them)."""
     hosts = _fleet_file(tmp_path, boxes, HOLD)
-    launched = await arun("launch", "pair", "--hosts", hosts, "--yes", timeout=180)
-    assert launched.returncode == 0, launched.stdout + launched.stderr
-    for box in boxes:
-        log = box.workdir / ".rgt/queue/cells/fit.log"
-        await wait_for(lambda log=log: log.exists() and "runs" in log.read_text(), 60, "ranks up")
+    await launched_running(hosts, boxes)
     killed = await arun(
         "queue", "kill", "pair", "fit", "--then", "next", "--yes", "--hosts", hosts, timeout=120
     )
@@ -247,11 +248,7 @@ async def test_a_kill_that_misses_a_rank_says_so_and_the_next_kill_finds_it(
     so every kill the product offered said nothing ran, and the rank ran on alone."""
     box1, box2 = boxes
     hosts = _fleet_file(tmp_path, boxes, HOLD)
-    launched = await arun("launch", "pair", "--hosts", hosts, "--yes", timeout=180)
-    assert launched.returncode == 0, launched.stdout + launched.stderr
-    for box in boxes:
-        log = box.workdir / ".rgt/queue/cells/fit.log"
-        await wait_for(lambda log=log: log.exists() and "runs" in log.read_text(), 60, "ranks up")
+    await launched_running(hosts, boxes)
     box2.stop()  # its cell lives on, unreachable
     try:
         missed = await arun("queue", "kill", "pair", "--yes", "--hosts", hosts, timeout=120)
@@ -285,11 +282,7 @@ async def test_diagnose_names_the_rank_gone_quiet_that_the_group_stopped_the_oth
     failure), and `diagnose pair` said "rank 0 (box1): nothing vanished", exit 0."""
     box1, box2 = boxes
     hosts = _fleet_file(tmp_path, boxes, HOLD)
-    launched = await arun("launch", "pair", "--hosts", hosts, "--yes", timeout=180)
-    assert launched.returncode == 0, launched.stdout + launched.stderr
-    for box in boxes:
-        log = box.workdir / ".rgt/queue/cells/fit.log"
-        await wait_for(lambda log=log: log.exists() and "runs" in log.read_text(), 60, "ranks up")
+    await launched_running(hosts, boxes)
     box2.stop()
     try:
         # What the group's watch does after LOST_AFTER_S of silence: rank 0 stopped.

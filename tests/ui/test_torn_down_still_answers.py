@@ -23,6 +23,30 @@ from rgt_tui.services.journal import Journal, TeardownRecord
 BOX = "5ame5ame5ame5ame5ame5ame5ame5ame"
 
 
+def box_seen_an_hour_ago(loopback_fleet):  # type: ignore[no-untyped-def]
+    """box1 with its box id, recorded in the journal as seen an hour ago."""
+    box = loopback_fleet.box("box1")
+    (box.root / ".rgt").mkdir(exist_ok=True)
+    (box.root / ".rgt" / "box-id").write_text(BOX + "\n")
+    journal = Journal(journal_dir(loopback_fleet.hosts_file))
+    journal.observe_box("box1", BoxIdentity(BOX, None), time.time() - 3600)
+    return box, journal
+
+
+async def torn_down_now(app: RgtApp, pilot, journal: Journal):  # type: ignore[no-untyped-def]
+    """Once box1 is sampled: recorded as a confirmed teardown now (as the command line or
+    the tab records it), the box left up; its pane, greyed as torn down."""
+    pane = app.fleet_screen.panes["box1"]
+    await wait_for(
+        lambda: (u := app.latest.get("box1")) is not None and u.snapshot is not None,
+        40,
+        pilot=pilot,
+    )
+    journal.add_teardown("box1", TeardownRecord(time.time(), None, None, "", True, BOX, True))
+    await wait_for(lambda: pane.has_class("-torn-down"), 60, pilot=pilot)
+    return pane
+
+
 def failed_twice(app: RgtApp) -> bool:
     """box1's monitor failed two connection attempts in a row (what read as 'gone')."""
     conn = app.latest["box1"].connection
@@ -90,25 +114,12 @@ async def test_a_teardown_recorded_while_the_app_runs_is_looked_at_once_more_lat
     that exits 0 and destroys nothing) stopped every look at the box: its GEN1 alarm
     came only after r or a restart. One more attempt comes GRACE_S after the record (the
     provider's time to stop a box); the same box answering then is said loudly."""
-    box = loopback_fleet.box("box1")
-    (box.root / ".rgt").mkdir(exist_ok=True)
-    (box.root / ".rgt" / "box-id").write_text(BOX + "\n")
-    journal = Journal(journal_dir(loopback_fleet.hosts_file))
-    journal.observe_box("box1", BoxIdentity(BOX, None), time.time() - 3600)
+    box, journal = box_seen_an_hour_ago(loopback_fleet)
 
     app = RgtApp(load_fleet(loopback_fleet.hosts_file), config_dir=tmp_path / "config")
     async with app.run_test(size=SIZE) as pilot:
         app.box_watch.look_again_s = 1.0  # GRACE_S, shortened for the test
-        pane = app.fleet_screen.panes["box1"]
-        await wait_for(
-            lambda: (u := app.latest.get("box1")) is not None and u.snapshot is not None,
-            40,
-            pilot=pilot,
-        )
-        # Recorded as a confirmed teardown now (as the command line or the tab records
-        # it), the box left up: right after it, its answers say nothing (going away).
-        journal.add_teardown("box1", TeardownRecord(time.time(), None, None, "", True, BOX, True))
-        await wait_for(lambda: pane.has_class("-torn-down"), 60, pilot=pilot)
+        pane = await torn_down_now(app, pilot, journal)
         assert any("looked at once more in" in str(n.message) for n in shown_notifications(app))
         # The look again: the same box answers: GEN1, loudly, and watched again.
         await wait_for(lambda: app.jobs.state("box1").still_answers_at, 60, pilot=pilot)
@@ -124,11 +135,7 @@ async def test_a_teardown_recorded_just_before_the_start_is_looked_at_once_its_g
     no later look was planned, so the pane said "torn down" for good while `rgt-tui
     status` said STILL ANSWERS (sessions 27-29's note). One look comes as the grace
     ends; the same box answering then is said loudly."""
-    box = loopback_fleet.box("box1")
-    (box.root / ".rgt").mkdir(exist_ok=True)
-    (box.root / ".rgt" / "box-id").write_text(BOX + "\n")
-    journal = Journal(journal_dir(loopback_fleet.hosts_file))
-    journal.observe_box("box1", BoxIdentity(BOX, None), time.time() - 3600)
+    box, journal = box_seen_an_hour_ago(loopback_fleet)
     torn_at = time.time() - GRACE_S + 3  # three seconds of the grace left at start
     journal.add_teardown("box1", TeardownRecord(torn_at, None, None, "", True, BOX, True))
 
@@ -150,22 +157,11 @@ async def test_the_look_again_that_finds_no_box_is_not_worded_as_the_users_r(
     you asked (r)", a look nobody asked for."""
     from rgt_tui.controllers.notices import notices_of
 
-    box = loopback_fleet.box("box1")
-    (box.root / ".rgt").mkdir(exist_ok=True)
-    (box.root / ".rgt" / "box-id").write_text(BOX + "\n")
-    journal = Journal(journal_dir(loopback_fleet.hosts_file))
-    journal.observe_box("box1", BoxIdentity(BOX, None), time.time() - 3600)
+    box, journal = box_seen_an_hour_ago(loopback_fleet)
     app = RgtApp(load_fleet(loopback_fleet.hosts_file), config_dir=tmp_path / "config")
     async with app.run_test(size=SIZE) as pilot:
         app.box_watch.look_again_s = 3.0  # GRACE_S, shortened for the test
-        pane = app.fleet_screen.panes["box1"]
-        await wait_for(
-            lambda: (u := app.latest.get("box1")) is not None and u.snapshot is not None,
-            40,
-            pilot=pilot,
-        )
-        journal.add_teardown("box1", TeardownRecord(time.time(), None, None, "", True, BOX, True))
-        await wait_for(lambda: pane.has_class("-torn-down"), 60, pilot=pilot)
+        await torn_down_now(app, pilot, journal)
         await box.stop()  # destroyed now: the look again finds nothing
 
         def told() -> list[str]:
