@@ -24,6 +24,7 @@ from rgt_tui.domain.group_run import (
     unanswered_first,
 )
 from rgt_tui.domain.queue_state import BY_GROUP, KILLED, QueueView
+from rgt_tui.domain.text import printable
 from rgt_tui.domain.vanished import Diagnosis
 from rgt_tui.services.box_ctl import QueueError
 from rgt_tui.services.journal import torn_down_refusal
@@ -338,7 +339,8 @@ class GroupBackend:
                 self.host.name,
                 f"{result.summary()}; but the kill did not reach "
                 f"{'; '.join(missed)} — it may still run there: kill it again once its box "
-                f"answers (rgt-tui queue kill {self.host.name} {shlex.quote(result.name)})",
+                f"answers (rgt-tui queue kill {self.host.name} "
+                f"{printable(shlex.quote(result.name), 80)})",
                 code="partial",
             )
         return result
