@@ -408,6 +408,7 @@ async def test_a_group_whose_saves_all_landed_on_one_box_verifies(
     assert "the save failed" in failed.stdout, failed.stdout
 
 
+@pytest.mark.timeout(300)  # 17 commands, each its own process: 29 s quiet, past 120 s at load 12
 async def test_a_ranks_gate_waits_for_the_only_copy_in_the_groups_folder(
     tmp_path: Path, boxes: tuple[QueueSshServer, QueueSshServer]
 ) -> None:
