@@ -237,9 +237,11 @@ def _cut(value: str) -> str:
 
 
 def is_provider_token(value: str) -> bool:
-    """Whether ``value`` is a token by its provider's own prefix (``hf_…``, ``ghp_…``,
-    ``glpat-…``), written out whole: never a variable's name nor a file's."""
-    mixed = any(c.isdigit() for c in value) and any(c.isupper() for c in value)
+    """Whether ``value`` is a token by its provider's own prefix and shape (``hf_…``,
+    ``ghp_…``, ``glpat-…``), written out whole: never a variable's name nor a file's."""
+    # Mixed case: a random token has both (Hugging Face's are letters alone, no digit:
+    # h575 #4); a name written in one case (glpat-ci-runner-project-main) is a name.
+    mixed = any(c.isupper() for c in value) and any(c.islower() for c in value)
     return mixed and _TOKEN.fullmatch(value) is not None
 
 

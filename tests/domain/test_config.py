@@ -860,13 +860,19 @@ def test_a_token_pasted_where_its_source_goes_is_refused_without_repeating_it(
         'HF_TOKEN = { env = "hf_ENVNAMESECRETx1234567abcdefGHIJKLmn" }\n'  # 3
         'GH_TOKEN = { file = "~/ghp_abcdefghijklmnopqrstuVWXYZ0123456789" }\n'  # 4
         'WANDB_API_KEY = { env = "WANDB_API_KEY" }\n'  # 5: good
+        'HUB_KEY = { env = "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" }\n'  # 6: letters alone
         # Names, not tokens (review h574 #2): descriptive, not a provider's random shape.
         'HF_HOME_TOKEN = { file = "~/.secrets/hf_token_for_cluster" }\n'
         'GITLAB_TOKEN = { file = "~/keys/glpat-ci-runner-project-main" }\n'
         'HUB_TOKEN = { env = "hf_token_production_write" }\n',
     )
-    assert [(p.line, p.key) for p in err.problems] == [(3, "HF_TOKEN"), (4, "GH_TOKEN")]
+    assert [(p.line, p.key) for p in err.problems] == [
+        (3, "HF_TOKEN"),
+        (4, "GH_TOKEN"),
+        (6, "HUB_KEY"),
+    ]
     said = " ".join(p.message for p in err.problems) + str(err)
     assert "ENVNAMESECRET" not in said and "abcdefghijklmnop" not in said, said
+    assert "NqVwYSVP" not in said, said
     assert "the env given is a token itself (hf_…), not where one is" in said, said
     assert "the file given is a token itself (ghp…)" in said, said  # by the file's name
