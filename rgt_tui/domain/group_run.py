@@ -412,23 +412,19 @@ def _group_cell(lead: CellView, ranks: Sequence[RankView]) -> CellView:
     statuses = [c.status for c in per if c is not None]
     first = first_failure(lead.name, ranks)
     if first is not None and first[1].status == KILLED and first[1].killed_by == BY_USER:
-        ended = first[1].ended_at or 0
-        going = [  # missed: not one whose kill is under way, nor a later attempt
-            r
-            for r, c in zip(ranks, per, strict=True)
-            if c is not None
-            and c.status == RUNNING
-            and not c.killed_by
-            and (c.started_at or 0) <= ended
-        ]
-        if going:
-            # The user's kill did not reach every rank (a box that did not answer then):
-            # the cell runs on there, alone. Read as "failed", no kill found it running
-            # and nothing stopped it (h572 #2); running, the next k kills it there.
-            rank, cell = first
+        rank, cell = first
+        running = [(r, c) for r, c in zip(ranks, per, strict=True) if c and c.status == RUNNING]
+        if any((c.started_at or 0) > (cell.ended_at or 0) for _, c in running):
+            # That kill was of an earlier attempt (another launch's record): the cell runs
+            # now, read as any running cell below. As "failed", no kill found a rank
+            # running it alone (h575 #1).
+            first = None
+        elif missed := [r for r, c in running if not c.killed_by]:  # not one whose kill is
+            # under way: the user's kill did not reach it (a box that did not answer then),
+            # and it runs on alone. Running, the next k kills it there (h572 #2).
             note = (
                 f"killed by the user on rank {rank.rank} ({rank.box}), still running on "
-                + ", ".join(f"rank {r.rank} ({r.box})" for r in going)
+                + ", ".join(f"rank {r.rank} ({r.box})" for r in missed)
                 + ": the kill did not reach it — kill it again"
             )
             return replace(lead, status=RUNNING, note=note, ended_at=None, exit_code=None)
@@ -436,6 +432,14 @@ def _group_cell(lead: CellView, ranks: Sequence[RankView]) -> CellView:
         rank, cell = first
         if cell.status == KILLED and all(s in (KILLED, DONE) for s in statuses):
             silent = next((r for r in ranks if r.view is None), None)
+            if silent is not None and cell.killed_by == BY_USER:
+                # The user's kill, that rank not heard: not known stopped (h575 #3).
+                note = (
+                    f"killed by the user; rank {silent.rank} ({silent.box}) does not answer "
+                    f"({silent.error}): whether it still runs there is not known (rgt-tui "
+                    f"status {silent.box})"
+                )
+                return replace(lead, status=KILLED, note=note)
             if silent is not None:
                 # Not "killed on every rank": that rank was never reached, and its going
                 # quiet is most likely why the group stopped the others (h531 #2).

@@ -204,6 +204,17 @@ def test_a_users_kill_that_did_not_reach_a_rank_leaves_the_cell_running_there() 
     for other in (ending, later):
         view = group_view("g", [ranks[0], RankView(1, "b2", _view(other))])
         assert "the kill did not reach it" not in view.cells[0].note, view.cells[0]
+    # The later attempt runs: read so, not "failed" by the old kill, or no kill finds it
+    # running alone (h575 #1).
+    alone = group_view("g", [ranks[0], RankView(1, "b2", _view(later))])
+    assert alone.current is not None and alone.current.note == "waiting for rank 0 (b1)"
+    # The user's kill with a rank not heard: not blamed on that rank (h575 #3).
+    quiet = group_view("g", [ranks[0], RankView(1, "b2", None, "connection refused")])
+    assert quiet.cells[0].status == KILLED
+    assert quiet.cells[0].note == (
+        "killed by the user; rank 1 (b2) does not answer (connection refused): whether it "
+        "still runs there is not known (rgt-tui status b2)"
+    )
 
 
 def _stopped_view(*cells: CellView, stop_by: str, stopped_before: int | None) -> QueueView:

@@ -11,7 +11,6 @@ the other boxes' connections are borrowed from the fleet's (``links``) or opened
 from __future__ import annotations
 
 import asyncio
-import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
@@ -24,7 +23,6 @@ from rgt_tui.domain.group_run import (
     unanswered_first,
 )
 from rgt_tui.domain.queue_state import BY_GROUP, KILLED, QueueView
-from rgt_tui.domain.text import printable
 from rgt_tui.domain.vanished import Diagnosis
 from rgt_tui.services.box_ctl import QueueError
 from rgt_tui.services.journal import torn_down_refusal
@@ -334,13 +332,16 @@ class GroupBackend:
         result = replace(killed[0], host=self.host.name)
         missed = self._missed(got)
         if missed:
-            # Said, never "killed" alone: the rank not reached runs on (h572 #1).
+            # Said, never "killed" alone: the rank not reached runs on (h572 #1). Which
+            # cell it runs is not known from here (it may be one the others left): the
+            # group's view says, once its box answers (h575 #2).
+            name = self.host.name
             raise QueueError(
-                self.host.name,
-                f"{result.summary()}; but the kill did not reach "
-                f"{'; '.join(missed)} — it may still run there: kill it again once its box "
-                f"answers (rgt-tui queue kill {self.host.name} "
-                f"{printable(shlex.quote(result.name), 80)})",
+                name,
+                f"{result.summary().removeprefix(f'{name}: ')}; but the kill did not reach "
+                f"{'; '.join(missed)} — it may still run there: once its box answers, "
+                f"rgt-tui queue show {name} says which cell, and rgt-tui queue kill {name} "
+                "CELL kills it",
                 code="partial",
             )
         return result
