@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import os
 import signal
 import sys
@@ -93,6 +94,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_INTERRUPTED
         if args.command_row is TUI:  # Textual owns the terminal, and draws box text as text
             return run_command(args.command_row, args)
+        # asyncio's own warning for each write to a connection already lost ("socket.send()
+        # raised exception.", 46 lines when a box dropped mid-sync: h575 #6): the command
+        # says the drop itself. Its errors still show.
+        logging.getLogger("asyncio").setLevel(logging.ERROR)
         with fenced_output(), _term_as_interrupt() as termed:  # fence.py: no control character
             code = run_command(args.command_row, args)
         return EXIT_TERMINATED if termed and code == EXIT_INTERRUPTED else code
