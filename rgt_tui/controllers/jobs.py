@@ -488,6 +488,7 @@ class JobRunner:
             queue_view=queue_view,
             on_skip=skipped,
             defer_to_watch=True,
+            on_kept=told,  # listed again: this TUI's list starts empty
         )
         return scheduler
 

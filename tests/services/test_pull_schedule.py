@@ -317,12 +317,18 @@ async def test_a_failing_pull_is_told_once_per_run_of_failures(make_loopback_fle
 
     # watch restarted (a new scheduler, its own clock): the same failure is not told again.
     later: list = []
-    restarted, connections, _ = _scheduler(fleet, tmp_path, later, clock=lambda: 9000.0)
+    kept: list = []  # listed only (the TUI's n list starts empty: h575 #5)
+    restarted, connections, _ = _scheduler(
+        fleet, tmp_path, later, clock=lambda: 9000.0, on_kept=kept.append
+    )
     try:
         await restarted.pull_once(host)
+        await restarted.pull_once(host)  # listed once, not at each try
     finally:
         await connections.close_all()
     assert later == [] and restarted.failure("box1") is not None
+    assert [e.key for e in kept] == ["pull_failed:box1:5000"], kept
+    assert "fix:" in kept[0].body
 
     # A pull that comes through ends the run: the next failure is told (a new key).
     gone.rename(results)

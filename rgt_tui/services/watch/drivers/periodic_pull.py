@@ -244,6 +244,7 @@ class PullScheduler:
         on_skip: Callable[[str, str, str], None] = lambda host, title, why: None,
         defer_to_watch: bool = False,
         on_outcome: Callable[[str, bool, float], None] = lambda host, ok, at: None,
+        on_kept: Callable[[WatchEvent], None] = lambda event: None,
     ) -> None:
         self.fleet = fleet
         # The TUI's: while a `watch` runs its periodic pulls on this fleet, it pulls (its
@@ -269,6 +270,10 @@ class PullScheduler:
         # (host, came through, when): each pull's end, but a box that does not answer's
         # (watch's metrics: rgt_pull_failing, rgt_pull_last_success_timestamp_seconds).
         self.on_outcome = on_outcome
+        # A failure told before this process started, the same one again now: not told
+        # again, only listed (the TUI's n list starts empty, and the pane's line of it
+        # points there: h575 #5).
+        self.on_kept = on_kept
         # host -> the manifest's mtime after this scheduler's own last pull: a newer one
         # is another's pull (a failed pull of ours is retried on our schedule, not skipped).
         self._own: dict[str, float | None] = {}
@@ -645,6 +650,7 @@ class PullScheduler:
         for another reason (the console and the notification alike; the same failure
         each minute is not news), with the interval it is really tried again at."""
         journal = self.journal().directory
+        kept = None
         if host.name not in self._failing_since:
             self._told.pop(host.name, None)
             # Told before a restart of this process (a small file, off the event loop).
@@ -658,25 +664,25 @@ class PullScheduler:
         # user had was this failure (review s37).
         self._news.pop(host.name, None)
         self._failure[host.name] = (self.clock(), why)
-        if _shape(self._told.get(host.name, "")) != _shape(why):
+        new = _shape(self._told.get(host.name, "")) != _shape(why)
+        if new or kept is not None:
             # The run's first told failure is keyed by its start (the same key after a
             # restart: the sent log holds it); another reason since, by its own time.
-            told_at = since if host.name not in self._told else self.clock()
+            told_at = since if host.name not in self._told or not new else self.clock()
             self._told[host.name] = why
             every = pull_every(host)
             again = min(every, RETRY_S) if every is not None else RETRY_S
             interval = f"{again / 60:g} min" if again >= 60 else f"{again:g} s"
-            self.emit(
-                WatchEvent(
-                    kind="pull_failed",
-                    host=host.name,
-                    key=f"pull_failed:{host.name}:{told_at:.0f}",  # one per failure told
-                    title=f"{host.name}: periodic pull failed",
-                    body=f"{why}\nfix: {fix}\nIt is tried again every {interval}; "
-                    "what arrived is kept and the next pull resumes it.",
-                    severity="warning",
-                )
+            event = WatchEvent(
+                kind="pull_failed",
+                host=host.name,
+                key=f"pull_failed:{host.name}:{told_at:.0f}",  # one per failure told
+                title=f"{host.name}: periodic pull failed",
+                body=f"{why}\nfix: {fix}\nIt is tried again every {interval}; "
+                "what arrived is kept and the next pull resumes it.",
+                severity="warning",
             )
+            (self.emit if new else self.on_kept)(event)
         # Kept with an fsync: off the event loop, which serves the TUI and the scrapes.
         await asyncio.to_thread(keep_failing, journal, host.name, since, self._told[host.name])
         return RETRY_S
