@@ -414,7 +414,9 @@ def _group_cell(lead: CellView, ranks: Sequence[RankView]) -> CellView:
     if first is not None and first[1].status == KILLED and first[1].killed_by == BY_USER:
         rank, cell = first
         running = [(r, c) for r, c in zip(ranks, per, strict=True) if c and c.status == RUNNING]
-        if any((c.started_at or 0) > (cell.ended_at or 0) for _, c in running):
+        if cell.ended_at is not None and any(
+            (c.started_at or 0) > cell.ended_at for _, c in running
+        ):
             # That kill was of an earlier attempt (another launch's record): the cell runs
             # now, read as any running cell below. As "failed", no kill found a rank
             # running it alone (h575 #1).
@@ -431,7 +433,8 @@ def _group_cell(lead: CellView, ranks: Sequence[RankView]) -> CellView:
     if first is not None:
         rank, cell = first
         if cell.status == KILLED and all(s in (KILLED, DONE) for s in statuses):
-            silent = next((r for r in ranks if r.view is None), None)
+            # Not a box that answered with its own queue's records (review h576 #3).
+            silent = next((r for r in ranks if r.view is None and r.error != OWN_QUEUE), None)
             if silent is not None and cell.killed_by == BY_USER:
                 # The user's kill, that rank not heard: not known stopped (h575 #3).
                 note = (
@@ -483,7 +486,13 @@ def _group_cell(lead: CellView, ranks: Sequence[RankView]) -> CellView:
         note = ""
         if missing:
             note = "waiting for " + ", ".join(f"rank {r.rank} ({r.box})" for r in missing)
-        return replace(lead, status=RUNNING, note=note)
+        # The running attempt's own start, never an older attempt's end or exit (rank 0
+        # may hold a killed record of another launch: review h576 #1).
+        run = next(c for c in per if c is not None and c.status == RUNNING)
+        return replace(
+            lead, status=RUNNING, note=note, started_at=run.started_at, ended_at=None,
+            exit_code=None, killed_by="",
+        )  # fmt: skip
     if RETRY in statuses:
         return replace(lead, status=RETRY)
     unread = [r for r, c in zip(ranks, per, strict=True) if c is None]

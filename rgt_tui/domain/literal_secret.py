@@ -56,8 +56,9 @@ _URL_TOKEN_USER = re.compile(rf"://(?P<value>{_TOKEN_PREFIXES}[A-Za-z0-9_-]{{8,}
 # as the providers issue them): where a name of one's source was asked (h573 #3). Not
 # ``hf_token_for_cluster`` nor ``glpat-ci-runner-project``: names (review h574 #2).
 _TOKEN = re.compile(
-    r"(?:gh[opsur]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{50,}|glpat-[A-Za-z0-9_-]{20,}"
-    r"|hf_[A-Za-z0-9]{30,})"
+    r"(?:gh[opsur]_|github_pat_|glpat-|hf_)(?P<body>"
+    r"(?<=gh._)[A-Za-z0-9]{30,}|(?<=github_pat_)[A-Za-z0-9_]{50,}"
+    r"|(?<=glpat-)[A-Za-z0-9_.-]{20,}|(?<=hf_)[A-Za-z0-9]{30,})"
 )
 # Where one shell command ends and the next begins: curl's -u is asked of curl's own.
 _SEPARATORS = frozenset({";", "&&", "||", "|", "&"})
@@ -241,8 +242,9 @@ def is_provider_token(value: str) -> bool:
     ``ghp_…``, ``glpat-…``), written out whole: never a variable's name nor a file's."""
     # Mixed case: a random token has both (Hugging Face's are letters alone, no digit:
     # h575 #4); a name written in one case (glpat-ci-runner-project-main) is a name.
-    mixed = any(c.isupper() for c in value) and any(c.islower() for c in value)
-    return mixed and _TOKEN.fullmatch(value) is not None
+    found = _TOKEN.fullmatch(value)
+    body = found.group("body") if found else ""  # the prefix is lower case: not counted
+    return any(c.isupper() for c in body) and any(c.islower() for c in body)
 
 
 def without_env_secrets(text: str, env: Mapping[str, str]) -> str:

@@ -864,7 +864,8 @@ def test_a_token_pasted_where_its_source_goes_is_refused_without_repeating_it(
         # Names, not tokens (review h574 #2): descriptive, not a provider's random shape.
         'HF_HOME_TOKEN = { file = "~/.secrets/hf_token_for_cluster" }\n'
         'GITLAB_TOKEN = { file = "~/keys/glpat-ci-runner-project-main" }\n'
-        'HUB_TOKEN = { env = "hf_token_production_write" }\n',
+        'HUB_TOKEN = { env = "hf_token_production_write" }\n'
+        'CI_TOKEN = { env = "glpat-CI_RUNNER_PROJECT_MAIN" }\n',
     )
     assert [(p.line, p.key) for p in err.problems] == [
         (3, "HF_TOKEN"),

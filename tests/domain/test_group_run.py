@@ -208,6 +208,14 @@ def test_a_users_kill_that_did_not_reach_a_rank_leaves_the_cell_running_there() 
     # running alone (h575 #1).
     alone = group_view("g", [ranks[0], RankView(1, "b2", _view(later))])
     assert alone.current is not None and alone.current.note == "waiting for rank 0 (b1)"
+    # ... with the running attempt's start, not the old kill's (review h576 #1).
+    current = alone.current
+    assert (current.started_at, current.ended_at, current.exit_code) == (300, None, None)
+    # A kill with no end record (its runner died too) is no earlier attempt (h576 #2).
+    no_end = _cell(KILLED, exit_code=143, started_at=110, killed_by=BY_USER)
+    still = RankView(1, "b2", _view(_cell(RUNNING, started_at=110)))
+    view = group_view("g", [RankView(0, "b1", _view(no_end, alive=False)), still])
+    assert "the kill did not reach it" in view.cells[0].note, view.cells[0]
     # The user's kill with a rank not heard: not blamed on that rank (h575 #3).
     quiet = group_view("g", [ranks[0], RankView(1, "b2", None, "connection refused")])
     assert quiet.cells[0].status == KILLED

@@ -274,6 +274,7 @@ class PullScheduler:
         # again, only listed (the TUI's n list starts empty, and the pane's line of it
         # points there: h575 #5).
         self.on_kept = on_kept
+        self._kept_listed: set[str] = set()
         # host -> the manifest's mtime after this scheduler's own last pull: a newer one
         # is another's pull (a failed pull of ours is retried on our schedule, not skipped).
         self._own: dict[str, float | None] = {}
@@ -682,7 +683,11 @@ class PullScheduler:
                 "what arrived is kept and the next pull resumes it.",
                 severity="warning",
             )
-            (self.emit if new else self.on_kept)(event)
+            if new:
+                self.emit(event)
+            elif event.key not in self._kept_listed:  # once a process (review h576 #5)
+                self._kept_listed.add(event.key)
+                self.on_kept(event)
         # Kept with an fsync: off the event loop, which serves the TUI and the scrapes.
         await asyncio.to_thread(keep_failing, journal, host.name, since, self._told[host.name])
         return RETRY_S
