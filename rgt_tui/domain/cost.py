@@ -11,13 +11,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from rgt_tui.domain.health import (
-    CLOCK_JUMP_S,
     IDLE_ALERT,
     SEVERITY_ORDER,
     UNKNOWN_RATE_FIX,
     Alert,
     HealthContext,
     HealthState,
+    clock_jumped,
     evaluate,
 )
 from rgt_tui.domain.profiles import Profile
@@ -58,9 +58,11 @@ class IdleMeter:
     def observe(self, t: float, gpu_utils: tuple[float, ...], cell_running: bool) -> IdleMeter:
         """Add the time since the previous sample if the box was idle across it."""
         idle = bool(gpu_utils) and all(u < IDLE_UTIL_PCT for u in gpu_utils) and not cell_running
-        # Not across a jump of the box's clock (clock_jumped): not the box's idle time.
+        # Not across a jump of the box's clock: not the box's idle time. Nor back in time.
         gap = t - self.last_t if self.last_t is not None else 0.0
-        add = gap if self.last_idle and idle and 0 < gap <= CLOCK_JUMP_S else 0.0
+        add = (
+            gap if self.last_idle and idle and gap > 0 and not clock_jumped(self.last_t, t) else 0.0
+        )
         return replace(self, idle_s=self.idle_s + add, last_t=t, last_idle=idle)
 
     @property

@@ -6,6 +6,10 @@ Each verb fans out to every rank's box with the box runner's own use-cases (``la
 rank's records read together and read as one job (``domain.group_run.group_view``). The
 group is reached through rank 0's connection (the ``transport`` every verb is given);
 the other boxes' connections are borrowed from the fleet's (``links``) or opened per verb.
+
+Over 450 lines on purpose: each verb's fan-out and the reading of its ranks' answers (a
+rank not reached, a kill that missed one) are the one backend contract of
+``scheduler.Backend``; what a group's records mean is ``domain.group_run``'s.
 """
 
 from __future__ import annotations
