@@ -556,13 +556,43 @@ code_no_link() {  # DIR REL
     done
 }
 
+# What stands where REL goes under DIR so that no switch can put it there: sets
+# block_kind ("link": a parent is a symlink, never written through; "file": a parent is
+# not a directory; "dir": REL itself is a directory) and block_depth (how many of REL's
+# parts name that path); status 1, both empty, when nothing does. One rule for the
+# switch and for the check (code_hash): a check that said "sync" over a symlinked folder
+# sent every file for the switch to refuse (h573 #4). Shell tests only: no process per file.
+code_blocker() {  # DIR REL
+    local p=$1 rest=$2 c
+    block_kind= block_depth=0
+    while [ "${rest#*/}" != "$rest" ]; do
+        c=${rest%%/*} rest=${rest#*/}
+        p=$p/$c block_depth=$((block_depth + 1))
+        if [ -L "$p" ]; then
+            block_kind=link
+        elif [ -e "$p" ] && [ ! -d "$p" ]; then
+            block_kind=file
+        else
+            continue
+        fi
+        return 0
+    done
+    if [ -d "$p/$rest" ] && [ ! -L "$p/$rest" ]; then
+        block_kind=dir block_depth=$((block_depth + 1))
+        return 0
+    fi
+    block_depth=0
+    return 1
+}
+
 code_token_ok() {
     case "$1" in '' | *[!0-9a-f]*) refuse usage "bad staging token '$1'" ;; esac
 }
 
 # code-hash DIR [SESSION]: "dir<TAB>1|0" (DIR exists), with SESSION "running<TAB>WHY"
 # when that queue runs, then per path "<sha256><TAB>x|-<TAB>PATH", or "missing", "link"
-# (a symlink on the way: not followed) or "other" (not a readable regular file) in place
+# (the path itself is a symlink: not followed), "other" (not a readable regular file) or
+# "blocked<TAB>KIND:DEPTH<TAB>PATH" (code_blocker: no switch can put it there) in place
 # of the hash. The hashes come from one sha256sum batch, not a process per file.
 code_hash() {
     local dir session=${2:-} rel why line h p esc
@@ -573,7 +603,9 @@ code_hash() {
     command -v sha256sum >/dev/null 2>&1 || refuse no-sha256sum "sha256sum is not installed on the box (install coreutils)"
     while IFS= read -r -d '' rel; do
         code_rel_ok "$rel" || continue
-        if ! code_no_link "$dir" "$rel"; then
+        if code_blocker "$dir" "$rel"; then
+            printf 'blocked\t%s:%s\t%s\n' "$block_kind" "$block_depth" "$rel"
+        elif ! code_no_link "$dir" "$rel"; then
             printf 'link\t-\t%s\n' "$rel"
         elif [ ! -e "$dir/$rel" ]; then
             printf 'missing\t-\t%s\n' "$rel"
@@ -662,20 +694,18 @@ code_switch() {
     local -A told=()
     for rel in "${rels[@]}"; do
         [ -f "$stage_dir/$rel" ] && [ ! -L "$stage_dir/$rel" ] || refuse gone "$rel is not in $stage_dir: sync again"
-        p=$dir rest=$rel why=
-        while [ "${rest#*/}" != "$rest" ]; do
+        code_blocker "$dir" "$rel" || continue
+        p=$dir rest=$rel
+        for ((i = 0; i < block_depth; i++)); do
             c=${rest%%/*} rest=${rest#*/}
             p=$p/$c
-            if [ -L "$p" ]; then
-                why="$p is a symlink on the box (a sync never writes through one)" && break
-            elif [ -e "$p" ] && [ ! -d "$p" ]; then
-                why="$p is a file where the tree has a directory" && break
-            fi
         done
-        if [ -z "$why" ] && [ -d "$dir/$rel" ] && [ ! -L "$dir/$rel" ]; then
-            why="$dir/$rel is a directory where the tree has a file" p=$dir/$rel
-        fi
-        if [ -n "$why" ] && [ -z "${told[$p]-}" ]; then
+        case "$block_kind" in
+            link) why="$p is a symlink on the box (a sync never writes through one)" ;;
+            file) why="$p is a file where the tree has a directory" ;;
+            *) why="$p is a directory where the tree has a file" ;;
+        esac
+        if [ -z "${told[$p]-}" ]; then
             told[$p]=1
             blocked+=("$why")
         fi

@@ -294,12 +294,14 @@ async def test_a_file_the_tree_turned_into_a_folder_and_back_syncs(
         assert (root / "thing").read_text() == "a file\n"
         (code / "thing").unlink()
         write(code, "thing/x.py", "X = 1\n")
+        checked_folder = await code_status(host, t)  # not "move it aside": sync does
         to_folder = await sync_code(host, t, method=method)
         assert (root / "thing" / "x.py").read_text() == "X = 1\n"
         assert "thing" in to_folder.removed and to_folder.kept_in == ""
         (code / "thing" / "x.py").unlink()
         (code / "thing").rmdir()
         write(code, "thing", "a file again\n")
+        checked_file = await code_status(host, t)
         to_file = await sync_code(host, t, method=method)
         assert (root / "thing").read_text() == "a file again\n"
         assert "thing/x.py" in to_file.removed
@@ -307,4 +309,7 @@ async def test_a_file_the_tree_turned_into_a_folder_and_back_syncs(
     finally:
         await t.close()
     assert status is not None and status.in_sync
+    for checked in (checked_folder, checked_file):
+        assert checked is not None and checked.in_the_way == "", checked.in_the_way
+        assert checked.fix() == "rgt-tui sync box1"
     assert not staging_left(root)

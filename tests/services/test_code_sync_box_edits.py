@@ -234,12 +234,14 @@ async def test_a_link_the_user_made_on_the_box_is_kept_as_a_link_before_it_is_re
     assert (root / "results/my_real_eval.py").read_text() == "print('mine')\n"
 
 
-async def test_every_path_in_the_way_on_the_box_is_named_in_one_refusal(
+async def test_every_path_in_the_way_on_the_box_is_named_before_a_byte_is_sent(
     make_loopback_fleet, tmp_path
 ):
     """h543 #7: a folder where the tree has a file and a file where it has a folder were
-    refused one per sync, each after sending the files again."""
+    refused one per sync, each after sending the files again. h573 #4: --check said
+    "rgt-tui sync" over them, and the sync sent every file for the switch to refuse."""
     import pytest
+    from support.code_trees import staging_left
 
     from rgt_tui.services.code_sync import SyncError
 
@@ -249,6 +251,7 @@ async def test_every_path_in_the_way_on_the_box_is_named_in_one_refusal(
     write(code, "data.py", "DATA = 1\n")
     write(code, "models/net.py", "NET = 1\n")
     write(code, "models/head.py", "HEAD = 1\n")
+    write(code, "lib/deep/util.py", "UTIL = 1\n")
     git(code, "add", "-A")
     git(code, "commit", "-q", "-m", "tree")
     add_code(loop.hosts_file, code)
@@ -256,18 +259,62 @@ async def test_every_path_in_the_way_on_the_box_is_named_in_one_refusal(
     root = loop.box("box1").root
     write(root, "data.py/keep.txt", "the box's own folder\n")
     write(root, "models", "the box's own file\n")
+    write(tmp_path / "elsewhere", "deep/util.py", "NOT OURS\n")
+    (root / "lib").symlink_to(tmp_path / "elsewhere")
     t = transport_for(host)
     try:
+        status = await code_status(host, t)
         with pytest.raises(SyncError) as by_rsync:
             await sync_code(host, t, method="rsync")
+        staged = staging_left(root)
         with pytest.raises(SyncError) as refused:
             await sync_code(host, t, method="sftp")
     finally:
         await t.close()
-    assert by_rsync.value.message == refused.value.message  # one switch, either way
-    message = refused.value.message
-    assert f"{root}/data.py is a directory where the tree has a file" in message, message
-    assert message.count(f"{root}/models is a file where the tree has a directory") == 1
-    assert message.endswith(": move each aside, then sync again")
-    assert (root / "models").read_text() == "the box's own file\n"  # nothing switched
+    in_the_way = [
+        f"{root}/data.py is a directory where the tree has a file",
+        f"{root}/lib is a symlink on the box (a sync never writes through one)",
+        f"{root}/models is a file where the tree has a directory",
+    ]
+    assert status is not None and not status.in_sync
+    assert status.in_the_way == "; ".join(in_the_way), status.in_the_way
+    assert status.problem().startswith("; ".join(in_the_way) + " — move each aside on the box")
+    assert status.fix() == "move each aside on the box (rgt-tui shell box1), then rgt-tui sync box1"
+    assert by_rsync.value.message == refused.value.message == "; ".join(in_the_way)
+    assert refused.value.fix == "move each aside on the box (rgt-tui shell box1), then sync again"
+    assert staged == [] and not staging_left(root)  # refused before staging a byte
+    assert (root / "models").read_text() == "the box's own file\n"
     assert (root / "data.py" / "keep.txt").exists()
+    assert (tmp_path / "elsewhere/deep/util.py").read_text() == "NOT OURS\n"
+
+
+async def test_the_switch_names_what_was_put_in_the_way_after_the_scan(
+    make_loopback_fleet, tmp_path
+):
+    """The box's switch keeps its own check, under the lock: a folder made after the
+    sync's scan (by a run, by the user in a shell) is refused there, every path at once."""
+    import pytest
+
+    from rgt_tui.services.code_sync import SyncError
+    from rgt_tui.services.code_sync.box import stage_on_box, switch_on_box
+
+    loop = await make_loopback_fleet(1)
+    host = load_fleet(loop.hosts_file).host("box1")
+    root = loop.box("box1").root
+    write(root, "a.py/keep.txt", "made after the scan\n")
+    write(root, "pkg", "a file now\n")
+    t = transport_for(host)
+    try:
+        await t.connect()
+        staging, _ = await stage_on_box(t, "box1", host.workdir, "abc124", "rgt-box1", ["pkg"])
+        write(Path(staging), "a.py", "A\n")
+        write(Path(staging), "pkg/b.py", "B\n")
+        with pytest.raises(SyncError) as refused:
+            await switch_on_box(t, "box1", host.workdir, "abc124", "rgt-box1", ["a.py", "pkg/b.py"])
+    finally:
+        await t.close()
+    message = refused.value.message
+    assert f"{root}/a.py is a directory where the tree has a file" in message, message
+    assert message.count(f"{root}/pkg is a file where the tree has a directory") == 1
+    assert message.endswith(": move each aside, then sync again")
+    assert (root / "pkg").read_text() == "a file now\n"

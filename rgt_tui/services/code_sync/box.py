@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rgt_tui.domain.code_identity import FileHash
 from rgt_tui.domain.text import printable
@@ -21,6 +21,7 @@ from rgt_tui.services.code_sync.types import SyncError
 from rgt_tui.transport import CommandResult, Transport
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
+_BLOCKED = re.compile(r"(link|file|dir):([0-9]{1,4})")
 # Per path the box prints at most a hash, a flag, the path and tabs: this much per line.
 _LINE_OVERHEAD = 80
 # Hashing a large tree reads every byte of it: allow time for that, not a fixed minute.
@@ -34,7 +35,10 @@ class BoxHashes:
     dir_exists: bool
     running: str  # why the queue counts as running; "" when it does not (or not asked)
     files: dict[str, FileHash]  # path -> hash, for regular files reached without a link
-    other: dict[str, str]  # path -> "missing" | "link" | "other"
+    other: dict[str, str]  # path -> "missing" | "link" | "other" | "blocked"
+    # path -> (kind, the path in the way): what no switch can put it past (code_blocker):
+    # "link", a parent is a symlink; "file", a parent is a file; "dir", it is a folder.
+    blocked: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 async def run_code_verb(
@@ -101,6 +105,7 @@ async def hash_on_box(
     asked = set(paths)
     files: dict[str, FileHash] = {}
     other: dict[str, str] = {}
+    blocked: dict[str, tuple[str, str]] = {}
     running = ""
     dir_exists = False
     for line in result.stdout.splitlines():
@@ -116,11 +121,18 @@ async def hash_on_box(
             continue  # only what was asked about counts
         if key in ("missing", "link", "other"):
             other[path] = key
+        elif key == "blocked" and (kind := _BLOCKED.fullmatch(flag)):
+            parts = path.split("/")
+            depth = int(kind[2])
+            # The path in the way: a parent (link, file) or the path itself (dir).
+            if (depth == len(parts)) == (kind[1] == "dir") and depth >= 1:
+                other[path] = key
+                blocked[path] = (kind[1], "/".join(parts[:depth]))
         elif _HEX64.fullmatch(key) and flag in ("x", "-"):
             files[path] = FileHash(path, key, flag == "x")
     for path in asked - files.keys() - other.keys():
         other[path] = "other"  # no answer: unreadable, or it changed while being hashed
-    return BoxHashes(dir_exists, running, files, other)
+    return BoxHashes(dir_exists, running, files, other, blocked)
 
 
 async def stage_on_box(

@@ -139,6 +139,23 @@ class BoxTree:
                 found.append(path)
         return found
 
+    def in_the_way(self) -> list[tuple[str, str]]:
+        """What stands on the box where the tree puts a file, sorted (kind, path): a
+        symlinked parent, a file where the tree has a folder, a folder where it has a file
+        (``BoxHashes.blocked``). Not what a sync removes first by the prune's rule (files
+        it put there, unchanged: ``sync_code``'s early prune), as --check would say the
+        sync must be helped when it helps itself (s36 acts hour #6)."""
+        found: set[tuple[str, str]] = set()
+        for kind, path in self.hashes.blocked.values():
+            if kind == "file" and self.removable(path):
+                continue
+            if kind == "dir":
+                under = [p for p in (*self.record, *self.box_only) if p.startswith(path + "/")]
+                if under and all(self.removable(p) for p in under):
+                    continue
+            found.add((kind, path))
+        return sorted(found, key=lambda k: k[1])
+
     def stale(self) -> tuple[list[FileHash], list[str]]:
         """What earlier syncs installed that the tree no longer has: (still as installed:
         to remove, changed on the box since: to leave and name)."""
@@ -150,6 +167,21 @@ class BoxTree:
             elif path in self.hashes.files:
                 changed.append(path)
         return remove, changed
+
+
+_IN_THE_WAY = {
+    "link": "is a symlink on the box (a sync never writes through one)",
+    "file": "is a file where the tree has a directory",
+    "dir": "is a directory where the tree has a file",
+}
+
+
+def in_the_way_text(workdir: str, found: list[tuple[str, str]]) -> str:
+    """``/w/pkg is a symlink on the box …; …`` for ``BoxTree.in_the_way``: the switch's
+    own words (queue_ctl.sh's code_switch), the first five named."""
+    said = [f"{posixpath.join(workdir, path)} {_IN_THE_WAY[kind]}" for kind, path in found[:5]]
+    more = f"; and {len(found) - 5} more" if len(found) > 5 else ""
+    return "; ".join(said) + more
 
 
 def _items(result: CommandResult) -> list[str]:

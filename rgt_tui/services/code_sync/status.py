@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rgt_tui.domain.code_identity import CodeIdentity
 from rgt_tui.domain.config import HostConfig
-from rgt_tui.services.code_sync.box_tree import scan_box
+from rgt_tui.services.code_sync.box_tree import in_the_way_text, scan_box
 from rgt_tui.services.code_sync.sync import local_tree, outputs_of
 from rgt_tui.services.code_sync.types import MAX_DIFFERS, CodeStatus
 from rgt_tui.transport import Transport
@@ -52,6 +52,7 @@ async def code_status(
         ),
         skipped=tree.skipped[:MAX_DIFFERS],
         unsent_left=tuple(unsent[:MAX_DIFFERS]),
+        in_the_way=in_the_way_text(host.workdir, box.in_the_way()),
     )
 
 

@@ -46,7 +46,13 @@ from rgt_tui.services.code_sync.box import (
     stage_on_box,
     switch_on_box,
 )
-from rgt_tui.services.code_sync.box_tree import BoxTree, outputs_under, prune_on_box, scan_box
+from rgt_tui.services.code_sync.box_tree import (
+    BoxTree,
+    in_the_way_text,
+    outputs_under,
+    prune_on_box,
+    scan_box,
+)
 from rgt_tui.services.code_sync.listing import LocalFile, LocalTree, list_tree
 from rgt_tui.services.code_sync.rsync import have_rsync, rsync_send
 from rgt_tui.services.code_sync.rules import is_secret
@@ -152,6 +158,13 @@ async def sync_code(
             f"the queue on {host.name} is running ({before.running}): a sync never rewrites "
             f"files a running queue uses; {what}",
             f"wait for the queue to finish (or stop it), then rgt-tui sync {host.name}",
+        )
+    if in_the_way := before.in_the_way():
+        # Refused before a byte is sent, as the switch would refuse after all were sent.
+        raise SyncError(
+            host.name,
+            in_the_way_text(host.workdir, in_the_way),
+            f"move each aside on the box (rgt-tui shell {host.name}), then sync again",
         )
     need = sum(f.size for f in send)
     if send and before.free is not None and need > before.free:

@@ -72,6 +72,11 @@ class CodeStatus:
     # Files on the box the rules would send whose names are no plain text (printable):
     # nothing can compare or remove them, so the box is not "in sync" (h503 #3).
     box_unnamed: tuple[str, ...] = ()
+    # What stands on the box where the tree puts a file, no sync can move past it (a
+    # symlinked folder, a folder where the tree has a file), in the switch's words:
+    # "" when nothing does. A check that said "sync" here sent every file for the
+    # switch to refuse (h573 #4).
+    in_the_way: str = ""
 
     @property
     def in_sync(self) -> bool:
@@ -83,6 +88,8 @@ class CodeStatus:
         """What stands between this code and a launch, with the fix; None when the box
         holds the local tree and that tree has no uncommitted changes."""
         parts: list[str] = []
+        if self.in_the_way:
+            parts.append(f"{self.in_the_way} — {self._move_aside()}")
         if self.differs:
             count = max(self.differ_count, len(self.differs))
             named = _first(self.differs, count)
@@ -140,6 +147,8 @@ class CodeStatus:
     def fix(self) -> str:
         """The one step that fixes the first problem: a sync, removing box-only files by
         hand, or committing (acknowledging) the local changes."""
+        if self.in_the_way:
+            return self._move_aside()
         if self.differs or (self.box_only and self.box_only_synced):
             return f"rgt-tui sync {self.host}"
         if self.box_unnamed and not self.box_only:
@@ -150,6 +159,11 @@ class CodeStatus:
                 f"on {self.host} (or add it to code_exclude), then check again"
             )
         return f"commit the changes in {self.code_dir or 'the code tree'}, or acknowledge the code check"
+
+    def _move_aside(self) -> str:
+        return (
+            f"move each aside on the box (rgt-tui shell {self.host}), then rgt-tui sync {self.host}"
+        )
 
     def _box_only_problem(self) -> str:
         count = max(self.box_only_count, len(self.box_only))
