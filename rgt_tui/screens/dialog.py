@@ -316,7 +316,7 @@ class ReplanScreen(BodyScreen[ResultType]):
     """A dialog whose plan is made (and re-made) in a worker: launch, retry.
 
     ``begin_replan`` when a new plan is asked for (an Acknowledge, another start index,
-    a revoked acknowledgement): until ``end_replan``, Enter on a button does nothing, no
+    a revoked acknowledgement): until ``end_replan`` and the paint of its plan, Enter on a button does nothing, no
     button keeps the focus (so none shows ``▶ ◀`` as Enter's target: Textual would
     otherwise hand a disabled button's focus to the next one, Cancel) and ``hint_lead``
     says "re-planning…". ``end_replan`` focuses the button the dialog names for the new
@@ -334,6 +334,11 @@ class ReplanScreen(BodyScreen[ResultType]):
 
     replanning = False
     planned = False  # a plan was shown once: the next is a re-plan
+    # The plan is in its widgets but not yet on the terminal: that waits for the next
+    # refresh, up to a second under load (h571 #6), and an Enter pressed before the plan
+    # showed would confirm what the user never read. Enter is held until it is painted.
+    unpainted = False
+    _shown = 0  # which plan's paint ``_painted`` waits for
 
     def begin_replan(self) -> None:
         """A new plan is being made: hold Enter, take the focus off the buttons."""
@@ -346,8 +351,18 @@ class ReplanScreen(BodyScreen[ResultType]):
         Input has it (the user is typing there)."""
         self.replanning = False
         self.planned = True
+        self.unpainted = True
+        self._shown += 1
+        self.call_after_refresh(self._painted, self._shown)
         if target is not None and not isinstance(self.focused, Input):
             self.set_focus(target)
+
+    def _painted(self, shown: int) -> None:
+        """The plan ``end_replan`` put in place is on the terminal: Enter answers it now
+        (not a plan shown since: its own paint releases Enter)."""
+        if shown == self._shown:
+            self.unpainted = False
+            self.show_hint()
 
     def hint_lead(self) -> str:
         """The hint line's lead while a plan is being made: "planning…" for the first
@@ -359,9 +374,10 @@ class ReplanScreen(BodyScreen[ResultType]):
 
 
 def _replanning(widget: Widget) -> bool:
-    """Whether ``widget``'s dialog is re-making its plan (Enter is held)."""
+    """Whether ``widget``'s dialog is re-making its plan, or has not yet painted the new
+    one (Enter is held)."""
     try:
         screen = widget.screen
     except NoScreen:  # not mounted (yet, or any more): no dialog to hold Enter for
         return False
-    return isinstance(screen, ReplanScreen) and screen.replanning
+    return isinstance(screen, ReplanScreen) and (screen.replanning or screen.unpainted)

@@ -71,3 +71,49 @@ async def test_enter_while_launching_closes_nothing_and_says_launching(
         gate.touch()
         await wait_for(lambda: isinstance(app.screen, FleetScreen), pilot=pilot)
     await wait_view(qf, lambda v: v.count("done") == 1, what="the launch")
+
+
+async def test_enter_before_the_plan_is_painted_launches_nothing(
+    make_queue_fleet, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """h571 #6: under load the plan came into its widgets a second before it was painted,
+    and an Enter pressed then launched a plan the user never saw. Enter's action on
+    Launch runs right after the plan's message is read, in the same turn of the loop, so
+    before any paint (a key sent through the app would race the paint, and the test with
+    it): it does nothing. After the paint, Enter launches."""
+    from textual.message import Message
+
+    from rgt_tui.screens.dialog import DialogButton
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    qf.set_preflight_ack(("torch", "driver", "gpu", "gpu-busy", "arch"))  # no GPU on this machine
+    qf.write_queue(f"{qf.cell_script('one', 'echo one')} t\n")
+    app = make_app(tmp_path, fleet=qf.fleet)
+    pressed: list[bool] = []
+
+    def early_enter() -> None:  # runs once _planned returns, before the screen paints
+        go = app.screen.query_one("#launch-go", DialogButton)
+        pressed.append(app.focused is go)
+        go.action_press()  # what Enter on it does
+
+    def hook(message: Message) -> None:
+        if isinstance(message, LaunchConfirmScreen.Planned) and not pressed:
+            app.screen.call_next(early_enter)
+
+    async with app.run_test(size=(80, 24), message_hook=hook) as pilot:
+        await pilot.press("L")
+        modal = await wait_for(
+            lambda: isinstance(m := app.screen, LaunchConfirmScreen) and pressed and m,
+            what="the launch plan",
+            pilot=pilot,
+        )
+        await pilot.pause()
+        await pilot.pause()
+        go = modal.query_one("#launch-go", Button)
+        assert pressed == [True], "Launch did not have the focus as the plan came"
+        assert app.screen is modal and not modal.launching, "an unseen plan was launched"
+        assert modal.plan is not None and modal.plan.ok and not go.disabled
+        assert "Enter: launch" in screen_text(app)  # painted: Enter answers it now
+        await pilot.press("enter")
+        await wait_for(lambda: isinstance(app.screen, FleetScreen), what="the launch", pilot=pilot)
+    await wait_view(qf, lambda v: v.count("done") == 1, what="the launch")
