@@ -158,7 +158,7 @@ cells="$HOME/.rgt/queue/cells"
 if [ "$runtime" = 1 ] && [ -d "$cells" ]; then
     set +f
     n=0
-    for f in "$cells"/*.state; do
+    for f in "$cells"/*.state "$cells"/.*.state; do  # a cell named .x is a dot file
         [ -f "$f" ] || continue
         n=$((n + 1))
         [ "$n" -le 2000 ] || break

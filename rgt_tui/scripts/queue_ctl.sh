@@ -789,8 +789,11 @@ code_drop() {  # DIR TOKEN: remove a staging dir this sync made (it failed)
 #                     retry <ts> <aside path|-|=>  run NAME again; its {out} moved aside (=: kept, a resume)
 #                     skip <ts> <reason...>        never run NAME on this box
 
-cell_name_ok() {  # NAME: a file name under cells/, as rgt-tui renders names
-    case "$1" in '' | .* | */* | *[[:cntrl:]]* | *' '*) refuse usage "bad cell name '$1'" ;; esac
+# A name the queue file accepts (domain/queue_file.py: no control character, not . or ..)
+# is one the box controls: refusing a space or a leading dot here left cells that ran
+# and could be neither killed, retried nor moved (h583 #1).
+cell_name_ok() {  # NAME: a file name under cells/
+    cell_name_safe "$1" || refuse usage "bad cell name '$(printf '%s' "$1" | tr -d '[:cntrl:]' | cut -c 1-80)'"
 }
 
 cell_name_safe() {  # NAME: true when NAME.* can only be files under cells/

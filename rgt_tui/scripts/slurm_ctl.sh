@@ -123,7 +123,9 @@ kill_task() {
     [ $# -ge 3 ] || refuse usage "kill needs NAME TASKID THEN"
     local name=$1 id=$2 then=$3 state msg p held=''
     shift 3
-    case "$name" in '' | .* | */* | *[[:cntrl:]]* | *' '*) refuse usage "bad cell name '$name'" ;; esac
+    # The queue file's rule (queue_ctl.sh's cell_name_safe): a space or a leading dot is a
+    # name the queue runs, so one it controls (h583 #1).
+    case "$name" in '' | . | .. | */* | *[[:cntrl:]]*) refuse usage "bad cell name" ;; esac
     case "$then" in next | stop) ;; *) refuse usage "kill: THEN must be next or stop" ;; esac
     task_ok "$id"
     for p in "$@"; do task_ok "$p"; done

@@ -105,7 +105,7 @@ if [ "${idx:-}" != "$k" ] || [ -z "${name:-}" ] || [ -z "${cmd:-}" ]; then
     exit 3
 fi
 case "$name" in
-    .* | */* | *[[:cntrl:]]*)
+    . | .. | */* | *[[:cntrl:]]*)
         say "task $k: bad cell name in $tsv"
         exit 3
         ;;

@@ -76,21 +76,22 @@ status_field() {  # PID FIELD: the first value of a /proc/PID/status line
     return 1
 }
 
-# "NAME PID" of each running cell: its last start record of this boot has no end after it.
+# "PID NAME" of each running cell (the name last: it may hold spaces): its last start
+# record of this boot has no end after it.
 running_cells() {
     local boot
     boot=$(cat "${RGT_BOOT_ID_FILE:-/proc/sys/kernel/random/boot_id}" 2>/dev/null)
     [ -d "$cells" ] || return 0
     (
-        shopt -s nullglob
+        shopt -s nullglob dotglob # a cell named .x is a dot file
         files=("$cells"/*.state)
         [ ${#files[@]} -gt 0 ] || exit 0
         awk -v boot="$boot" '
-            FNR == 1 { if (pid != "") print name, pid; pid = ""; name = FILENAME
+            FNR == 1 { if (pid != "") print pid, name; pid = ""; name = FILENAME
                        sub(/^.*\//, "", name); sub(/\.state$/, "", name) }
             $1 == "start" && NF >= 4 { pid = ($3 == boot) ? $4 : "" }
             $1 == "end" { pid = "" }
-            END { if (pid != "") print name, pid }' "${files[@]:0:5000}" 2>/dev/null
+            END { if (pid != "") print pid, name }' "${files[@]:0:5000}" 2>/dev/null
     )
 }
 
@@ -103,7 +104,7 @@ running_cells() {
 cell_of() {  # PID RUNNING_CELLS
     local pid=$1 p=$1 depth=0 name cpid env mine theirs
     while [ -n "$p" ] && [ "$p" -gt 1 ] 2>/dev/null && [ "$depth" -lt 64 ]; do
-        while read -r name cpid; do
+        while read -r cpid name; do
             if [ "$cpid" = "$p" ] && alive "$cpid"; then
                 printf '1 %s' "$name"
                 return 0
@@ -116,7 +117,7 @@ cell_of() {  # PID RUNNING_CELLS
     [ -n "$env" ] || return 0
     env=${env#RGT_CELL_NAME=}
     mine=$(start_of "$pid")
-    while read -r name cpid; do
+    while read -r cpid name; do
         if [ "$name" = "$env" ] && alive "$cpid"; then
             theirs=$(start_of "$cpid")
             # Started before the run: not its (either start unknown: its, to be safe).

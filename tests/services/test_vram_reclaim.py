@@ -117,7 +117,12 @@ async def test_a_pid_not_in_the_evidence_is_refused_and_nothing_is_sent(
     assert not held.ended()
 
 
-async def test_a_queue_cells_pid_is_refused_here_and_on_the_box(make_queue_fleet, tmp_path, held):
+# A space and a leading dot are names the queue file accepts (h583 #1): the list read
+# "my" as the cell and "run 123" as its pid, and a dot file's glob missed ".hidden".
+@pytest.mark.parametrize("cell", ["train-a", "my run", ".hidden"])
+async def test_a_queue_cells_pid_is_refused_here_and_on_the_box(
+    make_queue_fleet, tmp_path, held, cell
+):
     qf, transport = await gpu_box(make_queue_fleet, tmp_path, held)
     box = qf.loopback.box("box1")
     try:
@@ -127,14 +132,14 @@ async def test_a_queue_cells_pid_is_refused_here_and_on_the_box(make_queue_fleet
         cells = qf.qdir() / "cells"
         cells.mkdir(parents=True, exist_ok=True)
         boot = box.boot_id_file.read_text().strip()
-        (cells / "train-a.state").write_text(f"start 1767268800 {boot} {held.pid}\n")
+        (cells / f"{cell}.state").write_text(f"start 1767268800 {boot} {held.pid}\n")
         # The list knew nothing of the cell: the box's own check right before the signal refuses.
         with pytest.raises(VramError) as on_box:
             await kill_vram_holder(before, transport, held.pid)
-        assert on_box.value.code == "queue-cell" and "train-a" in on_box.value.message
+        assert on_box.value.code == "queue-cell" and f"cell {cell}" in on_box.value.message
         # A list taken now names the cell, and the kill is refused before reaching the box.
         after = await read_vram_evidence("box1", transport)
-        assert after.find(held.pid).cell == "train-a"
+        assert after.find(held.pid).cell == cell
         with pytest.raises(VramError) as here:
             check_kill(after, held.pid)
         assert here.value.code == "queue-cell" and "queue kill box1" in here.value.message
