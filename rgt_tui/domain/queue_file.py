@@ -228,6 +228,15 @@ def parse_queue_line(
             f"the config path {cfg!r} has no file stem to name the cell — "
             "name a config file such as configs/baseline.yaml"
         )
+    if name.startswith("-"):
+        # Every command that names a cell (queue kill/retry/move, logs, teardown's
+        # --ack-missing) would read it as an option: `queue retry HOST -rf` failed with
+        # "the following arguments are required: CELL" (h583 #4).
+        return problem(
+            f"the cell name {name[:40]!r} (the config file's stem) starts with '-', which "
+            "every rgt-tui command that names a cell would read as an option — rename the "
+            "config file"
+        )
     if len(name.encode("utf-8")) > MAX_CELL_NAME_BYTES:
         return problem(
             f"the cell name {name[:40]!r}… is {len(name.encode('utf-8'))} bytes: a cell's "

@@ -84,6 +84,8 @@ def test_comments_after_fields_quotes_and_crlf():
             f"{'x' * 9000}.yaml recon", "the line is 9011 characters long", id="9011-chars"
         ),
         ("..yaml recon", "no file stem"),
+        # Read as an option by every command naming the cell (h583 #4).
+        ("configs/-rf.yaml recon", "the cell name '-rf' (the config file's stem) starts with '-'"),
         # Over 200 bytes: its folders and logs on the box could not be made (a user's hour).
         (f"/tmp/{'L' * 201}.json recon", "is 201 bytes: a cell's name makes its folders"),
         (f"{'é' * 101}.json recon", "is 202 bytes"),
