@@ -150,5 +150,9 @@ trap - TERM
 
 printf 'end %s %s\n' "$(date +%s)" "$code" >>"$state"
 printf 'end %s %s\n' "$(date +%s)" "$(oom_kills)" >>"$cells/$name.oom"
+# A last line the cell left unfinished (a print without its newline, a progress bar's
+# closing "\r") is ended first: glued to it, the exit line hid the cell's last words
+# from the queue's notes, and a bar's last state from the log (h583 #2).
+if [ -s "$log" ] && [ -n "$(tail -c 1 -- "$log" 2>/dev/null)" ]; then printf '\n' | tee -a "$log"; fi
 printf '[rgt %s] cell %s %s: exit %s\n' "$(date '+%F %T')" "$index" "$name" "$code" | tee -a "$log"
 exit "$code"
