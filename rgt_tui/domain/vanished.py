@@ -209,11 +209,16 @@ def _kernel_log(attempt: CellAttempt | None, facts: BoxFacts) -> tuple[str, str]
         return "", "dmesg is not available on the box"
     if not facts.dmesg_lines:
         return "", "the kernel log has no OOM-killer lines"
-    if attempt is not None:
-        for line in facts.dmesg_lines:
-            if f"process {attempt.pid} " in line or f"process {attempt.pid}(" in line:
-                return YES, f"the kernel log names its pid: {line.strip()}"
-    return "", f"kernel log: {facts.dmesg_lines[-1].strip()}"
+    count = len(facts.dmesg_lines)
+    lines = f"{count} OOM-killer line{'s' if count != 1 else ''}"
+    if attempt is None:
+        return "", f"the kernel log has {lines}, and no pid of this attempt to look for"
+    for line in facts.dmesg_lines:
+        if f"process {attempt.pid} " in line or f"process {attempt.pid}(" in line:
+            return YES, f"the kernel log names its pid: {line.strip()}"
+    # Not quoted: another process's kill (an earlier cell's, or on a shared host another
+    # container's) read as this cell's evidence (h583 #3).
+    return "", f"none of the kernel log's {lines} names its pid {attempt.pid}"
 
 
 def _hangup(launch: RunnerLaunch | None, facts: BoxFacts, exit_code: int | None) -> Evidence:

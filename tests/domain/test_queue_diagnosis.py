@@ -141,6 +141,21 @@ def test_oom_from_the_kernel_log_naming_the_pid():
     assert "Killed process 4711" in next(e for e in d.evidence if e.cause == OOM).detail
 
 
+def test_a_kernel_log_line_of_another_pid_is_not_quoted_as_this_cells():
+    """h583 #3: an earlier cell's OOM kill (or, on a shared host, another container's) was
+    quoted under this cell's "OOM kill: no", as if it were its evidence."""
+    other = OOM_LINE.replace("process 4711", "process 9178")
+    d = run(
+        f"start 1010 {BOOT} 4711\nend 1020 143\n",
+        "start 1010 2\nend 1020 2\n",
+        dmesg="ok",
+        dmesg_lines=(other,),
+    )
+    oom = next(e for e in d.evidence if e.cause == OOM)
+    assert oom.verdict == NO and "9178" not in oom.detail
+    assert "none of the kernel log's 1 OOM-killer line names its pid 4711" in oom.detail
+
+
 def test_hang_up_when_the_runner_was_not_detached():
     d = run(
         f"start 1010 {BOOT} 4711\n", "start 1010 0\n", detach="none", oom_kill_now=0, dmesg="ok"
