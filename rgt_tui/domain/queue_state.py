@@ -569,6 +569,8 @@ def _cell_view(
     if last.ended:
         status = DONE if last.exit_code == 0 else FAILED
         note = printable(reason, REASON_CHARS) if status == FAILED and reason else ""
+        if status == DONE and (rose := _oom_rose(last)):
+            note = rose
         if last.killed_by and status == FAILED:
             status = KILLED
             # Not "(rgt-tui queue kill)": the TUI's X kills too, and says so no differently.
@@ -610,6 +612,20 @@ def _cell_view(
         return CellView(cell.index, cell.name, KILLED, note=note, **base)
     note = "stopped without an end record (killed or hung up: diagnose it)"
     return CellView(cell.index, cell.name, INTERRUPTED, note=note, **base)
+
+
+def _oom_rose(attempt: CellAttempt) -> str:
+    """Why a cell that exited 0 may still have lost a process: the cgroup's oom_kill
+    counter rose while it ran (a DataLoader worker or a child the script outlived was
+    OOM-killed, and "done" said nothing: h583 #5); "" when it did not, or is unknown."""
+    before, after = attempt.oom_at_start, attempt.oom_at_end
+    if before is None or after is None or after <= before:
+        return ""
+    return (
+        f"the box's oom_kill counter rose while it ran ({before} → {after}): if the process "
+        "the kernel killed was one of this cell's (a worker, a child), its outputs may be "
+        "incomplete"
+    )
 
 
 def _killed_note(who: str) -> str:

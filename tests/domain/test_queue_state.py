@@ -607,3 +607,18 @@ def test_a_slurm_stop_says_it_holds_every_waiting_task_a_requeued_one_too() -> N
     done = tuple(c if c.index else CellView(0, "a", DONE, exit_code=0) for c in cells)
     ended = QueueView("h", "running", done, None, "boot", 100, None, cluster=ClusterSide())
     assert ended.stop_effect().startswith("no task waits, so the queue ends once the running")
+
+
+def test_a_cell_done_while_the_oom_kill_counter_rose_says_so():
+    """h583 #5: a script whose python child was OOM-killed, the script itself exiting 0,
+    read plain "done" in queue show, the Queue tab and diagnose."""
+    attempts = {
+        "a": parse_cell_state(f"start 1000 {BOOT} 10\nend 1010 0\n", "start 1000 0\nend 1010 1\n"),
+        "b": parse_cell_state(f"start 1010 {BOOT} 11\nend 1020 0\n", "start 1010 1\nend 1020 1\n"),
+        "c": parse_cell_state(f"start 1020 {BOOT} 12\nend 1030 0\n", "start 1020 ?\nend 1030 2\n"),
+    }
+    v = view(launches("done 1030 3 0\n"), attempts)
+    a, b, c = v.cells[:3]
+    assert a.status == b.status == c.status == DONE
+    assert a.note.startswith("the box's oom_kill counter rose while it ran (0 → 1)"), a.note
+    assert b.note == "" and c.note == ""  # unchanged, or not known at its start
