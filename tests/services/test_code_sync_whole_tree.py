@@ -118,6 +118,27 @@ async def test_files_a_sync_did_not_put_there_are_never_removed_and_code_like_on
     )
 
 
+async def test_pythons_bytecode_cache_made_on_the_box_is_not_code(make_loopback_fleet, tmp_path):
+    """h581 #4: the first cell's import made __pycache__/utils.cpython-311.pyc on the box,
+    and every later check failed "on the box only … not put there by rgt-tui sync" until
+    the user excluded it by hand. Nor is a local cache sent (no .gitignore line for it)."""
+    code = tmp_path / "proj"
+    _tree(code)
+    write(code, "__pycache__/train.cpython-311.pyc", "local bytecode\n")  # untracked
+    host, root = await _box1(make_loopback_fleet, code)
+    t = transport_for(host)
+    try:
+        await sync_code(host, t, method="sftp")
+        sent = (root / "__pycache__").exists()
+        write(root, "__pycache__/utils.cpython-311.pyc", "made by an import on the box\n")
+        write(root, "src/model/__pycache__/net.cpython-311.pyc", "and another\n")
+        status = await code_status(host, t)
+    finally:
+        await t.close()
+    assert not sent
+    assert status is not None and status.in_sync and status.problem() is None, status.problem()
+
+
 async def test_a_file_edited_on_the_box_after_the_sync_is_left_and_named(
     make_loopback_fleet, tmp_path
 ):

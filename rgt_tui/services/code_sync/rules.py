@@ -5,7 +5,7 @@ The box's copy of a tree is judged by the rules that chose the local listing
 it if it were here. One rule engine on one side: in a git repository git itself answers
 (``git check-ignore``: ``.gitignore`` files, ``.git/info/exclude``, ``core.excludesFile``;
 a tracked path is never ignored), elsewhere the tree's own ``.gitignore`` files
-(``pathspec``, git's precedence); the host's ``code_exclude`` on top; ``.git``, the
+(``pathspec``, git's precedence); the host's ``code_exclude`` on top; ``.git``, ``__pycache__``, the
 sync's own ``.rgt-sync.*``, secrets (``is_secret``) and names that cannot cross (control characters, not UTF-8)
 never; nor the fleet file in use and the queue files it names (``held_back``: they name
 every box, its address, key path and teardown command), nor copies of them by name
@@ -84,11 +84,18 @@ def is_secret(rel: str) -> bool:
     return name in _PRIVATE_KEYS
 
 
+# Folders no one writes by hand: Python's bytecode cache, made on the box by the first
+# import of a run, read as "on the box only, not put there by rgt-tui sync" and refused
+# every later launch until excluded by hand (h581 #4).
+_MADE_BY_TOOLS = frozenset({".git", "__pycache__"})
+
+
 def never_sent(rel: str, extra: pathspec.PathSpec) -> bool:
-    """Whether ``rel`` is left out whatever the ignore files say: ``.git``, the sync's
-    own staging and record, secrets (``is_secret``), ``code_exclude``."""
+    """Whether ``rel`` is left out whatever the ignore files say: ``.git`` and
+    ``__pycache__`` folders, the sync's own staging and record, secrets
+    (``is_secret``), ``code_exclude``."""
     parts = rel.rstrip("/").split("/")
-    if ".git" in parts or parts[0].startswith(STAGING_PREFIX) or is_secret(rel):
+    if _MADE_BY_TOOLS & set(parts) or parts[0].startswith(STAGING_PREFIX) or is_secret(rel):
         return True
     return extra.match_file(rel)
 
