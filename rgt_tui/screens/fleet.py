@@ -138,6 +138,7 @@ class FleetScreen(FleetView, Screen[None]):
             placeholder="filter hosts by name (Enter keeps, Escape clears)",
             id="filter",
             select_on_focus=False,  # the keys typed after / are in it by then (hour s22c #2)
+            matches=self._shows_a_host,
         )
         self._grid = PaneGrid(id="grid")
         boxes = sum(1 for h in fleet.hosts if h.group is None)
@@ -645,6 +646,11 @@ class FleetScreen(FleetView, Screen[None]):
         else:
             self.set_focus(None)
 
+    def _shows_a_host(self, text: str) -> bool:
+        """Whether the filter ``text`` shows any host (no hosts at all: nothing to hide)."""
+        needle = text.strip().lower()
+        return not self.panes or any(needle in name.lower() for name in self.panes)
+
     def apply_filter(self, text: str) -> None:
         """Show only the hosts whose name contains ``text`` (case-insensitive)."""
         needle = text.strip().lower()
@@ -657,7 +663,7 @@ class FleetScreen(FleetView, Screen[None]):
                 Content.assemble(
                     ("no host name contains ", "$warning"),
                     (repr(text.strip()), "bold $warning"),
-                    (" — Escape clears the filter", "$warning"),
+                    (" — correct it, or Escape clears the filter", "$warning"),
                 )
             )
         self._grid.refit()

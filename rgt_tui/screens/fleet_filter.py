@@ -3,6 +3,7 @@ to the grid at once, and drops with a toast what was typed after it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from textual import events
@@ -14,6 +15,7 @@ from rgt_tui.screens.type_ahead import InOrderInput, say_dropped
 
 class FilterInput(InOrderInput):
     """The host-name filter; Escape clears it and hands the keys back to the grid.
+    Enter on a text that shows no host does nothing but ring: the keys stay the box's.
 
     Enter keeps it, and the keys are the grid's from that moment: Textual runs an input's
     Enter binding once the key has bubbled up to the App, and the screen moved the cursor
@@ -28,8 +30,14 @@ class FilterInput(InOrderInput):
     class Done(Message):
         """The user finished with the filter (Enter keeps it, Escape clears it)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, matches: Callable[[str], bool] | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
+        # Whether a filter text shows any host: Enter on one that shows none stays in the
+        # box (h581 #6: the keys went back to the grid behind "no host name contains …",
+        # and the q of a user correcting a typo quit the app).
+        self.matches = matches
         self.kept = False  # Enter kept the text: what still reaches the box is dropped
         self._dropped = ""
 
@@ -43,6 +51,8 @@ class FilterInput(InOrderInput):
         if event.key == "enter" and self.screen.focused is self and not self.kept:
             event.stop()  # done here, not again by the binding once it bubbles
             event.prevent_default()
+            if not self._shows_any():
+                return
             self.screen.set_focus(None)  # the keys read from now on are the grid's
             await self.action_submit()
             return
@@ -66,7 +76,16 @@ class FilterInput(InOrderInput):
         if dropped:
             say_dropped(self, dropped)
 
+    def _shows_any(self) -> bool:
+        """Whether the text shows a host; a bell when it does not (the box keeps the keys)."""
+        if self.matches is None or self.matches(self.value):
+            return True
+        self.app.bell()
+        return False
+
     async def action_submit(self) -> None:
+        if not self._shows_any():  # an Enter typed right after / among its keys
+            return
         self.kept = True
         await super().action_submit()
 

@@ -190,7 +190,8 @@ async def test_with_every_pane_filtered_out_a_closed_dialog_leaves_keys_to_the_g
         gone = replace(fleet, hosts=tuple(h for h in fleet.hosts if h.name != "h100-eval"))
         screen.remove_host(gone, "h100-eval")
         await wait_for(
-            lambda: "no host name contains 'h1' — Escape clears" in screen_text(app), pilot=pilot
+            lambda: "no host name contains 'h1' — correct it, or Escape clears" in screen_text(app),
+            pilot=pilot,
         )
         await pilot.press("question_mark")
         await wait_for(lambda: isinstance(app.screen, HelpScreen), pilot=pilot)
@@ -228,9 +229,22 @@ async def test_filter_hides_hosts_and_escape_clears(tmp_path: Path) -> None:
         # A filter no host matches says so, not a blank grid (hour s19b #13).
         await pilot.press("slash", "z", "z")
         await wait_for(
-            lambda: "no host name contains 'zz' — Escape clears the filter" in screen_text(app),
+            lambda: (
+                "no host name contains 'zz' — correct it, or Escape clears the filter"
+                in screen_text(app)
+            ),
             pilot=pilot,
         )
+        # Enter on it keeps the keys in the box (h581 #6: they went back to the grid behind
+        # the line, and the q of a user correcting the typo quit the app).
+        await pilot.press("enter", "q", "backspace", "backspace")
+        await pilot.pause()
+        assert app.screen is app.fleet_screen and box.has_focus and box.value == "z"
+        await pilot.press("backspace", "h", "1", "enter")
+        await wait_for(lambda: not box.has_focus, what="Enter on a match", pilot=pilot)
+        assert [p.host.name for p in app.fleet_screen.visible_panes] == ["h100-eval"]
+        await pilot.press("slash", "z", "z")
+        await pilot.pause()
         await pilot.press("escape")
         await wait_for(lambda: "no host name contains" not in screen_text(app), pilot=pilot)
 
