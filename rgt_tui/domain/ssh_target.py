@@ -29,6 +29,10 @@ _FLAGS = set("46AaCfGgKkMNnqsTtVvXxYy")
 _WITH_ARG = set("BbcDEeFIiJLlmOoPpQRSWw")
 # Session-only options: they shape a terminal session, not where or as whom it logs in.
 _DROPPED = set("LRDwEeSObBcmP")
+# Said of a setting only ~/.ssh/config can carry: the fix is then the alias alone, never
+# the bare address (h581 #1: "-J … cannot be taken — write ssh = root@10.0.0.5:2222"
+# named an address the box cannot be reached at without its jump host).
+_ALIAS = "(put it in ~/.ssh/config under a Host alias, and write that alias as ssh)"
 _REFUSED = {
     "J": "a jump host",
     "F": "another ssh config file",
@@ -206,7 +210,13 @@ def parse_ssh_command(text: str) -> SshCommand:
         )
     target = _command_target(destination, taken, reasons)
     if reasons:
-        fix = f'write ssh = "{target}"' if target is not None else f"accepted forms: {SSH_FORMS}"
+        if any(_ALIAS in r for r in reasons):
+            where = f" (HostName {target.host} and the rest)" if target is not None else ""
+            fix = f'write the Host alias{where}, then ssh = "<that alias>"'
+        elif target is not None:
+            fix = f'write ssh = "{target}"'
+        else:
+            fix = f"accepted forms: {SSH_FORMS}"
         raise ValueError(f"pasted ssh command {text!r}: {'; '.join(reasons)} — {fix}")
     assert target is not None  # no reasons: the destination parsed
     return SshCommand(target, taken.get("i"))
@@ -227,10 +237,7 @@ def _options(word: str, rest: list[str], reasons: list[str]) -> list[tuple[str, 
         if not value:
             reasons.append(f"-{letter} is missing its value")
         elif letter in _REFUSED:
-            reasons.append(
-                f"-{letter} ({_REFUSED[letter]}) cannot be taken from it (put it in "
-                "~/.ssh/config under a Host alias, and write that alias as ssh)"
-            )
+            reasons.append(f"-{letter} ({_REFUSED[letter]}) cannot be taken from it {_ALIAS}")
         elif letter not in _DROPPED:
             found.append((letter, value))
         return found
@@ -244,10 +251,7 @@ def _config_option(value: str, reasons: list[str]) -> tuple[str, str]:
     if key in _OPTION_ALIASES:
         return _OPTION_ALIASES[key], setting
     if key not in _OPTIONS_DROPPED:
-        reasons.append(
-            f"-o {value} cannot be taken from it (put it in ~/.ssh/config under a Host "
-            "alias, and write that alias as ssh)"
-        )
+        reasons.append(f"-o {value} cannot be taken from it {_ALIAS}")
     return "", ""
 
 

@@ -167,8 +167,6 @@ def test_ssh_alone_is_a_host_alias_not_a_command() -> None:
 @pytest.mark.parametrize(
     ("command", "phrase", "fix"),
     [
-        ("ssh -J jump -p 22034 root@ssh4.vast.ai", "-J (a jump host)", "root@ssh4.vast.ai:22034"),
-        ("ssh -o ProxyCommand=nc root@box -p 2222", "-o ProxyCommand=nc", "root@box:2222"),
         (
             "ssh -p 22 root@box nvidia-smi -L",
             "runs a command on the box (nvidia-smi -L)",
@@ -186,6 +184,28 @@ def test_a_pasted_command_that_cannot_be_taken_shows_the_value_to_write(
     message = str(info.value)
     assert phrase in message
     assert message.endswith(f'write ssh = "{fix}"')
+
+
+@pytest.mark.parametrize(
+    ("command", "phrase", "host"),
+    [
+        ("ssh -J jump -p 22034 root@ssh4.vast.ai", "-J (a jump host)", "ssh4.vast.ai"),
+        ("ssh -o ProxyCommand=nc root@box -p 2222", "-o ProxyCommand=nc", "box"),
+        ("ssh -F ~/.ssh/work root@box", "-F (another ssh config file)", "box"),
+    ],
+)
+def test_a_setting_only_ssh_config_carries_is_fixed_by_an_alias_not_the_bare_address(
+    command: str, phrase: str, host: str
+) -> None:
+    """h581 #1: "-J … cannot be taken (put it under a Host alias) — write ssh =
+    root@ssh4.vast.ai:22034" named an address the box cannot be reached at alone."""
+    with pytest.raises(ValueError) as info:
+        parse_ssh_command(command)
+    message = str(info.value)
+    assert phrase in message and "write ssh =" not in message
+    assert message.endswith(
+        f'write the Host alias (HostName {host} and the rest), then ssh = "<that alias>"'
+    )
 
 
 @pytest.mark.parametrize(
@@ -235,7 +255,10 @@ def test_a_pasted_key_never_overrides_identity_file(tmp_path: Path) -> None:
 def test_a_refused_pasted_command_in_the_file_keeps_file_line_and_fix(tmp_path: Path) -> None:
     err = load_error(tmp_path, '[[hosts]]\nname = "a"\nssh = "ssh -J j -p 2 root@h"\n')
     assert (err.line, err.key) == (3, "ssh")
-    assert str(err).count(err.file) == 1 and str(err).endswith('write ssh = "root@h:2"')
+    assert str(err).count(err.file) == 1
+    assert str(err).endswith(
+        'write the Host alias (HostName h and the rest), then ssh = "<that alias>"'
+    )
 
 
 # --- keys in the wrong table ------------------------------------------------------------

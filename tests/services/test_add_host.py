@@ -121,7 +121,8 @@ def test_pasted_commands_give_target_key_name_and_profile():
 
     with pytest.raises(AddRefused) as jump:
         read_target("ssh -J bastion root@10.0.0.5")
-    assert jump.value.field == "target" and 'write ssh = "root@10.0.0.5"' in jump.value.message
+    assert jump.value.field == "target" and "write ssh =" not in jump.value.message
+    assert "write the Host alias (HostName 10.0.0.5" in jump.value.message  # h581 #1
     with pytest.raises(AddRefused, match="no box given"):
         read_target("   ")
 
