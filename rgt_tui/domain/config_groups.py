@@ -134,7 +134,7 @@ def _group_name(t: Table, hosts: Sequence[HostConfig]) -> str:
     if not NAME_RE.fullmatch(name) or name in (".", ".."):
         raise t.error(
             "name",
-            f"group name {name!r} may only use letters, digits, '.', '_' and '-' (it names "
+            f"group name {name!r} may only use ASCII letters and digits, '.', '_' and '-' (it names "
             "local folders)",
         )
     clash = next((h for h in hosts if h.name == name), None)

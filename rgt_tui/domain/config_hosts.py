@@ -134,7 +134,7 @@ def _host_name(t: Table) -> str:
     if not NAME_RE.fullmatch(name):
         raise t.error(
             "name",
-            f"host name {name!r} may only use letters, digits, '.', '_' and '-' (it names local folders)",
+            f"host name {name!r} may only use ASCII letters and digits, '.', '_' and '-' (it names local folders)",
         )
     if name in (".", ".."):
         # The name is the host's results folder: ".." would put results beside results_dir.

@@ -148,7 +148,7 @@ def _target(text: str, reasons: list[str]) -> SshTarget | None:
         if not host:
             reasons.append("the host is empty")
         elif not _HOST_RE.fullmatch(host):
-            reasons.append(f"host {host!r} may only use letters, digits, '.', '_' and '-'")
+            reasons.append(f"host {host!r} may only use ASCII letters and digits, '.', '_' and '-'")
     port = _port(port_text, reasons) if port_text is not None else None
     return SshTarget(user, host, port) if len(reasons) == found else None
 

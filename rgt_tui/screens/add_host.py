@@ -243,6 +243,12 @@ class AddHostScreen(ReplanScreen[HostConfig | None]):
 
     def on_mount(self) -> None:
         self.query_one("#add-trust", Button).display = False
+        self.watch(
+            self.query_one("#add-profile", Select),
+            "expanded",
+            self._profile_list_closed,
+            init=False,
+        )
         self.set_focus(self.query_one("#add-target", Input))
         self._offer_launch_keys()
         self.show_hint()
@@ -358,13 +364,16 @@ class AddHostScreen(ReplanScreen[HostConfig | None]):
             return
         self.query_one(LaunchKeysForm).offer(defaults)
 
-    @on(Select.Changed, "#add-profile")
-    def _profile_chosen(self, event: Select.Changed) -> None:
-        """A profile chosen from the list (the select has the focus; a guess from the
-        pasted host does not): on to the next field, as Enter moves on in the others (a
-        user's hour, pressing Enter field by field, opened the list again and again)."""
-        if event.select.has_focus:
-            self.focus_next()
+    def _profile_list_closed(self, expanded: bool) -> None:
+        """The profile list closed with the keys still in it: Enter on a profile (the
+        one already chosen too) moves on to the next field, as Enter does in the others.
+        Moving only on a changed value (Select.Changed) left Enter on the guessed profile
+        opening the list again and again (h581 #2). On the app's queue, where the select
+        asks for the focus back: after it when Enter chose (its focus() comes first),
+        before it when Escape closed the list, so Escape leaves the cursor on the select."""
+        select = self.query_one("#add-profile", Select)
+        if not expanded and select.has_focus_within:
+            self.app.call_later(self.focus_next)
 
     @on(Input.Submitted)
     def _next_field(self, event: Input.Submitted) -> None:
@@ -400,12 +409,16 @@ class AddHostScreen(ReplanScreen[HostConfig | None]):
         target, name, profile, cost, launch = values
         pasted = read_target(target)
         fleet_file = await asyncio.to_thread(read_fleet_file, self.fleet_file)
+        # In the CLI's order: a taken name was refused as its queue file's (the queue
+        # field's default follows the name), then as the name (h581 #3).
+        checked = check_name(name or suggest_name(pasted.target, fleet_file.names), fleet_file)
+        profile, per_hour = check_profile(profile), read_cost(cost)
         keys = await asyncio.to_thread(read_launch_keys, launch, self.fleet_file, fleet_file.fleet)
         new = NewHost(
-            name=check_name(name or suggest_name(pasted.target, fleet_file.names), fleet_file),
+            name=checked,
             target=pasted.target,
-            profile=check_profile(profile),
-            cost_per_hour=read_cost(cost),
+            profile=profile,
+            cost_per_hour=per_hour,
             identity_file=pasted.identity_file,
             known_hosts=fleet_known_hosts(fleet_file),
             pasted=pasted.text,

@@ -232,7 +232,7 @@ def test_what_would_not_load_is_never_written(tmp_path):
 
     # A value the loader refuses (a name that is not a folder name) leaves no file behind.
     hosts.unlink()
-    with pytest.raises(AddRefused, match="may only use letters"):
+    with pytest.raises(AddRefused, match="may only use ASCII letters"):
         add_to_fleet(NewHost("bad name", target, "generic-ssh"), hosts)
     assert list(tmp_path.iterdir()) == []
 

@@ -228,3 +228,64 @@ async def test_a_command_typed_key_by_key_leaves_the_suggested_name_cursor_at_it
         await pilot.press("shift+tab", "tab")  # a name typed is kept as the cursor comes
         await type_text(pilot, "b")
         assert name.value == "gpu4b", name.value
+
+
+async def test_enter_on_the_profile_list_moves_on_whether_or_not_it_changed(tmp_path, home):
+    """h581 #2: Enter on the guessed profile (no change, so no Select.Changed) closed the
+    list and left the cursor there; each Enter after opened it again. Enter on another
+    profile moves on too; Escape closes the list and leaves the cursor on it."""
+    app = AddApp(tmp_path / "hosts.toml")
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        select = screen.query_one("#add-profile", Select)
+        cost = screen.query_one("#add-cost", Input)
+        name = screen.query_one("#add-name", Input)
+        before = select.value
+        for keys, value in (
+            (("enter", "enter"), before),  # the chosen one, unchanged
+            (("enter", "down", "enter"), None),  # another one
+        ):
+            name.focus()
+            await pilot.press("tab")
+            await wait_for(lambda: select.has_focus, what="the profile select", pilot=pilot)
+            chosen = select.value
+            await pilot.press(*keys)
+            await wait_for(lambda: cost.has_focus, what=f"{keys} to move on", pilot=pilot)
+            assert not select.expanded
+            if value is not None:
+                assert select.value == value
+            else:
+                assert select.value != chosen
+        await pilot.press("shift+tab")
+        await wait_for(lambda: select.has_focus, what="back on the select", pilot=pilot)
+        chosen = select.value
+        await pilot.press("enter", "down", "escape")
+        await wait_for(lambda: not select.expanded, what="Escape to close the list", pilot=pilot)
+        await pilot.pause()
+        assert select.has_focus and select.value == chosen  # nothing chosen, cursor stays
+
+
+async def test_a_taken_name_is_refused_as_the_name_first(tmp_path, home):
+    """h581 #3: a taken name was refused as its queue file's (the queue field follows the
+    name), then, once the queue was changed, as the name: the CLI's order is the name's."""
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(
+        '[[hosts]]\nname = "box-1"\nssh = "root@10.0.0.9"\nqueue = "queues/box-1.txt"\n'
+    )
+    (tmp_path / "queues").mkdir()
+    (tmp_path / "queues" / "box-1.txt").write_text("")
+    app = AddApp(hosts)
+    async with app.run_test(size=(100, 40)) as pilot:
+        screen = app.screen
+        screen.query_one("#add-target", Input).value = "ssh -p 2222 root@10.0.0.5"
+        screen.query_one("#add-name", Input).value = "box-1"
+        screen.query_one("#add-cost", Input).value = "abc"
+        queue = screen.query_one("#add-queue", Input)
+        await wait_for(lambda: queue.value == "queues/box-1.txt", what="the queue", pilot=pilot)
+        await click(pilot, "#add-check")
+        status = screen.query_one("#add-status")
+        await wait_for(
+            lambda: "host name 'box-1' is already used" in str(status.render()),
+            what="the name's refusal",
+            pilot=pilot,
+        )

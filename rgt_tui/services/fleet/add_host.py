@@ -171,7 +171,7 @@ def check_name(name: str, fleet_file: FleetFile) -> str:
         raise AddRefused("the name is empty", "give the box a name", field="name")
     if not _NAME_RE.fullmatch(name) or name in (".", ".."):
         raise AddRefused(
-            f"host name {name!r} may only use letters, digits, '.', '_' and '-' "
+            f"host name {name!r} may only use ASCII letters and digits, '.', '_' and '-' "
             "(it names the host's local results folder)",
             f"e.g. {re.sub(r'[^A-Za-z0-9._-]+', '-', name).strip('-.') or 'a100-1'!r}",
             field="name",
