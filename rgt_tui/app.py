@@ -544,17 +544,19 @@ class RgtApp(ThemedApp):
             return
         # None: no fleet file yet, ./hosts.toml
         screen = AddHostScreen(self.fleet.path, fleet_code=self.fleet.ready.code)
-        self.push_screen(screen, partial(self._host_added, screen.fleet_file))
+        self.push_screen(screen, partial(self._host_added, screen))
 
-    def _host_added(self, fleet_file: Path, host: HostConfig | None) -> None:
+    def _host_added(self, screen: AddHostScreen, host: HostConfig | None) -> None:
         if host is None:
             return
+        fleet_file = screen.fleet_file
         if host.name not in self.runtime.hosts:  # else the file's new reading took it first
             # Local stays shown until the file changes again or the next start.
             hosts = (*self.fleet.hosts, host)
             self.runtime.adopt(replace(self.fleet, hosts=hosts, path=fleet_file, is_default=False))
         self.fleet_screen.select_added(host.name)
-        self.notify(f"added {host.name} to {fleet_file}", title=host.name)
+        note = f"; {screen.added_note}" if screen.added_note else ""  # "created queues/…"
+        self.notify(f"added {host.name} to {fleet_file}{note}", title=host.name)
 
     def action_filter(self) -> None:
         self.back_to_fleet()

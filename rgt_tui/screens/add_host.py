@@ -184,6 +184,7 @@ class AddHostScreen(ReplanScreen[HostConfig | None]):
         self._check_from: object = None  # what had the focus when the check was asked for
         self._trusted_in: Path | None = None  # known_hosts, once a key was trusted here
         self._same_account: str | None = None  # said under the check's lines while it holds
+        self.added_note = ""  # what the add made besides the entry ("created queues/…")
 
     def compose(self) -> ComposeResult:
         options = [(f"{p.name} — {p.title}", p.name) for p in load_profiles().values()]
@@ -637,8 +638,9 @@ class AddHostScreen(ReplanScreen[HostConfig | None]):
             self._refused(message.refused or AddRefused("not added"))
             self.query_one("#add-add", Button).disabled = False
             return
-        if message.note:
-            self.app.notify(message.note, title=f"added {message.host.name}")
+        # Said in the app's one "added" toast, not one of its own beside it (h581 #5:
+        # two stacked toasts said the same add).
+        self.added_note = message.note
         if message.warning:
             self.app.notify(
                 message.warning,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support.pilot import SIZE, click, wait_for
+from support.pilot import SIZE, click, notes, wait_for
 from textual.widgets import Button, Input
 
 from rgt_tui.app import RgtApp
@@ -50,6 +50,9 @@ async def test_plus_adds_a_pasted_box_and_watches_it_live(
         )
         assert app.latest["added"].connection.status == "connected"
         assert [h.name for h in app.fleet.hosts] == ["box1", "added"]
+        # One toast for one add, with what it made (h581 #5: two stacked toasts).
+        said = [t for t in notes(app) if "added" in t]
+        assert len(said) == 1 and f"added added to {watched.hosts_file}; created " in said[0], said
 
     after = watched.hosts_file.read_text()
     assert after.startswith(before)  # every byte the user wrote, kept
