@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -497,7 +498,7 @@ def test_threshold_out_of_range_points_at_its_line(tmp_path: Path) -> None:
 def test_bad_host_name_characters(tmp_path: Path, name: str) -> None:
     err = load_error(tmp_path, f'[[hosts]]\nssh = "a"\nname = "{name}"\n')
     assert (err.line, err.key) == (3, "name")
-    assert "letters, digits, '.', '_' and '-'" in err.message
+    assert "ASCII letters and digits, '.', '_' and '-'" in err.message
 
 
 @pytest.mark.parametrize(("present", "missing"), [('name = "a"', "ssh"), ('ssh = "a"', "name")])
@@ -877,3 +878,16 @@ def test_a_token_pasted_where_its_source_goes_is_refused_without_repeating_it(
     assert "NqVwYSVP" not in said, said
     assert "the env given is a token itself (hf_…), not where one is" in said, said
     assert "the file given is a token itself (ghp…)" in said, said  # by the file's name
+
+
+def test_a_fleet_file_that_is_there_but_no_file_is_named_not_called_missing(tmp_path: Path) -> None:
+    """h581 #8: ./hosts.toml as a link to nothing read "no hosts.toml here" and 'local'
+    stood in; a FIFO named by --hosts read "fleet file not found"."""
+    (tmp_path / "hosts.toml").symlink_to(tmp_path / "gone" / "real.toml")
+    with pytest.raises(ConfigError, match=r"a symlink to .*gone/real\.toml, which is not there"):
+        resolve_fleet_path(None, {}, tmp_path)
+    os.mkfifo(tmp_path / "fifo.toml")
+    with pytest.raises(ConfigError, match="not a regular file"):
+        resolve_fleet_path("fifo.toml", {}, tmp_path)
+    (tmp_path / "hosts.toml").unlink()
+    assert resolve_fleet_path(None, {}, tmp_path) is None  # nothing there: 'local' stands in

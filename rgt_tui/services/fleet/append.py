@@ -113,7 +113,10 @@ def fleet_file_for_add(cli_path: str | None, environ: Mapping[str, str], cwd: Pa
     try:
         found = resolve_fleet_path(cli_path, environ, cwd)
     except ConfigError:  # named but missing: that is the file to create
-        given = Path(str(cli_path or environ.get(ENV_VAR))).expanduser()
+        named = cli_path or environ.get(ENV_VAR)
+        if not named:
+            raise  # ./hosts.toml is there but is no file (a link to nothing): said, not written through
+        given = Path(named).expanduser()
         return given if given.is_absolute() else cwd / given
     return found if found is not None else cwd / FLEET_FILE_NAME
 

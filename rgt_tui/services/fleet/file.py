@@ -35,12 +35,39 @@ def resolve_fleet_path(cli_path: str | None, environ: Mapping[str, str], cwd: Pa
         if path.is_dir():
             raise ConfigError(path, _folder_message(path, key), key=key)
         if not path.is_file():
+            odd = _not_a_file(path)
             raise ConfigError(
-                path, f"fleet file not found — check the path given in {key}", key=key
+                path, odd or f"fleet file not found — check the path given in {key}", key=key
             )
         return path
     local = cwd / FLEET_FILE_NAME
-    return local if local.is_file() else None
+    if local.is_file():
+        return local
+    odd = _not_a_file(local)
+    if odd is not None:  # there, but unreadable as a file: not "no hosts.toml" (h581 #8)
+        raise ConfigError(local, odd)
+    return None
+
+
+def _not_a_file(path: Path) -> str | None:
+    """Why ``path``, which is not a readable regular file, is there all the same (a link
+    to nothing, a link loop, a FIFO, a socket …), with the fix; None when nothing is."""
+    if path.is_symlink():
+        try:
+            target = os.readlink(path)
+        except OSError:
+            target = "?"
+        return (
+            f"a symlink to {target}, which is not there (or loops) — point it at the fleet "
+            "file, or replace it with the file"
+        )
+    try:
+        path.lstat()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror}) — check its permissions"
+    return "not a regular file (a FIFO, a socket or a device) — use a plain file"
 
 
 def no_fleet_file_note(cwd: Path) -> str:
