@@ -151,14 +151,15 @@ def slurm_counts(view: QueueView) -> str:
     return "".join(f" · {p}" for p in parts)
 
 
-def queue_pane_line(view: QueueView) -> Content | None:
+def queue_pane_line(view: QueueView, *, torn_down: bool = False) -> Content | None:
     """``queue 2/5 done · 1 failed · 1 killed · 1 to retry · cell_b for 1m02s · elapsed
     5m10s`` for the fleet pane (the running cell's own time, then the queue's since its
     launch, as the Queue tab names them: ux-g #7); None before any deploy.
 
     With a failed cell, a second line says why: the last line its command printed
     (``✖ box1_wide: ModuleNotFoundError: No module named 'torch'``), so a cell that
-    cannot start says so on the pane, not only in its log.
+    cannot start says so on the pane, not only in its log. ``torn_down``: no launch is
+    offered (L is refused there: h581 #10).
     """
     if not view.cells:
         return None
@@ -194,7 +195,9 @@ def queue_pane_line(view: QueueView) -> Content | None:
         if appended:
             # Appended after the end, never launched: "finished" read as all run while
             # the box idled and billed (hour s24c #9). Before elapsed: the line is cut.
-            parts.append((f" · {appended} not run: L starts", "bold $warning"))
+            parts.append(
+                (f" · {appended} not run{'' if torn_down else ': L starts'}", "bold $warning")
+            )
     if view.elapsed_s is not None:  # the queue's, since its launch: named as such
         parts.append((f" · elapsed {view.elapsed_text()}", "$foreground-muted"))
     line = Content.assemble(*parts)
@@ -202,7 +205,9 @@ def queue_pane_line(view: QueueView) -> Content | None:
         # The runner died without its done record (kill -9, the box's OOM killer): said
         # on the pane, not only as "stopped" (a user's hour saw no alert at all).
         resume = (
-            f", L resumes from cell {view.resume_index}" if view.resume_index is not None else ""
+            f", L resumes from cell {view.resume_index}"
+            if view.resume_index is not None and not torn_down
+            else ""
         )
         line += Content.assemble(
             "\n",

@@ -518,7 +518,7 @@ class FleetScreen(FleetView, Screen[None]):
         pane = self.panes.get(host)
         if pane is not None:
             pane.cell_running = any(c.status == "running" for c in view.cells)
-            pane.show_queue(queue_pane_line(view))
+            pane.show_queue(queue_pane_line(view, torn_down=pane.torn_down_at is not None))
             if pane.host.group is not None:
                 runtime = getattr(self.app, "runtime", None)  # RgtApp's (none in a bare app)
                 self.rank_views[host] = runtime.queues.ranks.get(host, ()) if runtime else ()

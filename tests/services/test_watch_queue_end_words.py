@@ -283,6 +283,8 @@ def test_the_pane_says_a_runner_is_gone_and_what_to_press() -> None:
     line = queue_pane_line(view)
     assert line is not None and "✖ its runner is gone" in line.plain, line
     assert "d says why, L resumes from cell 0" in line.plain
+    gone = queue_pane_line(view, torn_down=True)
+    assert gone is not None and "d says why" in gone.plain and "L resumes" not in gone.plain
 
 
 def test_the_pane_says_a_cell_appended_after_the_end_has_not_run() -> None:
@@ -301,6 +303,9 @@ def test_the_pane_says_a_cell_appended_after_the_end_has_not_run() -> None:
     assert view.state == "finished"
     line = queue_pane_line(view)
     assert line is not None and "finished · 1 not run: L starts" in line.plain, line
+    # A torn-down box's pane offers no launch: L is refused there (h581 #10).
+    gone = queue_pane_line(view, torn_down=True)
+    assert gone is not None and "finished · 1 not run" in gone.plain and "L " not in gone.plain
 
 
 def test_cells_a_start_index_passed_over_are_not_counted_as_left_to_run() -> None:
