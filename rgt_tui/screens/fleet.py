@@ -549,6 +549,10 @@ class FleetScreen(FleetView, Screen[None]):
         if pane is not None and pane.torn_down_at != state.shown_torn_down_at:
             pane.mark_torn_down(state.shown_torn_down_at)
             self._refresh_summary()
+            runtime = getattr(self.app, "runtime", None)  # RgtApp's (none in a bare app)
+            view = runtime.queues.views.get(state.host) if runtime else None
+            if view is not None:  # its line, again: no launch offered now (no poll comes)
+                self.queue_viewed(state.host, view)
 
     def host_preempted(self, host: str, preemption: Preemption | None) -> None:
         """An interruptible host named preempted (issue 40): its pane says so."""

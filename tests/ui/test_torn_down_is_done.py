@@ -15,6 +15,13 @@ from support.pilot import SIZE, notes, screen_text, text_of, wait_for
 
 from rgt_tui.app import RgtApp
 from rgt_tui.demo.loopback import LoopbackFleet
+from rgt_tui.domain.queue_records import (
+    cells_tsv_line,
+    parse_cell_state,
+    parse_cells_tsv,
+    parse_runner_state,
+)
+from rgt_tui.domain.queue_state import QueueView, derive_view
 from rgt_tui.paths import journal_dir
 from rgt_tui.screens.disk_usage import DiskUsageScreen
 from rgt_tui.screens.host_detail import HostDetailScreen
@@ -24,6 +31,19 @@ from rgt_tui.services.records_watch import WATCH_EVERY_S
 
 RATE = 1.89
 BILLED_S = 2 * 3600  # started two hours before the teardown: $3.78
+
+
+def _finished_with_one_not_run() -> QueueView:
+    """A finished queue with a cell appended after its end, never launched."""
+    launch = "launch 1700000000 boot-box1 tmux 0 /root/.rgt/bin/run_queue.0123456789ab.sh 4242\n"
+    deployed = parse_cells_tsv(
+        "".join(cells_tsv_line(i, n, f"run {n}") for i, n in enumerate(["alpha", "extra"]))
+    )
+    attempts = {"alpha": parse_cell_state("start 1700000001 boot-box1 4300\nend 1700000055 0\n")}
+    return derive_view(
+        "box1", deployed, parse_runner_state(launch + "done 1700000060 1 0\n"), attempts,
+        boot_id="boot-box1", now=1700000100, runner_alive=False,
+    )  # fmt: skip
 
 
 def _started_at(hosts: Path, host: str, at: float) -> None:
@@ -51,6 +71,10 @@ async def test_a_torn_down_host_greys_out_closes_and_says_when_and_its_cost(
             assert boxes.box("box1").open_connections == 1
             box_id = app.jobs.state("box1").box.box_id
 
+            # A cell appended after the queue's end: the pane offers L (h581 #10).
+            app.runtime.queue_viewed("box1", _finished_with_one_not_run())
+            await wait_for(lambda: "1 not run: L starts" in pane.render().plain, pilot=pilot)
+
             # Recorded torn down by another process (`rgt-tui teardown` in a terminal).
             record = TeardownRecord(torn_at, "true", 0, "", True, box_id=box_id)
             Journal(journal_dir(boxes.hosts_file)).add_teardown("box1", record)
@@ -63,6 +87,8 @@ async def test_a_torn_down_host_greys_out_closes_and_says_when_and_its_cost(
             # Its last sample is not drawn: greyed out, a box's figures still read as
             # a box at work (a user's hour).
             assert "inodes" not in text and "disk" not in text, text
+            # Nor a launch L would refuse there (no poll comes to redraw it).
+            assert "L starts" not in text, text
 
             # Done: its monitor stopped, and its connection closed on both ends.
             task = app.runtime.monitor_tasks["box1"]
