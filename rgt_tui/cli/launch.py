@@ -14,6 +14,7 @@ from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.cli.prompt import confirmed
 from rgt_tui.cli.runner import Call, interrupted_saying
 from rgt_tui.domain.config import PREFLIGHT_CHECKS
+from rgt_tui.domain.text import pad
 from rgt_tui.domain.units import plural
 from rgt_tui.services.connect import Transport
 from rgt_tui.services.credentials import plan_line
@@ -77,7 +78,7 @@ def format_plan(plan: LaunchPlan) -> str:
         mark = ">" if c.index in runs else " "
         state = c.status or ("new" if not c.deployed else "pending")
         lines.append(
-            f"  {mark}{c.index:>3}  {c.name:<28} {c.task:<16} [{state}]  {c.where} · {c.epochs_note}"
+            f"  {mark}{c.index:>3}  {pad(c.name, 28)} {c.task:<16} [{state}]  {c.where} · {c.epochs_note}"
         )
         if c.index in runs:
             lines.append(f"        $ {c.command}")

@@ -22,7 +22,7 @@ from rgt_tui.cli.exit_codes import EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.cli.runner import Call
 from rgt_tui.domain.config import Fleet
 from rgt_tui.domain.queue_state import DONE, CellView, QueueView, cell_span, code_brief
-from rgt_tui.domain.text import printable
+from rgt_tui.domain.text import pad, printable
 from rgt_tui.domain.units import plural
 from rgt_tui.domain.vanished import Diagnosis, with_preemption
 from rgt_tui.services.connect import Transport
@@ -154,7 +154,7 @@ def format_view(
         code = f"  {code_brief(c.code)}" if c.attempts else ""  # the code it ran (U42)
         again = f"  {c.retry_text()}" if c.retries else ""  # the Queue tab's words
         lines.append(
-            f"  {c.index:>3}  {c.name:<28} {c.label:<18} {c.ran(view.now):>7}{code}{again}{note}"
+            f"  {c.index:>3}  {pad(c.name, 28)} {c.label:<18} {c.ran(view.now):>7}{code}{again}{note}"
         )
     if not_sent is not None and view.cells:  # with none on the box, the rows above say it
         lines += not_sent_lines(view, not_sent)
@@ -186,7 +186,7 @@ def resume_line(host: str, index: int, cells: Sequence[CellView]) -> str:
 def _file_row(index: int, cell: QueueCell, label: str, tail: str = "") -> str:
     """A row for a cell of the local file (not on the box), in the box's cells' columns;
     its name made printable (the file may come from anyone's git push)."""
-    return f"  {index:>3}  {printable(cell.name, None):<28} {label:<18}{tail}".rstrip()
+    return f"  {index:>3}  {pad(printable(cell.name, None), 28)} {label:<18}{tail}".rstrip()
 
 
 NOT_SENT = "not sent"  # a not-sent cell's label, in the column of the box's states

@@ -20,7 +20,7 @@ from rgt_tui.cli.runner import Call
 from rgt_tui.domain.config import PREFLIGHT_CHECKS
 from rgt_tui.domain.queue_state import RUNNING, QueueView, queue_is
 from rgt_tui.domain.rank_control import rank_control_refusal
-from rgt_tui.domain.text import printable
+from rgt_tui.domain.text import pad, printable
 from rgt_tui.domain.units import fmt_duration, plural
 from rgt_tui.services.connect import Transport
 
@@ -224,7 +224,7 @@ def format_retry(plan: RetryPlan) -> str:
             moved = f"{out} is set aside as {out}.before-retry-<time>"
         else:
             moved = "no {out} to set aside"
-        lines.append(f"  {cell.index:>3}  {cell.name:<28} {cell.label:<20} {moved}")
+        lines.append(f"  {cell.index:>3}  {pad(cell.name, 28)} {cell.label:<20} {moved}")
     for cell in plan.waiting:
         # It runs as its mark left it, --resume or not (s44 note).
         then = (
@@ -233,7 +233,7 @@ def format_retry(plan: RetryPlan) -> str:
             else "nothing set aside then"
         )
         lines.append(
-            f"  {cell.index:>3}  {cell.name:<28} {cell.label:<20} marked before the queue "
+            f"  {cell.index:>3}  {pad(cell.name, 28)} {cell.label:<20} marked before the queue "
             f"stopped: runs as marked ({{out}} {then})"
         )
     if plan.cells:

@@ -29,6 +29,7 @@ from rgt_tui.domain.queue_state import (
     relaunch_start,
 )
 from rgt_tui.domain.snapshot import HostSnapshot
+from rgt_tui.domain.text import pad
 from rgt_tui.domain.units import local_time, plural
 
 # The queue-control keys (screens/queue_keys.py), said under the summary; S and X only
@@ -241,7 +242,7 @@ def cell_line(cell: CellView, now: int) -> Content:
     return Content.assemble(
         (f"{STATUS_MARK.get(cell.status, ' ')} ", style),
         (f"{cell.index:>3}  ", "$foreground-muted"),
-        (f"{shown(cell.name):<28} ", "bold"),
+        (pad(shown(cell.name), 28) + " ", "bold"),
         # Two spaces: the longest labels ("killed by the user") are 18 wide, and ran
         # directly after one read as part of it ("killed by the user 1m39s").
         (f"{shown(cell.label):<18}  ", style),
@@ -368,7 +369,7 @@ def not_sent_lines(view: QueueView, *, torn_down: bool = False) -> list[Content]
         Content.assemble(
             "  ",
             (f"{index:>3}  ", "$foreground-muted"),
-            (f"{shown(cell.name):<28} ", "bold"),
+            (pad(shown(cell.name), 28) + " ", "bold"),
             (f"{not_sent.label(cell):<18}  ", "$warning"),
             (f"line {cell.line}", "$foreground-muted"),
         )

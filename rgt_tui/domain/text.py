@@ -61,6 +61,15 @@ def printable(text: object, limit: int | None = SHOWN_CHARS) -> str:
     return shown
 
 
+def pad(text: str, width: int) -> str:
+    """``text`` and spaces to ``width`` terminal cells, as ``f"{text:<{width}}"`` pads
+    characters: a wide character (CJK, an emoji) takes two cells, and the columns after
+    a cell named so were pushed right (h583 #6)."""
+    from rich.cells import cell_len  # the width Textual draws with; imported when padding
+
+    return text + " " * max(0, width - cell_len(text))
+
+
 def shell_word(text: str, limit: int | None = 200) -> str:
     """``text`` made printable and quoted as one word of a command line the user may
     paste: a cell named "my run" (its config "configs/my run.json") made a printed

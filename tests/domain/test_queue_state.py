@@ -622,3 +622,24 @@ def test_a_cell_done_while_the_oom_kill_counter_rose_says_so():
     assert a.status == b.status == c.status == DONE
     assert a.note.startswith("the box's oom_kill counter rose while it ran (0 → 1)"), a.note
     assert b.note == "" and c.note == ""  # unchanged, or not known at its start
+
+
+def test_cells_named_with_wide_characters_keep_the_columns():
+    """h583 #6: a name of CJK characters or an emoji (two cells each) pushed the status
+    column right in the Queue tab, queue show and the pickers."""
+    from dataclasses import replace
+
+    from rich.cells import cell_len
+
+    from rgt_tui.content.queue_text import cell_line
+    from rgt_tui.domain.text import pad
+
+    assert pad("宽字符", 8) == "宽字符  " and cell_len(pad("ü😀", 5)) == 5
+    assert pad("x" * 30, 28) == "x" * 30  # never cut: the name is whole
+    attempts = {n: parse_cell_state(f"start 1000 {BOOT} 10\nend 1010 0\n") for n in "abcd"}
+    v = view(launches("done 1030 4 0\n"), attempts)
+    rows = []
+    for name in ("plain", "宽字符名前", "ünï€😀"):
+        line = cell_line(replace(v.cells[0], name=name), 1100).plain
+        rows.append(line[: line.index("done")])
+    assert len({cell_len(r) for r in rows}) == 1, rows
