@@ -73,8 +73,18 @@ class Call:
         no fleet file, every command but the TUI (its banner says it) and add (it writes
         one) says so on stderr, once."""
         fleet = load_fleet_arg(self.args)
-        if fleet.path is None and self.name not in ("", "add", "demo"):
+        if self.name in ("", "add", "demo"):
+            return fleet
+        if fleet.path is None:
             self.err.print(f"rgt-tui {self.name}: {no_fleet_file_note(Path.cwd())}")
+        elif fleet.is_default:
+            # A copy of hosts.example.toml with nothing uncommented read as a fleet of
+            # one, unsaid (h581 #7).
+            self.err.print(
+                f"rgt-tui {self.name}: {fleet.path} names no [[hosts]] entry (every block "
+                "commented out?): this machine stands in, as 'local' — uncomment or add one "
+                "(rgt-tui add 'ssh -p PORT user@host' --name NAME)"
+            )
         return fleet
 
     def use_fleet(self, fleet: Fleet) -> None:

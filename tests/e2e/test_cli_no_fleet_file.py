@@ -38,3 +38,16 @@ def test_the_wrong_folder_says_this_machine_stands_in(tmp_path: Path) -> None:
     assert "no fleet file" in done.stderr and "this machine stands in" in done.stderr
     shown = _run(tmp_path, "queue", "check", "--hosts", str(tmp_path / "missing.toml"))
     assert "no fleet file:" not in shown.stderr  # a named file that is missing: its own error
+
+
+def test_a_copied_example_with_every_block_commented_out_says_so(tmp_path: Path) -> None:
+    """h581 #7: `cp hosts.example.toml hosts.toml; rgt-tui status` showed `local`, exit 0,
+    and nothing on stderr."""
+    example = Path(__file__).resolve().parents[2] / "hosts.example.toml"
+    (tmp_path / "hosts.toml").write_text(example.read_text())
+    done = _run(tmp_path, "queue", "check")
+    assert done.returncode == 0, done.stderr
+    assert (
+        f"rgt-tui queue check: {tmp_path / 'hosts.toml'} names no [[hosts]] entry (every "
+        "block commented out?): this machine stands in, as 'local'"
+    ) in done.stderr, done.stderr
