@@ -13,6 +13,7 @@ import re
 import time
 from pathlib import Path
 
+import pytest
 from support import MIB
 from support.controller_host import LoopHost
 from support.pulls import box_results, fast, host_of, random_file, sha
@@ -673,3 +674,29 @@ async def test_a_periodic_pull_while_a_cell_runs_says_so_in_its_notice(make_queu
     body = next(e for e in events if e.kind == "pull").body
     assert "; RUNNING: cell hold ran on the box at the pull: its files may still change" in body
     assert "pull again once it ends" in body, body
+
+
+async def test_a_host_held_back_does_not_make_the_loop_spin(make_loopback_fleet, tmp_path):
+    """h582 #1: a host stopped by watch's autostop kept its due time, long past, and
+    every sleep of the loop was 0: watch spun at 60% of a core while the box was off
+    (1250 touches of its alive file a second). Held back, it waits for the next look."""
+    loopback = await make_loopback_fleet(1)
+    fleet, _host = _setup(loopback, tmp_path, every=60.0)
+    events: list = []
+    off: dict[str, float | None] = {"box1": None}
+    scheduler, connections, _journal = _scheduler(
+        fleet, tmp_path, events, stopped=off.get
+    )  # no queue, a cadence: it has results to pull
+    scheduler.poll_s = 30.0
+    try:
+        scheduler.due["box1"] = scheduler.clock() - 600  # due ten minutes ago
+        off["box1"] = time.time() - 60  # then stopped by watch
+        assert scheduler.start_due() == [] and "box1" in scheduler.held_back
+        assert scheduler._sleep_s() == pytest.approx(30.0, abs=0.5)
+        off["box1"] = None  # answering again: due at once
+        assert scheduler.start_due() == ["box1"]
+    finally:
+        for task in list(scheduler._running.values()):
+            task.cancel()
+        await asyncio.gather(*scheduler._running.values(), return_exceptions=True)
+        await connections.close_all()

@@ -405,8 +405,15 @@ class PullScheduler:
         self.wake()  # its next due time is set: the loop's sleep may need to be shorter
 
     def _sleep_s(self) -> float:
+        """Until the next host is due; a host held back (stopped, no results yet, another
+        watch pulls) waits for the next look, ``poll_s``: its due time, long past, made
+        every sleep 0 and the loop spin at 60% of a core while a box was stopped (h582 #1)."""
         now = self.clock()
-        waiting = [d - now for h, d in self.due.items() if h not in self._running]
+        waiting = [
+            d - now
+            for h, d in self.due.items()
+            if h not in self._running and h not in self.held_back
+        ]
         return max(0.0, min([self.poll_s, *waiting]))
 
     def pulled_at(self, host: HostConfig) -> float | None:
