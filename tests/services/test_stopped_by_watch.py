@@ -138,3 +138,40 @@ async def test_a_box_watch_stopped_keeps_no_idle_alert(tmp_path: Path) -> None:
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_a_box_started_again_soon_after_the_stop_is_pulled_again_at_once(
+    tmp_path: Path,
+) -> None:
+    """h582 #2: started again 80 s after the stop, the box answered on a new connection,
+    yet its journal's last_seen (written at most every 5 minutes) was not past the stop's
+    settle time: periodic pulls stayed off for nearly 10 minutes. A connection made after
+    the stop is the box started again."""
+    (tmp_path / "hosts.toml").write_text(FLEET)
+    fleet = load_fleet(tmp_path / "hosts.toml")
+    clock, rec = Clock(), Recorder()
+    monitor = ReplayMonitor(fleet.host("box3"), clock)
+    watcher = Watcher(fleet, sinks=[rec], clock=clock, monitors={"box3": monitor})
+    stopped_at = clock.t - 5
+    record_stop(journal_dir(fleet.path), "box3", stopped_at)
+    task = asyncio.create_task(watcher.run())
+    try:
+        await asyncio.wait_for(monitor.started.wait(), 30)
+        monitor.sample(agent_sample("box3", t=clock.t))  # still going down: the same connection
+        assert watcher.runtime.stopped_at("box3") == stopped_at
+        clock.t += 10
+        monitor.lose("connection refused")
+        assert watcher.latest["box3"].connection.status == "stopped"
+        clock.t += 70  # started again from the provider, well within the settle time
+        JournalLastSeen(journal_for(fleet)).saw("box3", clock.t)  # the monitor's first write
+        monitor.sample(agent_sample("box3", t=clock.t))
+        assert watcher.latest["box3"].connection.status == "connected"
+        assert watcher.runtime.stops.stopped_at("box3") == stopped_at  # the journal alone
+        assert watcher.runtime.stopped_at("box3") is None  # a connection since the stop
+        assert watcher.pull is not None
+        watcher.pull.start_due()
+        assert "box3" not in watcher.pull.held_back, watcher.pull.held_back
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    await wait_for(lambda: task.done(), timeout=10)

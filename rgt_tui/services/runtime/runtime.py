@@ -171,6 +171,7 @@ class FleetRuntime(FleetFileHosts, Generic[S, E]):
         )
         # Boxes watch's autostop stopped: shown stopped until they answer again.
         self.stops = StoppedHosts(None if fleet.is_default else lambda: journal_for(self.fleet))
+        self._seen_stopped: dict[str, float] = {}  # host → the stop it was seen gone after
         self.monitors: dict[str, MonitorLike] = (
             dict(monitors)
             if monitors is not None
@@ -385,7 +386,7 @@ class FleetRuntime(FleetFileHosts, Generic[S, E]):
             if leak is not None:  # recorded torn down, still answering: not "forgotten"
                 update = not_forgotten(update)
                 update = replace(update, alerts=(leak, *update.alerts))
-            elif has_forgotten(update) and self.stops.stopped_at(update.host) is not None:
+            elif has_forgotten(update) and self.stopped_at(update.host) is not None:
                 # Stopped by autostop, answering within the providers' settle time: the
                 # stop is under way, not a forgotten box (s37 money hour #3: "pull,
                 # verify and tear it down" a minute after "stopped"). Past it, an answer
@@ -395,6 +396,7 @@ class FleetRuntime(FleetFileHosts, Generic[S, E]):
             stopped_at = self.stops.stopped_at(update.host)
             if stopped_at is not None:
                 update = as_stopped(update, stopped_at)  # stopped by watch: never GEN8
+                self._seen_stopped[update.host] = stopped_at
             else:  # named preempted: its alert no longer asks "preempted?"
                 update = as_preempted(update, self.preemptions.current.get(update.host))
         history = self.histories.setdefault(update.host, HostHistory())
@@ -436,6 +438,24 @@ class FleetRuntime(FleetFileHosts, Generic[S, E]):
         self.queues.views[host] = view
         self._emit_now(QueueRead(host, view))
         self._poke(host)
+
+    def stopped_at(self, host: str) -> float | None:
+        """When watch's autostop stopped ``host``, while it has not answered since; None
+        otherwise. A box seen stopped here (gone after the stop) that is connected again
+        was started again, whatever the journal's last_seen (written every 5 minutes)
+        says yet: periodic pulls stayed off for up to 10 minutes after a box was started
+        again (h582 #2). One still answering, never seen gone, is the stop under way
+        (``StoppedHosts``' settle)."""
+        at = self.stops.stopped_at(host)
+        update = self.latest.get(host)
+        if (
+            at is not None
+            and self._seen_stopped.get(host) == at
+            and update is not None
+            and update.connection.status == "connected"
+        ):
+            return None
+        return at
 
     def is_live(self, host: str) -> bool:
         """Connected at the last sample, still sampled, and not recorded torn down (a

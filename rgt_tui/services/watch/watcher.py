@@ -197,7 +197,7 @@ class Watcher:
             clock=self.clock,
             locks=locks,
             queue_view=self.runtime.queues.views.get,
-            stopped=self.runtime.stops.stopped_at,
+            stopped=self.runtime.stopped_at,
             on_skip=lambda host, title, why: self.report(f"{title}: {why}"),
             on_outcome=self._pulled,
         )
