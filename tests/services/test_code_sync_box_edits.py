@@ -278,7 +278,11 @@ async def test_every_path_in_the_way_on_the_box_is_named_before_a_byte_is_sent(
     ]
     assert status is not None and not status.in_sync
     assert status.in_the_way == "; ".join(in_the_way), status.in_the_way
-    assert status.problem().startswith("; ".join(in_the_way) + " — move each aside on the box")
+    # The move-aside alone: a sync, or a code_exclude of a blocking folder, would not do
+    # (h585 #5).
+    assert status.problem() == "; ".join(in_the_way) + (
+        " — move each aside on the box (rgt-tui shell box1), then rgt-tui sync box1"
+    )
     assert status.fix() == "move each aside on the box (rgt-tui shell box1), then rgt-tui sync box1"
     assert by_rsync.value.message == refused.value.message == "; ".join(in_the_way)
     assert refused.value.fix == "move each aside on the box (rgt-tui shell box1), then sync again"
@@ -318,3 +322,93 @@ async def test_the_switch_names_what_was_put_in_the_way_after_the_scan(
     assert message.count(f"{root}/pkg is a file where the tree has a directory") == 1
     assert message.endswith(": move each aside, then sync again")
     assert (root / "pkg").read_text() == "a file now\n"
+
+
+async def test_a_symlink_only_the_record_names_is_not_in_the_way(make_loopback_fleet, tmp_path):
+    """h584 #1: the box's tools/ moved to a bigger disk and symlinked back, then the tree
+    dropped tools/prep.py: the check blocked launches over a path no switch puts, and the
+    sync could not clear it."""
+    loop = await make_loopback_fleet(1)
+    code = tmp_path / "proj"
+    git_tree(code)
+    write(code, "tools/prep.py", "PREP = 1\n")
+    git(code, "add", "-A")
+    git(code, "commit", "-q", "-m", "tools")
+    add_code(loop.hosts_file, code)
+    host = load_fleet(loop.hosts_file).host("box1")
+    root = loop.box("box1").root
+    t = transport_for(host)
+    try:
+        await sync_code(host, t, method="sftp")
+        (root / "tools").rename(tmp_path / "bigdisk")
+        (root / "tools").symlink_to(tmp_path / "bigdisk")
+        git(code, "rm", "-q", "tools/prep.py")
+        git(code, "commit", "-q", "-m", "drop prep")
+        status = await code_status(host, t)
+        write(code, "src/train.py", "print('v2')\n")
+        git(code, "commit", "-q", "-am", "v2")
+        result = await sync_code(host, t, method="sftp")
+    finally:
+        await t.close()
+    assert status is not None and status.in_the_way == "", status.in_the_way
+    assert result.files_sent == 1 and (root / "src/train.py").read_text() == "print('v2')\n"
+    assert (tmp_path / "bigdisk" / "prep.py").read_text() == "PREP = 1\n"  # never written through
+
+
+async def test_a_folder_the_prune_cannot_empty_is_named_before_a_byte_is_sent(
+    make_loopback_fleet, tmp_path
+):
+    """h584 #2, h585 #1: tools/ synced as a folder, then a file in the tree; on the box
+    tools/ also held Python's __pycache__ (or a file the rules ignore): the check said
+    "rgt-tui sync", and the sync removed the old code, sent the new and then refused at
+    the switch, leaving neither version to run."""
+    import pytest
+    from support.code_trees import staging_left
+
+    from rgt_tui.services.code_sync import SyncError
+
+    loop = await make_loopback_fleet(1)
+    code = tmp_path / "proj"
+    git_tree(code)
+    write(code, "tools/prep.py", "PREP = 1\n")
+    write(code, "lib/util.py", "UTIL = 1\n")
+    git(code, "add", "-A")
+    git(code, "commit", "-q", "-m", "tools")
+    add_code(loop.hosts_file, code)
+    host = load_fleet(loop.hosts_file).host("box1")
+    root = loop.box("box1").root
+    t = transport_for(host)
+    try:
+        await sync_code(host, t, method="sftp")
+        write(root, "tools/__pycache__/prep.cpython-311.pyc", "bytecode\n")
+        write(root, "lib/run.log", "ignored here (*.log)\n")
+        for folder in ("tools", "lib"):
+            git(code, "rm", "-q", "-r", folder)
+            write(code, folder, f"{folder} is a file now\n")
+        git(code, "add", "-A")
+        git(code, "commit", "-q", "-m", "files now")
+        status = await code_status(host, t)
+        with pytest.raises(SyncError) as refused:
+            await sync_code(host, t, method="sftp")
+        staged = staging_left(root)
+        (root / "tools").rename(tmp_path / "tools-aside")  # the user moves it aside
+        # lib/ holds a file the rules ignore besides the sync's own: named too, and the
+        # sync removes nothing (h585 #1: it removed the old code, then refused).
+        status_lib = await code_status(host, t)
+        with pytest.raises(SyncError) as refused_lib:
+            await sync_code(host, t, method="sftp")
+    finally:
+        await t.close()
+    both = (
+        f"{root}/lib is a directory where the tree has a file; "
+        f"{root}/tools is a directory where the tree has a file"
+    )
+    assert status is not None and status.in_the_way == both
+    assert refused.value.message == both
+    assert staged == [] and not staging_left(root)
+    assert (tmp_path / "tools-aside/__pycache__/prep.cpython-311.pyc").exists()
+    assert status_lib is not None
+    assert status_lib.in_the_way == f"{root}/lib is a directory where the tree has a file"
+    assert refused_lib.value.message == f"{root}/lib is a directory where the tree has a file"
+    assert (root / "lib/util.py").exists() and (root / "lib/run.log").exists()
+    assert not staging_left(root)

@@ -23,7 +23,7 @@ import asyncio
 import posixpath
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rgt_tui.domain.code_identity import FileHash, tree_hash
 from rgt_tui.domain.text import is_digits, printable
@@ -107,6 +107,10 @@ class BoxTree:
     # characters, not UTF-8), made printable: sync can neither hash nor remove them, and
     # "in sync" must not pass over them (h503 #3).
     unnamed: tuple[str, ...] = ()
+    folders: frozenset[str] = frozenset()  # every folder under the workdir, as scanned
+    # Every regular file under each folder that stands where the tree has a file, of
+    # whatever name (a __pycache__'s, an ignored one): what the prune would leave there.
+    inside: dict[str, frozenset[str]] = field(default_factory=dict)
 
     @property
     def dir_exists(self) -> bool:
@@ -146,15 +150,28 @@ class BoxTree:
         it put there, unchanged: ``sync_code``'s early prune), as --check would say the
         sync must be helped when it helps itself (s36 acts hour #6)."""
         found: set[tuple[str, str]] = set()
-        for kind, path in self.hashes.blocked.values():
+        for rel, (kind, path) in self.hashes.blocked.items():
+            if rel not in self.local:
+                continue  # a path only the record names: the switch never puts it (h584 #1)
             if kind == "file" and self.removable(path):
                 continue
-            if kind == "dir":
-                under = [p for p in (*self.record, *self.box_only) if p.startswith(path + "/")]
-                if under and all(self.removable(p) for p in under):
-                    continue
+            if kind == "dir" and self._emptied(path):
+                continue
             found.add((kind, path))
         return sorted(found, key=lambda k: k[1])
+
+    def _emptied(self, folder: str) -> bool:
+        """Whether the prune leaves nothing of ``folder``: every file in it (``inside``,
+        of any name) one a sync put there, unchanged, and no folder in it but theirs. A
+        __pycache__, an ignored file or an empty folder stays, and so does the folder:
+        said "cleared", the sync removed the old code and then refused at the switch,
+        leaving neither version on the box (h584 #2, h585 #1). What no listing shows (a
+        symlink or a FIFO in it) the sync looks for again after its prune."""
+        under = self.inside.get(folder, frozenset())
+        if not under or not all(self.removable(p) for p in under):
+            return False
+        theirs = {d for p in under for d in _parents_of(p)}
+        return all(d in theirs for d in self.folders if d.startswith(folder + "/"))
 
     def stale(self) -> tuple[list[FileHash], list[str]]:
         """What earlier syncs installed that the tree no longer has: (still as installed:
@@ -182,6 +199,12 @@ def in_the_way_text(workdir: str, found: list[tuple[str, str]]) -> str:
     said = [f"{posixpath.join(workdir, path)} {_IN_THE_WAY[kind]}" for kind, path in found[:5]]
     more = f"; and {len(found) - 5} more" if len(found) > 5 else ""
     return "; ".join(said) + more
+
+
+def _parents_of(path: str) -> list[str]:
+    """``a/b/c.py`` → ``["a", "a/b"]``."""
+    parts = path.split("/")
+    return ["/".join(parts[:i]) for i in range(1, len(parts))]
 
 
 def _items(result: CommandResult) -> list[str]:
@@ -253,7 +276,34 @@ async def scan_box(
     free = next((i[5:] for i in items if i.startswith("free\t")), "")
     # The box's figure: ASCII digits only, bounded (a hostile box gains nothing by it).
     space = int(free) if is_digits(free) else None
-    return BoxTree(hashes, local, tuple(box_only), record, space, unnamed)
+    folders = frozenset(i[2:] for i in items if i.startswith("./"))
+    inside = await _files_inside(transport, host, directory, hashes, local, folders)
+    return BoxTree(hashes, local, tuple(box_only), record, space, unnamed, folders, inside)
+
+
+async def _files_inside(
+    transport: Transport,
+    host: str,
+    directory: str,
+    hashes: BoxHashes,
+    local: frozenset[str],
+    folders: frozenset[str],
+) -> dict[str, frozenset[str]]:
+    """Every regular file in each folder the box holds where the tree has a file (and
+    in its folders): one listing, asked only when there is such a folder."""
+    standing = sorted(
+        p for p, (kind, _at) in hashes.blocked.items() if kind == "dir" and p in local
+    )
+    if not standing:
+        return {}
+    asked = sorted({f for f in folders for d in standing if f == d or f.startswith(d + "/")})
+    listed = checked(
+        host,
+        await run_tree_verb(transport, "files", directory, items=asked),
+        f"cannot list the code in {directory}",
+    )
+    files = [i[2:] for i in _items(listed) if i.startswith("./")]
+    return {d: frozenset(f for f in files if f.startswith(d + "/")) for d in standing}
 
 
 def _unnamed_sent(tree: LocalTree, odd: set[str], host: str) -> tuple[str, ...]:

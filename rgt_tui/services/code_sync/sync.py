@@ -161,11 +161,7 @@ async def sync_code(
         )
     if in_the_way := before.in_the_way():
         # Refused before a byte is sent, as the switch would refuse after all were sent.
-        raise SyncError(
-            host.name,
-            in_the_way_text(host.workdir, in_the_way),
-            f"move each aside on the box (rgt-tui shell {host.name}), then sync again",
-        )
+        raise _in_the_way(host, in_the_way)
     need = sum(f.size for f in send)
     if send and before.free is not None and need > before.free:
         # Refused before a byte is sent: a full box disk read as rsync's "Broken pipe …
@@ -194,6 +190,16 @@ async def sync_code(
             [h for path, h in before.record.items() if path not in gone],
         )  # fmt: skip
         stale = [f for f in stale if f.path not in gone]
+        # A folder where the tree has a file that the prune could not empty (an ignored
+        # file in it the scan never lists) still stands there: said now, before a byte is
+        # sent, not by the switch after all of them were (h584 #2).
+        folders = sorted(
+            p for p, (kind, _at) in before.hashes.blocked.items() if kind == "dir" and p in sent
+        )
+        if folders:
+            again = await hash_on_box(transport, host.name, host.workdir, folders)
+            if still := sorted(set(again.blocked.values()), key=lambda k: k[1]):
+                raise _in_the_way(host, still)
     else:
         early, kept_early = [], []
     if send:
@@ -237,6 +243,15 @@ async def sync_code(
         kept_in=switched.kept_in,
         note=note,
         **base,
+    )
+
+
+def _in_the_way(host: HostConfig, found: list[tuple[str, str]]) -> SyncError:
+    """The refusal for what stands where the tree puts a file (``BoxTree.in_the_way``)."""
+    return SyncError(
+        host.name,
+        in_the_way_text(host.workdir, found),
+        f"move each aside on the box (rgt-tui shell {host.name}), then sync again",
     )
 
 

@@ -89,7 +89,13 @@ class CodeStatus:
         holds the local tree and that tree has no uncommitted changes."""
         parts: list[str] = []
         if self.in_the_way:
+            # Alone (but for uncommitted changes): the sync each other part names is
+            # refused while it stands, and a code_exclude for a blocking folder would
+            # leave the tree's own folder of that name unsent (h585 #5).
             parts.append(f"{self.in_the_way} — {self._move_aside()}")
+            if self.local.dirty:
+                parts.append(self._uncommitted_problem())
+            return "; ".join(parts)
         if self.differs:
             count = max(self.differ_count, len(self.differs))
             named = _first(self.differs, count)
