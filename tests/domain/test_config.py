@@ -891,3 +891,6 @@ def test_a_fleet_file_that_is_there_but_no_file_is_named_not_called_missing(tmp_
         resolve_fleet_path("fifo.toml", {}, tmp_path)
     (tmp_path / "hosts.toml").unlink()
     assert resolve_fleet_path(None, {}, tmp_path) is None  # nothing there: 'local' stands in
+    (tmp_path / "hosts.toml").mkdir()  # a folder: said as one (review h584 #3)
+    with pytest.raises(ConfigError, match="is a folder, not a fleet file"):
+        resolve_fleet_path(None, {}, tmp_path)

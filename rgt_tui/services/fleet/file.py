@@ -43,6 +43,8 @@ def resolve_fleet_path(cli_path: str | None, environ: Mapping[str, str], cwd: Pa
     local = cwd / FLEET_FILE_NAME
     if local.is_file():
         return local
+    if local.is_dir():  # a folder (or a link to one) named so: said as --hosts says it
+        raise ConfigError(local, _folder_message(local, None))
     odd = _not_a_file(local)
     if odd is not None:  # there, but unreadable as a file: not "no hosts.toml" (h581 #8)
         raise ConfigError(local, odd)
