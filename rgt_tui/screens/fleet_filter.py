@@ -76,9 +76,12 @@ class FilterInput(InOrderInput):
         if dropped:
             say_dropped(self, dropped)
 
+    def takes_enter(self) -> bool:
+        return self.matches is None or self.matches(self.value)
+
     def _shows_any(self) -> bool:
         """Whether the text shows a host; a bell when it does not (the box keeps the keys)."""
-        if self.matches is None or self.matches(self.value):
+        if self.takes_enter():
             return True
         self.app.bell()
         return False

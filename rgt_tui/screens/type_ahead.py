@@ -67,6 +67,13 @@ def typed_into(node: DOMNode, box: Input, submit: bool = False) -> None:
         keys, entered, dropped = keeper.arrived()
         if keys:
             box.insert_text_at_cursor(keys)
+        refused = isinstance(box, InOrderInput) and not box.takes_enter()
+        if entered and submit and refused:
+            # Its Enter did nothing (a filter no host matches): the keys after it are
+            # still typing, not commands to drop with "was not run" (review h584 #4).
+            box.app.bell()
+            box.insert_text_at_cursor(dropped)
+            return
         if entered and submit:
             box.call_later(box.action_submit)
         if dropped:
@@ -118,6 +125,11 @@ class InOrderInput(Input):
         """``character`` was on its way to the screen when this box took the cursor
         (``take_key``): typed here, where it was meant to go."""
         self.insert_text_at_cursor(character)
+
+    def takes_enter(self) -> bool:
+        """Whether an Enter would be taken as typed now (the filter's refuses a text that
+        shows no host): one refused leaves the keys after it to this box."""
+        return True
 
 
 class CommandInput(InOrderInput):

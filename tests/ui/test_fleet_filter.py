@@ -92,6 +92,16 @@ async def test_an_enter_in_the_burst_keeps_the_filter_and_what_follows_is_droppe
         await wait_for(
             lambda: [p.host.name for p in screen.visible_panes] == ["a100-train"], pilot=pilot
         )
+        # An Enter in the burst on a text no host matches is refused: the keys after it
+        # are the box's, not dropped as "not run" (review h584 #4: /zz⏎q).
+        app.clear_notifications()
+        burst = [("slash", "/"), ("z", "z"), ("z", "z"), ("enter", None), ("q", "q")]
+        for key, char in burst:
+            app.post_message(events.Key(key, char))
+        await wait_for(lambda: box.value == "zzq", pilot=pilot)
+        await pilot.pause()
+        assert box.has_focus and isinstance(app.screen, FleetScreen)
+        assert not any("was not run" in str(n.message) for n in app._notifications)
 
 
 async def test_a_key_typed_just_after_the_filter_s_enter_is_never_filter_text(
