@@ -21,6 +21,7 @@ fields and one rule for what Enter does; split, each part would keep its own cop
 from __future__ import annotations
 
 import asyncio
+import shlex
 from typing import Any
 
 from textual import events, on
@@ -114,7 +115,7 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
                 id="move-title",
             )
             yield HandOnInput(
-                placeholder="cells to move: names, space-separated",
+                placeholder="cells to move: names, space-separated ('my run' quoted)",
                 id="move-cells",
                 next_id="move-to",
                 # A cell filled in (a silent box's) is kept when a key is typed after it.
@@ -193,7 +194,7 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
         cut = [name for name in cut if name not in moved]
         cells = self.query_one("#move-cells", Input)
         if cut and not cells.value:
-            cells.value = " ".join(cut)
+            cells.value = shlex.join(cut)
             cells.cursor_position = len(cells.value)
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
@@ -216,7 +217,11 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
         self.call_after_refresh(self.fit_body)
 
     def _typed(self) -> tuple[list[str], str]:
-        cells = self.query_one("#move-cells", Input).value.split()
+        text = self.query_one("#move-cells", Input).value
+        try:  # a name with a space is quoted, as on the command line (h585 #2)
+            cells = shlex.split(text)
+        except ValueError:  # a quote not closed yet: the words as typed
+            cells = text.split()
         return cells, self.query_one("#move-to", Input).value.strip()
 
     @on(Input.Changed)

@@ -410,3 +410,30 @@ async def test_a_silent_box_s_cell_moved_already_is_not_filled_in_again(tmp_path
         field = screen.query_one("#move-cells", Input)
         await wait_for(lambda: field.value != "", pilot=pilot)
         assert field.value == "ck_a"  # the interrupted one still here; ck_b left
+
+
+async def test_a_cell_named_with_a_space_is_moved_when_quoted(
+    make_queue_fleet, tmp_path: Path
+) -> None:
+    """h585 #2: `my run` in the cells field read as cells `my` and `run`, and `'my run'`
+    as `'my` and `run'`: a name the queue takes could be moved from the CLI only."""
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    qf.write_queue("'cells/my run.sh' t 1\ncells/b.sh t 1\n", "box1")
+    qf.write_queue("cells/x.sh t 1\n", "box2")
+    app = make_app(tmp_path, fleet=qf.fleet)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("m")
+        screen = await wait_for(
+            lambda: app.screen if isinstance(app.screen, QueueMoveScreen) else None,
+            what="the move dialog",
+            pilot=pilot,
+        )
+        await pilot.press(*"'my run'", "enter", *"box2", "enter")
+        await planned(pilot, screen, "my run")
+        go = screen.query_one("#move-go", Button)
+        assert not go.disabled and app.focused is go, screen_text(app)
+        assert "no cell" not in screen_text(app)
+        await pilot.press("enter")
+        await wait_for(lambda: isinstance(app.screen, FleetScreen), pilot=pilot)
+    assert "'cells/my run.sh' t 1" in qf.queue_file("box2").read_text()
+    assert "my run" not in qf.queue_file("box1").read_text().replace("#moved", "")
