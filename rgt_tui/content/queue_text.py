@@ -160,7 +160,7 @@ def queue_pane_line(view: QueueView, *, torn_down: bool = False) -> Content | No
     With a failed cell, a second line says why: the last line its command printed
     (``✖ box1_wide: ModuleNotFoundError: No module named 'torch'``), so a cell that
     cannot start says so on the pane, not only in its log. ``torn_down``: no launch is
-    offered (L is refused there: h581 #10).
+    offered (L is refused there: h581 #10), nor a runner gone (d cannot ask: h585 #3).
     """
     if not view.cells:
         return None
@@ -202,13 +202,11 @@ def queue_pane_line(view: QueueView, *, torn_down: bool = False) -> Content | No
     if view.elapsed_s is not None:  # the queue's, since its launch: named as such
         parts.append((f" · elapsed {view.elapsed_text()}", "$foreground-muted"))
     line = Content.assemble(*parts)
-    if view.state == STOPPED and view.cluster is None:
+    if view.state == STOPPED and view.cluster is None and not torn_down:
         # The runner died without its done record (kill -9, the box's OOM killer): said
         # on the pane, not only as "stopped" (a user's hour saw no alert at all).
         resume = (
-            f", L resumes from cell {view.resume_index}"
-            if view.resume_index is not None and not torn_down
-            else ""
+            f", L resumes from cell {view.resume_index}" if view.resume_index is not None else ""
         )
         line += Content.assemble(
             "\n",
