@@ -394,6 +394,7 @@ def _kind_name(kind: type | tuple[type, ...]) -> str:
 # What a reading can be (inclusive); outside it, the field is unknown and named.
 PERCENT = (0.0, 100.0)
 COUNT = (0.0, float(MAX_NUMBER))  # sizes, counts, indexes: never negative
+LIMIT = (1e-9, float(MAX_NUMBER))  # a cgroup limit, a machine's CPUs: above 0
 POSITIVE = (1.0, float(MAX_NUMBER))  # a pid
 CLOCK_MHZ = (0.0, 100_000.0)
 WATTS = (0.0, 100_000.0)
@@ -401,11 +402,12 @@ CELSIUS = (-50.0, 200.0)
 
 
 def _limit(r: _Reader, obj: dict[str, Any], key: str) -> tuple[float | None, bool]:
-    """A cgroup limit: a number, the word "unlimited", or unknown (None)."""
+    """A cgroup limit: a number above 0, the word "unlimited", or unknown (None). A limit
+    of 0 holds no process: a box saying so read "8 threads on a 0-vCPU quota" (h582 #4)."""
     value = obj.get(key)
     if value == UNLIMITED:
         return None, True
-    return r.num(obj, key, "cgroup", COUNT), False
+    return r.num(obj, key, "cgroup", LIMIT), False
 
 
 def snapshot_from_agent(host: str, data: dict[str, Any]) -> HostSnapshot:
@@ -569,11 +571,13 @@ def snapshot_from_agent(host: str, data: dict[str, Any]) -> HostSnapshot:
         seq=seq,
         hostname=r.str_(data, "hostname", "sample"),
         boot_id=r.str_(data, "boot_id", "sample"),
-        uptime_s=r.num(data, "uptime_s", "sample"),
+        # Never negative (h582 #4: -100 s of uptime and -1 bytes of memory were exported);
+        # a machine has a CPU.
+        uptime_s=r.num(data, "uptime_s", "sample", COUNT),
         loadavg=loadavg,
-        host_cpus=r.int_(data, "host_cpus", "sample"),
-        host_mem_total=r.int_(data, "host_mem_total", "sample"),
-        host_mem_available=r.int_(data, "host_mem_available", "sample"),
+        host_cpus=r.int_(data, "host_cpus", "sample", LIMIT),
+        host_mem_total=r.int_(data, "host_mem_total", "sample", COUNT),
+        host_mem_available=r.int_(data, "host_mem_available", "sample", COUNT),
         disks=tuple(disks),
         disks_unread=disks_unread,
         cgroup=cgroup,

@@ -117,6 +117,13 @@ IMPOSSIBLE = [
     (_set("gpu_processes", 0, "pid"), -1, lambda s: [p.pid for p in s.gpu_processes or ()] == [4122]),
     (_set("disks", 0, "bytes_used"), -5, lambda s: [d.path for d in s.disks] == ["/workspace"]),
     (_set("cgroup", "oom_kill"), -2, lambda s: s.cgroup is not None and s.cgroup.oom_kill is None),
+    # Host figures (h582 #4: exported as they came), and a limit of 0 (a "0-vCPU quota").
+    (_set("uptime_s"), -100, lambda s: s.uptime_s is None),
+    (_set("host_mem_total"), -1, lambda s: s.host_mem_total is None),
+    (_set("host_mem_available"), -1, lambda s: s.host_mem_available is None),
+    (_set("host_cpus"), -4, lambda s: s.host_cpus is None),
+    (_set("host_cpus"), 0, lambda s: s.host_cpus is None),
+    (_set("cgroup", "cpu_quota_vcpus"), 0, lambda s: s.cgroup is not None and s.cgroup.cpu_quota_vcpus is None),
 ]  # fmt: skip
 
 
