@@ -163,7 +163,9 @@ async def _watch(call: Call, fleet: Fleet, listen: tuple[str, int] | None) -> in
     note(
         f"{'one pass over' if call.args.once else 'watching'} {plural(len(hosts), 'host')} "
         f"of {where}; {targets} with notification targets"
-        + (f"; metrics at http://{listen[0]}:{listen[1]}/metrics" if listen else "")
+        # The server's own URL: the port it got (":0" asks for any) and an IPv6 address
+        # in brackets (h582 #6: "http://0.0.0.0:0/metrics", "http://::1:9101/metrics").
+        + (f"; metrics at {server.url}" if server is not None else "")
         + ("" if call.args.once else "; Ctrl-C stops")
     )
     try:

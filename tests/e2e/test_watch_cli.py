@@ -53,10 +53,10 @@ async def test_watch_once_tells_a_new_alert_once_across_two_runs(make_loopback_f
         assert "Traceback" not in out.stderr
 
 
-async def started_watch(hosts: Path) -> asyncio.subprocess.Process:
+async def started_watch(hosts: Path, *more: str) -> asyncio.subprocess.Process:
     """`rgt-tui watch` on ``hosts`` as a process of its own, its output piped."""
     return await asyncio.create_subprocess_exec(
-        *RGT, "watch", "--hosts", str(hosts),
+        *RGT, "watch", "--hosts", str(hosts), *more,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         stdin=asyncio.subprocess.DEVNULL, env=cli_env(),
     )  # fmt: skip
@@ -65,7 +65,7 @@ async def started_watch(hosts: Path) -> asyncio.subprocess.Process:
 async def test_watch_runs_until_sigterm_and_stops_cleanly(make_loopback_fleet):
     loopback = await make_loopback_fleet(1)
     alert_fleet(loopback.hosts_file, [])
-    proc = await started_watch(loopback.hosts_file)
+    proc = await started_watch(loopback.hosts_file, "--metrics", "127.0.0.1:0")
     try:
         assert proc.stdout is not None and proc.stderr is not None
         line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode()
@@ -80,6 +80,9 @@ async def test_watch_runs_until_sigterm_and_stops_cleanly(make_loopback_fleet):
             await proc.wait()
     assert "watching 1 host " in err and "Traceback" not in err
     assert "another rgt-tui watch" not in err  # the first was alone
+    # ":0" asks for any port: the one it got is said (h582 #6: "http://0.0.0.0:0/metrics").
+    port = re.search(r"metrics at http://127\.0\.0\.1:(\d+)/metrics", err)
+    assert port is not None and int(port[1]) > 0, err
 
 
 async def test_ctrl_c_says_what_a_cut_pull_left(make_loopback_fleet):
