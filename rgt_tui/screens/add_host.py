@@ -280,10 +280,18 @@ class AddHostScreen(ReplanScreen[HostConfig | None]):
         # typing, and a name typed with Cancel focused trusted the key with its first
         # letter (s43 hour; s22 saw it one Tab past the profile chooser). The Trust
         # button does, focused and Entered or clicked.
-        enter = enter_does(self.focused, ENTER_DOES)
-        self.query_one("#add-hint", KeyHint).show_keys(
-            enter, ("Tab", "next"), *self.scroll_keys(), ("Esc", self._cancel_does())
-        )
+        hint = self.query_one("#add-hint", KeyHint)
+        if self.query_one("#add-profile", Select).expanded:
+            # The list is open: its keys, not the form's (h585 #4: "Esc: cancel, nothing
+            # written" while Esc only closed the list).
+            hint.show_keys(
+                "choose it, then the next field", ("↑↓", "a profile"), ("Esc", "close the list")
+            )
+        else:
+            enter = enter_does(self.focused, ENTER_DOES)
+            hint.show_keys(
+                enter, ("Tab", "next"), *self.scroll_keys(), ("Esc", self._cancel_does())
+            )
         self.call_after_refresh(self.fit_body)
 
     def _cancel_does(self) -> str:
@@ -373,6 +381,7 @@ class AddHostScreen(ReplanScreen[HostConfig | None]):
         asks for the focus back: after it when Enter chose (its focus() comes first),
         before it when Escape closed the list, so Escape leaves the cursor on the select."""
         select = self.query_one("#add-profile", Select)
+        self.show_hint()  # the list's keys, or the form's again
         if not expanded and select.has_focus_within:
             self.app.call_later(self.focus_next)
 

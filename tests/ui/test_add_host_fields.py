@@ -259,7 +259,11 @@ async def test_enter_on_the_profile_list_moves_on_whether_or_not_it_changed(tmp_
         await pilot.press("shift+tab")
         await wait_for(lambda: select.has_focus, what="back on the select", pilot=pilot)
         chosen = select.value
-        await pilot.press("enter", "down", "escape")
+        await pilot.press("enter")
+        await wait_for(lambda: select.expanded, what="the list open", pilot=pilot)
+        hint = str(screen.query_one("#add-hint").render())
+        assert "Esc: close the list" in hint and "nothing written" not in hint, hint  # h585 #4
+        await pilot.press("down", "escape")
         await wait_for(lambda: not select.expanded, what="Escape to close the list", pilot=pilot)
         await pilot.pause()
         assert select.has_focus and select.value == chosen  # nothing chosen, cursor stays
