@@ -80,7 +80,9 @@ async def test_a_box_told_silent_is_told_back_once(make_loopback_fleet) -> None:
             )
             back = hook.at(HOOK)[1]
             assert back["title"] == "[rgt-tui] box1: answering again after 5m01s silent"
-            assert "rgt-tui queue show box1" in back["message"]
+            # No queue on box1: not sent to a `queue show` that says "not deployed" (h582 #8).
+            assert "It did not answer from" in back["message"]
+            assert "queue show" not in back["message"], back["message"]
             assert back["type"] == "info", back
             await watcher.check_now()
 

@@ -436,3 +436,25 @@ def test_a_runner_gone_with_every_other_cell_moved_away_offers_no_relaunch() -> 
     }
     spot = told("alpha beta gamma", "", cells, interruptible=True)
     assert "m moves the cell" not in spot.body and "nothing is left to run here" in spot.body
+
+
+def test_a_box_back_after_a_told_silence_names_its_queue_only_when_it_has_one() -> None:
+    """h582 #8: a host with no queue was sent to `rgt-tui queue show`, which says only
+    "not deployed"; one with a queue still is."""
+    from dataclasses import replace
+
+    deployed = parse_cells_tsv(cells_tsv_line(0, "alpha", "run alpha"))
+    attempts = {"alpha": parse_cell_state("start 1700000001 boot-box1 4300\n")}
+    view = derive_view(
+        "box1", deployed, parse_runner_state(LAUNCH), attempts, boot_id=BOOT,
+        now=1700000100, runner_alive=True, alive_cells=frozenset({"alpha"}),
+    )  # fmt: skip
+    memory = HostMemory(boot_id=BOOT, lost_since=1700000000.0, silent_told=1700000000.0)
+    said = {}
+    for name, queue in (("queued", view), ("none", None)):
+        state = HostState(None, (), "connected", None, queue, None, None, 1700000400.0)
+        _, events = derive("box1", replace(memory), state, reminder_s=0)
+        (back,) = [e for e in events if e.kind == "back"]
+        said[name] = back.body
+    assert "Where its queue stands: rgt-tui queue show box1" in said["queued"]
+    assert "queue show" not in said["none"] and "It did not answer from" in said["none"]

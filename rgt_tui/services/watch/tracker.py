@@ -596,7 +596,8 @@ def _silent(
             return memory
         since = memory.lost_since
         if memory.silent_told == since and _told_silent(memory, state):
-            events.append(_back_event(host, since, state.now))
+            queued = state.queue is not None and bool(state.queue.cells)
+            events.append(_back_event(host, since, state.now, queued))
         return replace(memory, lost_since=None)
     if state.connection not in NOT_CONNECTED:
         return memory  # connecting: nothing is known yet
@@ -651,15 +652,17 @@ def _told_silent(memory: HostMemory, state: HostState) -> bool:
     return not state.interruptible or memory.boot_id is None
 
 
-def _back_event(host: str, since: float, now: float) -> WatchEvent:
-    """A box told as silent answers again: whoever got the warning learns it is over."""
+def _back_event(host: str, since: float, now: float, queued: bool = True) -> WatchEvent:
+    """A box told as silent answers again: whoever got the warning learns it is over
+    (``queued``: it has a queue to look at; a host with none was sent to a `queue show`
+    that says only "not deployed": h582 #8)."""
+    where = f" Where its queue stands: rgt-tui queue show {host}" if queued else ""
     return WatchEvent(
         "back",
         host,
         f"back:{host}:{since:.0f}",
         f"{host}: answering again after {fmt_duration(now - since)} silent",
-        f"It did not answer from {local_time(since)}. A reboot meanwhile is told on its "
-        f"own. Where its queue stands: rgt-tui queue show {host}",
+        f"It did not answer from {local_time(since)}. A reboot meanwhile is told on its own.{where}",
     )
 
 
