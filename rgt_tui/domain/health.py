@@ -234,8 +234,11 @@ def cgroup_alerts(snap: HostSnapshot, state: HealthState, th: Thresholds) -> lis
             Alert(
                 "cgroup.oom_kill",
                 "critical",
-                f"{rose} process{'es' if rose > 1 else ''} OOM-killed by the cgroup "
-                f"(oom_kill {state.oom_baseline} → {cg.oom_kill}); no traceback is printed",
+                # A count since the baseline, said so: each rise is told again with the
+                # whole count, which read as that many new kills (h582 #5).
+                f"{rose} process{'es' if rose > 1 else ''} OOM-killed by the cgroup since "
+                f"rgt-tui first saw this boot (oom_kill {state.oom_baseline} → {cg.oom_kill}); "
+                "no traceback is printed",
                 "U9",
             )
         )

@@ -121,6 +121,8 @@ def test_oom_kill_rise_is_critical_and_stays_until_reboot():
     alerts = run(before, after, snap(t=1_000_010.0, cgroup=cgroup(oom_kill=5)))
     (a,) = [a for a in alerts if a.id == "cgroup.oom_kill"]
     assert a.gotcha == "U9" and "2 → 5" in a.message and "3 processes" in a.message
+    # A count since the baseline, said so: told again at each rise (h582 #5).
+    assert "3 processes OOM-killed by the cgroup since rgt-tui first saw this boot" in a.message
 
 
 def test_reboot_is_detected_by_boot_id_and_persists():
