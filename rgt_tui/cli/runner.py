@@ -275,8 +275,11 @@ def _despite_mistakes(call: Call) -> None:
         if exc.partial is None or host in left:
             raise
         group_of = dict(exc.partial.ranks)
+        # An entry with no name is named by its line already ("the [[hosts]] entry at
+        # line 13"): not "… at line 13 (line 13)" (h581 #9).
         named = ", ".join(
-            name + _lines_words(lines, group_of.get(name)) for name, lines in left.items()
+            name + ("" if " entry at line " in name else _lines_words(lines, group_of.get(name)))
+            for name, lines in left.items()
         )
         call.err.print(
             Text.assemble(

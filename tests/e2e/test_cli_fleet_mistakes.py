@@ -89,6 +89,12 @@ def test_a_name_used_twice_is_named_with_both_lines_and_status_is_not_all_well(
     # Asked of the sound host by name, the answer is whole: that host's own exit code.
     one = rgt("status", "box2", "--hosts", hosts)
     assert one.returncode in (0, 3), one.stdout + one.stderr
+    # An entry with no name is named by its line, once (h581 #9: "at line 9 (line 9)").
+    hosts.write_text(f'[[hosts]]\nname = "box2"\n{local}\n[[hosts]]\n{local}')
+    nameless = rgt("status", "--hosts", hosts)
+    head = nameless.stderr.splitlines()[0]
+    assert "going on without the [[hosts]] entry at line 5: " in head, head
+    assert "(line 5)" not in head, head
 
 
 async def test_watch_goes_on_without_a_broken_entry_and_takes_it_once_fixed(tmp_path) -> None:
