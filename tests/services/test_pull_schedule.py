@@ -700,3 +700,33 @@ async def test_a_host_held_back_does_not_make_the_loop_spin(make_loopback_fleet,
             task.cancel()
         await asyncio.gather(*scheduler._running.values(), return_exceptions=True)
         await connections.close_all()
+
+
+def test_a_watch_that_died_here_is_not_another_watch(tmp_path):
+    """h582 #7: a watch killed (or crashed) and started again within a minute, as
+    systemd's Restart=on-failure does, was warned that "another rgt-tui watch runs on this
+    fleet": the alive file's age alone said so. The file names its process and machine."""
+    import socket
+    import subprocess
+    import sys
+
+    from rgt_tui.services.watch.drivers.periodic_pull import ALIVE_FILE, watch_alive_for
+    from rgt_tui.services.watch.store import watch_dir
+
+    alive = watch_dir(tmp_path) / ALIVE_FILE
+    alive.parent.mkdir(parents=True, exist_ok=True)
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    here = socket.gethostname()
+    alive.write_text(f"{gone.stdout.strip()} {here}\n")
+    assert watch_alive_for(tmp_path) is None  # its process is gone
+    with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"]) as running:
+        try:
+            alive.write_text(f"{running.pid} {here}\n")
+            assert watch_alive_for(tmp_path) is not None
+        finally:
+            running.kill()
+    alive.write_text(f"{gone.stdout.strip()} another-machine\n")  # a shared journal folder
+    assert watch_alive_for(tmp_path) is not None  # its age is all there is to go by
+    alive.write_text("")  # an older watch's empty file
+    assert watch_alive_for(tmp_path) is not None

@@ -45,6 +45,7 @@ import contextlib
 import logging
 import os
 import re
+import socket
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
@@ -125,11 +126,33 @@ NO_RESULTS = "no results yet: no cell has ended (or run a whole cadence) and not
 def watch_alive_for(journal_dir: Path) -> float | None:
     """Seconds since a `watch` on the fleet of ``journal_dir`` last said its periodic
     pulls run (``ALIVE_FILE``); None when none has within ``ALIVE_S`` (blocking: a stat)."""
+    path = watch_dir(journal_dir) / ALIVE_FILE
     try:
-        age = time.time() - os.stat(watch_dir(journal_dir) / ALIVE_FILE).st_mtime
+        age = time.time() - os.stat(path).st_mtime
+        with path.open("rb") as f:
+            said = f.read(200).decode("ascii", "replace")
     except OSError:
         return None
-    return max(age, 0.0) if age < ALIVE_S else None
+    if age >= ALIVE_S or _ended_here(said):
+        return None
+    return max(age, 0.0)
+
+
+def _ended_here(said: str) -> bool:
+    """The alive file was written by a watch on this machine (``PID HOSTNAME``) whose
+    process is gone: killed or crashed within ``ALIVE_S``, a watch restarted at once
+    (systemd's Restart=on-failure) warned of "another watch" that was itself (h582 #7).
+    Another machine's (a shared journal folder) or an older file: by its age alone."""
+    pid, _, host = said.strip().partition(" ")
+    if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # another user's process: alive
+        return False
+    return False
 
 
 def pull_every(host: HostConfig) -> float | None:
@@ -331,7 +354,7 @@ class PullScheduler:
         with contextlib.suppress(OSError):
             path = self._alive_path()
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.touch()
+            path.write_text(f"{os.getpid()} {socket.gethostname()}\n")  # _ended_here reads it
 
     def watch_pulls(self) -> bool:
         """A `watch` runs its periodic pulls on this fleet now (blocking: one stat)."""
