@@ -10,6 +10,9 @@
 #                       followed), then each line of DIR/.rgt-sync.record as "r<TAB>LINE"
 #   code-files DIR      the relative dirs on stdin (NUL-separated, "." the top): every
 #                       regular file directly in them, NUL-terminated "./REL"
+#   code-entries DIR    the relative dirs on stdin (NUL-separated): every entry under
+#                       each, of any kind and name (.git included, links never followed),
+#                       NUL-terminated "./REL", a folder's with a "/" after it
 #   code-prune DIR SESSION   stdin "rm<TAB>SHA256<TAB>REL" and "rec<TAB>LINE" items,
 #                       NUL-terminated: under the queue lock and only while no queue
 #                       runs, removes each REL whose content still hashes to SHA256 (any
@@ -56,6 +59,20 @@ code_files() {
     # find -P (the default) never follows a link, a starting point's included.
     (cd -- "$dir" && printf '%s\0' "${ok[@]}" |
         xargs -0 sh -c 'find "$@" -mindepth 1 -maxdepth 1 -type f -print0 2>/dev/null' sh)
+    return 0
+}
+
+code_entries() {
+    local dir rel
+    local -a ok=()
+    dir=$(code_dir "$1")
+    [ -d "$dir" ] || return 0
+    while IFS= read -r -d '' rel; do
+        code_rel_ok "$rel" && code_no_link "$dir" "$rel" && ok+=("./$rel")
+    done
+    [ "${#ok[@]}" -gt 0 ] || return 0
+    # -exec with + is true: a folder is printed once, with its "/"; anything else by -print0.
+    (cd -- "$dir" && find "${ok[@]}" -mindepth 1 \( -type d -exec printf '%s/\0' {} + \) -o -print0 2>/dev/null)
     return 0
 }
 
@@ -122,6 +139,7 @@ code_prune() {
 case "$verb" in
     code-scan) code_scan "$@" ;;
     code-files) code_files "$@" ;;
+    code-entries) code_entries "$@" ;;
     code-prune) code_prune "$@" ;;
-    *) refuse usage "unknown verb '$verb' (code-scan, code-files, code-prune)" ;;
+    *) refuse usage "unknown verb '$verb' (code-scan, code-files, code-entries, code-prune)" ;;
 esac

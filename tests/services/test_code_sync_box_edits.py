@@ -17,6 +17,7 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
+import pytest
 from support.cli import arun
 from support.code_trees import add_code, git, git_tree, write
 
@@ -411,4 +412,49 @@ async def test_a_folder_the_prune_cannot_empty_is_named_before_a_byte_is_sent(
     assert status_lib.in_the_way == f"{root}/lib is a directory where the tree has a file"
     assert refused_lib.value.message == f"{root}/lib is a directory where the tree has a file"
     assert (root / "lib/util.py").exists() and (root / "lib/run.log").exists()
+    assert not staging_left(root)
+
+
+@pytest.mark.parametrize("left", ["excluded", "link", "git"])
+async def test_a_sync_never_removes_the_old_code_and_then_refuses(
+    make_loopback_fleet, tmp_path, left
+):
+    """h586 #1: lib/ synced as a folder, then a file in the tree; lib/ also held a file
+    the rules now exclude, a link, or a nested .git (none of which the prune removes): the
+    check said "rgt-tui sync", and the sync removed lib/util.py and then refused, leaving
+    neither version to run. Now it refuses before removing anything."""
+    from support.code_trees import staging_left
+
+    from rgt_tui.services.code_sync import SyncError
+
+    loop = await make_loopback_fleet(1)
+    code = tmp_path / "proj"
+    git_tree(code)
+    write(code, "lib/util.py", "UTIL = 1\n")
+    if left == "excluded":
+        write(code, "lib/data.csv", "a,b\n")
+    git(code, "add", "-A")
+    git(code, "commit", "-q", "-m", "lib")
+    add_code(loop.hosts_file, code)
+    host = load_fleet(loop.hosts_file).host("box1")
+    root = loop.box("box1").root
+    t = transport_for(host)
+    try:
+        await sync_code(host, t, method="sftp")
+        if left == "link":
+            (root / "lib" / "cfg.yaml").symlink_to(tmp_path / "nowhere")
+        elif left == "git":
+            write(root, "lib/.git/HEAD", "ref: refs/heads/main\n")
+        git(code, "rm", "-q", "-r", "lib")
+        write(code, "lib", "lib is a file now\n")
+        if left == "excluded":
+            write(code, ".gitignore", "data/\n*.log\n*.csv\n")
+        git(code, "add", "-A")
+        git(code, "commit", "-q", "-m", "lib is a file")
+        with pytest.raises(SyncError) as refused:
+            await sync_code(host, t, method="sftp")
+    finally:
+        await t.close()
+    assert refused.value.message == f"{root}/lib is a directory where the tree has a file"
+    assert (root / "lib/util.py").read_text() == "UTIL = 1\n"  # the old code, still there
     assert not staging_left(root)

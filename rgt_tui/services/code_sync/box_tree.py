@@ -30,7 +30,7 @@ from rgt_tui.domain.text import is_digits, printable
 from rgt_tui.services.box_script import after_queue_ctl, run_box_script
 from rgt_tui.services.code_sync.box import HASH_TIMEOUT_S, BoxHashes, checked, hash_on_box
 from rgt_tui.services.code_sync.listing import LocalTree
-from rgt_tui.services.code_sync.rules import held_under, name_ok
+from rgt_tui.services.code_sync.rules import held_under, is_secret, name_ok
 from rgt_tui.services.code_sync.types import SyncError
 from rgt_tui.transport import CommandResult, Transport
 
@@ -107,9 +107,9 @@ class BoxTree:
     # characters, not UTF-8), made printable: sync can neither hash nor remove them, and
     # "in sync" must not pass over them (h503 #3).
     unnamed: tuple[str, ...] = ()
-    folders: frozenset[str] = frozenset()  # every folder under the workdir, as scanned
-    # Every regular file under each folder that stands where the tree has a file, of
-    # whatever name (a __pycache__'s, an ignored one): what the prune would leave there.
+    # Every entry under each folder that stands where the tree has a file, of any kind
+    # and name (a __pycache__, an ignored file, a link, a nested .git; a folder's with
+    # a "/" after it): what a prune would have to leave empty.
     inside: dict[str, frozenset[str]] = field(default_factory=dict)
 
     @property
@@ -155,23 +155,29 @@ class BoxTree:
                 continue  # a path only the record names: the switch never puts it (h584 #1)
             if kind == "file" and self.removable(path):
                 continue
-            if kind == "dir" and self._emptied(path):
+            if kind == "dir" and self.cleared_by(path, self._prunable()):
                 continue
             found.add((kind, path))
         return sorted(found, key=lambda k: k[1])
 
-    def _emptied(self, folder: str) -> bool:
-        """Whether the prune leaves nothing of ``folder``: every file in it (``inside``,
-        of any name) one a sync put there, unchanged, and no folder in it but theirs. A
-        __pycache__, an ignored file or an empty folder stays, and so does the folder:
-        said "cleared", the sync removed the old code and then refused at the switch,
-        leaving neither version on the box (h584 #2, h585 #1). What no listing shows (a
-        symlink or a FIFO in it) the sync looks for again after its prune."""
-        under = self.inside.get(folder, frozenset())
-        if not under or not all(self.removable(p) for p in under):
+    def cleared_by(self, folder: str, removed: set[str]) -> bool:
+        """Whether removing ``removed`` leaves nothing of ``folder`` (the prune's rmdir
+        then takes it): every entry in it (``inside``) one of them, or a folder holding
+        some. A __pycache__, an ignored file, a link or a nested .git stays, and so does
+        the folder: said cleared, the sync removed the old code and then refused at the
+        switch, leaving neither version to run (h584 #2, h585 #1, h586 #1)."""
+        entries = self.inside.get(folder, frozenset())
+        files = {e for e in entries if not e.endswith("/")}
+        if not files or not files <= removed:
             return False
-        theirs = {d for p in under for d in _parents_of(p)}
-        return all(d in theirs for d in self.folders if d.startswith(folder + "/"))
+        theirs = {d for p in files for d in _parents_of(p)}
+        return all(e[:-1] in theirs for e in entries if e.endswith("/"))
+
+    def _prunable(self) -> set[str]:
+        """What a sync's prune may remove: what a sync put there, unchanged, and no
+        secret (an excluded one too, which the sync then keeps: it refuses before
+        pruning, as ``sync_code`` asks ``cleared_by`` of its own removal list)."""
+        return {p for p in self.record if self.removable(p) and not is_secret(p)}
 
     def stale(self) -> tuple[list[FileHash], list[str]]:
         """What earlier syncs installed that the tree no longer has: (still as installed:
@@ -276,34 +282,27 @@ async def scan_box(
     free = next((i[5:] for i in items if i.startswith("free\t")), "")
     # The box's figure: ASCII digits only, bounded (a hostile box gains nothing by it).
     space = int(free) if is_digits(free) else None
-    folders = frozenset(i[2:] for i in items if i.startswith("./"))
-    inside = await _files_inside(transport, host, directory, hashes, local, folders)
-    return BoxTree(hashes, local, tuple(box_only), record, space, unnamed, folders, inside)
+    inside = await _entries_inside(transport, host, directory, hashes, local)
+    return BoxTree(hashes, local, tuple(box_only), record, space, unnamed, inside)
 
 
-async def _files_inside(
-    transport: Transport,
-    host: str,
-    directory: str,
-    hashes: BoxHashes,
-    local: frozenset[str],
-    folders: frozenset[str],
+async def _entries_inside(
+    transport: Transport, host: str, directory: str, hashes: BoxHashes, local: frozenset[str]
 ) -> dict[str, frozenset[str]]:
-    """Every regular file in each folder the box holds where the tree has a file (and
-    in its folders): one listing, asked only when there is such a folder."""
+    """Every entry under each folder the box holds where the tree has a file: one
+    listing, asked only when there is such a folder."""
     standing = sorted(
         p for p, (kind, _at) in hashes.blocked.items() if kind == "dir" and p in local
     )
     if not standing:
         return {}
-    asked = sorted({f for f in folders for d in standing if f == d or f.startswith(d + "/")})
     listed = checked(
         host,
-        await run_tree_verb(transport, "files", directory, items=asked),
+        await run_tree_verb(transport, "entries", directory, items=standing),
         f"cannot list the code in {directory}",
     )
-    files = [i[2:] for i in _items(listed) if i.startswith("./")]
-    return {d: frozenset(f for f in files if f.startswith(d + "/")) for d in standing}
+    found = [i[2:] for i in _items(listed) if i.startswith("./")]
+    return {d: frozenset(f for f in found if f.startswith(d + "/")) for d in standing}
 
 
 def _unnamed_sent(tree: LocalTree, odd: set[str], host: str) -> tuple[str, ...]:

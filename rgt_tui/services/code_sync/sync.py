@@ -183,21 +183,23 @@ async def sync_code(
     sent = {f.path for f in send}
     dirs = {d for f in send for d in _parents(f.path)}
     blocking = [f for f in stale if f.path in dirs or sent & set(_parents(f.path))]
+    gone = {f.path for f in blocking}
+    # A folder where the tree has a file that this prune would not leave empty (a file
+    # the rules now exclude, a secret, a link in it) is refused before a file is removed:
+    # the sync removed the old code and then refused at the switch (h586 #1).
+    standing = [p for p, (k, _at) in before.hashes.blocked.items() if k == "dir" and p in sent]
+    if left := [p for p in standing if not before.cleared_by(p, gone)]:
+        raise _in_the_way(host, [("dir", p) for p in sorted(left)])
     if blocking:
-        gone = {f.path for f in blocking}
         early, kept_early = await prune_on_box(
             transport, host.name, host.workdir, session, blocking,
             [h for path, h in before.record.items() if path not in gone],
         )  # fmt: skip
         stale = [f for f in stale if f.path not in gone]
-        # A folder where the tree has a file that the prune could not empty (an ignored
-        # file in it the scan never lists) still stands there: said now, before a byte is
-        # sent, not by the switch after all of them were (h584 #2).
-        folders = sorted(
-            p for p, (kind, _at) in before.hashes.blocked.items() if kind == "dir" and p in sent
-        )
-        if folders:
-            again = await hash_on_box(transport, host.name, host.workdir, folders)
+        # Looked at again: something put in it since the scan would leave it standing,
+        # and the switch refuse after every byte was sent (h584 #2).
+        if standing:
+            again = await hash_on_box(transport, host.name, host.workdir, sorted(standing))
             if still := sorted(set(again.blocked.values()), key=lambda k: k[1]):
                 raise _in_the_way(host, still)
     else:
