@@ -21,6 +21,8 @@ fields and one rule for what Enter does; split, each part would keep its own cop
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import re
 import shlex
 from typing import Any
 
@@ -218,10 +220,13 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
 
     def _typed(self) -> tuple[list[str], str]:
         text = self.query_one("#move-cells", Input).value
-        try:  # a name with a space is quoted, as on the command line (h585 #2)
-            cells = shlex.split(text)
-        except ValueError:  # a quote not closed yet: the words as typed
-            cells = text.split()
+        cells = text.split()
+        # A name with a space is quoted, as on the command line (h585 #2); only a word
+        # that starts with a quote is read so, or "bob's alice's" read as one name
+        # (review h586 #3).
+        if re.search(r"(^|\s)['\"]", text):
+            with contextlib.suppress(ValueError):  # a quote not closed yet: as typed
+                cells = shlex.split(text)
         return cells, self.query_one("#move-to", Input).value.strip()
 
     @on(Input.Changed)

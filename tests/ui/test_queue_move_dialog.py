@@ -428,6 +428,11 @@ async def test_a_cell_named_with_a_space_is_moved_when_quoted(
             what="the move dialog",
             pilot=pilot,
         )
+        # Apostrophes inside names are not quotes (review h586 #3: "bob's alice's" read
+        # as one name).
+        screen.query_one("#move-cells", Input).value = "bob's alice's"
+        assert screen._typed()[0] == ["bob's", "alice's"]
+        screen.query_one("#move-cells", Input).value = ""
         await pilot.press(*"'my run'", "enter", *"box2", "enter")
         await planned(pilot, screen, "my run")
         go = screen.query_one("#move-go", Button)
