@@ -31,7 +31,7 @@ from rgt_tui.services.queue.resume_preflight import ResumeDialogPlan
 def local_fleet(tmp_path: Path):  # type: ignore[no-untyped-def]
     work = tmp_path / "work"
     work.mkdir()
-    (tmp_path / "q.txt").write_text("--lr 1\n")
+    (tmp_path / "q.txt").write_text("configs/lr.yaml 1\n")
     return load_fleet(
         write_hosts(
             tmp_path,
@@ -150,7 +150,7 @@ async def test_move_plans_a_plain_move_of_cells_and_a_resume_of_one(
 ) -> None:
     for name in ("w1", "w2"):
         (tmp_path / name).mkdir()
-    (tmp_path / "q1.txt").write_text("--lr 1\n")
+    (tmp_path / "q1.txt").write_text("configs/lr.yaml 1\n")
     (tmp_path / "q2.txt").write_text("")
     hosts = "".join(
         f'[[hosts]]\nname = "box{i}"\nssh = "local"\nworkdir = "{tmp_path}/w{i}"\n'

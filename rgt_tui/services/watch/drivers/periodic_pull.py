@@ -144,12 +144,8 @@ def _ended_here(said: str) -> bool:
     (systemd's Restart=on-failure) warned of "another watch" that was itself (h582 #7).
     Another machine's (a shared journal folder) or an older file: by its age alone."""
     pid, _, host = said.strip().partition(" ")
-    if host != socket.gethostname() or not pid.isdigit():
+    if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid():
         return False
-    if int(pid) == os.getpid():
-        # Never this process's: watch asks before it first writes, and the TUI never
-        # writes. An earlier run's, restarted as the same pid (a container's PID 1).
-        return True
     try:
         os.kill(int(pid), 0)
     except ProcessLookupError:
