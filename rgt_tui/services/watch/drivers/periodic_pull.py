@@ -125,7 +125,8 @@ NO_RESULTS = "no results yet: no cell has ended (or run a whole cadence) and not
 
 def watch_alive_for(journal_dir: Path) -> float | None:
     """Seconds since a `watch` on the fleet of ``journal_dir`` last said its periodic
-    pulls run (``ALIVE_FILE``); None when none has within ``ALIVE_S`` (blocking: a stat)."""
+    pulls run (``ALIVE_FILE``); None when none has within ``ALIVE_S``, or its process here
+    is gone (blocking: a stat and a read of 200 bytes)."""
     path = watch_dir(journal_dir) / ALIVE_FILE
     try:
         age = time.time() - os.stat(path).st_mtime
@@ -357,7 +358,7 @@ class PullScheduler:
             path.write_text(f"{os.getpid()} {socket.gethostname()}\n")  # _ended_here reads it
 
     def watch_pulls(self) -> bool:
-        """A `watch` runs its periodic pulls on this fleet now (blocking: one stat)."""
+        """A `watch` runs its periodic pulls on this fleet now (blocking: ``watch_alive_for``)."""
         if self.fleet.is_default:
             return False
         return watch_alive_for(self.journal().directory) is not None
