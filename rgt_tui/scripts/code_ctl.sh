@@ -43,36 +43,41 @@ code_scan() {
     return 0
 }
 
-code_files() {
-    local dir rel
-    local -a ok=()
-    dir=$(code_dir "$1")
-    [ -d "$dir" ] || return 0
+# The relative dirs on stdin (NUL-separated, "." the top) that are safe to list under
+# DIR, as "./REL" in the global array code_ok (one reading for code-files and
+# code-entries).
+code_dirs_read() {  # DIR
+    local rel
+    code_ok=()
     while IFS= read -r -d '' rel; do
         if [ "$rel" = . ]; then
-            ok+=(".")
-        elif code_rel_ok "$rel" && code_no_link "$dir" "$rel"; then
-            ok+=("./$rel")
+            code_ok+=(".")
+        elif code_rel_ok "$rel" && code_no_link "$1" "$rel"; then
+            code_ok+=("./$rel")
         fi
     done
-    [ "${#ok[@]}" -gt 0 ] || return 0
+}
+
+code_files() {
+    local dir
+    dir=$(code_dir "$1")
+    [ -d "$dir" ] || return 0
+    code_dirs_read "$dir"
+    [ "${#code_ok[@]}" -gt 0 ] || return 0
     # find -P (the default) never follows a link, a starting point's included.
-    (cd -- "$dir" && printf '%s\0' "${ok[@]}" |
+    (cd -- "$dir" && printf '%s\0' "${code_ok[@]}" |
         xargs -0 sh -c 'find "$@" -mindepth 1 -maxdepth 1 -type f -print0 2>/dev/null' sh)
     return 0
 }
 
 code_entries() {
-    local dir rel
-    local -a ok=()
+    local dir
     dir=$(code_dir "$1")
     [ -d "$dir" ] || return 0
-    while IFS= read -r -d '' rel; do
-        code_rel_ok "$rel" && code_no_link "$dir" "$rel" && ok+=("./$rel")
-    done
-    [ "${#ok[@]}" -gt 0 ] || return 0
+    code_dirs_read "$dir"
+    [ "${#code_ok[@]}" -gt 0 ] || return 0
     # -exec with + is true: a folder is printed once, with its "/"; anything else by -print0.
-    (cd -- "$dir" && find "${ok[@]}" -mindepth 1 \( -type d -exec printf '%s/\0' {} + \) -o -print0 2>/dev/null)
+    (cd -- "$dir" && find "${code_ok[@]}" -mindepth 1 \( -type d -exec printf '%s/\0' {} + \) -o -print0 2>/dev/null)
     return 0
 }
 
