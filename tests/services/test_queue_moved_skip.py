@@ -5,11 +5,12 @@ first, so the cell never runs twice. Loopback box, real runner."""
 
 from __future__ import annotations
 
+import pytest
 from support.queues import SCRIPT_RUN, wait_view
 
 from rgt_tui.domain.queue_state import FAILED, FINISHED, SKIPPED
 from rgt_tui.services.queue.launch import default_start, launch, plan_launch
-from rgt_tui.services.queue.move import apply_move, plan_move
+from rgt_tui.services.queue.move import MoveError, apply_move, plan_move
 
 # Each run of b leaves a line in $HOME/b.runs, then fails (so a resume move may take it).
 B = 'echo ran >> "$HOME/b.runs"; exit 3'
@@ -111,3 +112,32 @@ async def test_an_append_after_the_gap_names_the_start_a_launch_uses(make_queue_
     finally:
         await transport.close()
     assert default_start(planned) == 2
+
+
+async def test_a_move_planned_while_its_box_was_down_is_refused_once_the_box_is_back(
+    make_queue_fleet,
+):
+    """h592 #1: planned while box1 did not answer, applied after box1 came back (a network
+    drop): the line was moved as planned, the box never told to skip it, and the cell ran
+    on both boxes. Applied now, the move sees the box answer and moves nothing."""
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    a = qf.cell_script("a", "echo a")
+    b = qf.cell_script("b", B)
+    qf.write_queue(f"{a} t 1\n{b} t 1\n")
+    qf.write_queue("", "box2")
+    await _launch(qf)
+    await wait_view(qf, lambda v: v.state == FINISHED, what="box1's first run")
+    before = (qf.queue_file("box1").read_text(), qf.queue_file("box2").read_text())
+
+    box1 = qf.loopback.box("box1")
+    await box1.stop()
+    transport = qf.transport("box1")
+    try:
+        plan = await plan_move(qf.fleet, qf.host("box1"), ["b"], "box2", transport, resume=True)
+        assert plan.ok and not plan.source_answered, plan.problems
+        await box1.start()  # back before the user said yes
+        with pytest.raises(MoveError, match="box1 answers again since the move was planned"):
+            await apply_move(plan, qf.host("box1"), transport)
+    finally:
+        await transport.close()
+    assert (qf.queue_file("box1").read_text(), qf.queue_file("box2").read_text()) == before

@@ -75,7 +75,12 @@ from rgt_tui.services.records import (
     load_verification,
     pulled_cell_log,
 )
+from rgt_tui.timeouts import within
 from rgt_tui.transport import Transport
+
+# How long a move planned while its source box did not answer waits, when it is applied,
+# for that box to answer now (a box back since is asked again: ``_still_gone``).
+RECHECK_CONNECT_S = 15.0
 
 
 class MoveError(Exception):
@@ -726,6 +731,7 @@ async def still_as_planned(plan: MovePlan, source: HostConfig, transport: Transp
                 "moved; run the move again"
             )
     if not plan.source_answered:
+        await _still_gone(plan, source, transport)
         return
     # An append since the plan (another terminal) may have sent a line this move would
     # delete as unsent: the box would then hold, and run, a line the file no longer has.
@@ -742,6 +748,22 @@ async def still_as_planned(plan: MovePlan, source: HostConfig, transport: Transp
         )
     if plan.on_box:
         await _cells_as_planned(plan, source, transport)
+
+
+async def _still_gone(plan: MovePlan, source: HostConfig, transport: Transport) -> None:
+    """A plan made while the source box did not answer stands only while it still does
+    not: a box back since (a network drop, a restarted instance) may run the cell now,
+    and its box was never told to skip it — moved as planned, the cell ran on both boxes
+    (h592 #1). MoveError then: the move planned again sees the box's own state."""
+    try:
+        await within(transport.connect(), RECHECK_CONNECT_S)
+    except (TransportError, asyncio.TimeoutError):
+        return  # still gone: the plan stands
+    cells = ", ".join(c.name for c in plan.cells)
+    raise MoveError(
+        f"{source.name} answers again since the move was planned — nothing was moved; "
+        f"run the move again: its plan asks the box whether {cells} runs there"
+    )
 
 
 async def _cells_as_planned(plan: MovePlan, source: HostConfig, transport: Transport) -> None:
