@@ -7,6 +7,7 @@ are labelled as such (U41); a lost connection never reads as a dead run (GEN8).
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from datetime import datetime
 
 from rich.cells import cell_len
@@ -189,7 +190,11 @@ def _preempted_line(p: Preemption, now: float) -> Content:
 
 
 def torn_down_line(
-    host: HostConfig, at: float, now: float, first_seen: float | None = None
+    host: HostConfig,
+    at: float,
+    now: float,
+    first_seen: float | None = None,
+    unbilled: Iterable[cost.Span] = (),
 ) -> Content:
     """``■ torn down 14:05 · cost $14.40``: a torn-down host is done. Its status line
     says when and what it cost (its meter stopped then), never "connected" or an uptime
@@ -197,7 +202,7 @@ def torn_down_line(
     same_day = time.localtime(at)[:3] == time.localtime(now)[:3]
     when = time.strftime("%H:%M" if same_day else "%Y-%m-%d %H:%M", time.localtime(at))
     parts: list[str | tuple[str, str]] = [(f"■ torn down {when}", "bold")]
-    spent = host_cost(host, now, at, first_seen=first_seen)
+    spent = host_cost(host, now, at, first_seen=first_seen, unbilled=unbilled)
     if spent is not None:
         parts.append((f" · cost ${spent:.2f}", "$foreground-muted"))
     return Content.assemble(*parts)
@@ -224,10 +229,17 @@ def billing_start(host: HostConfig, first_seen: float | None = None) -> float | 
 
 
 def host_cost(
-    host: HostConfig, now: float, end: float | None = None, *, first_seen: float | None = None
+    host: HostConfig,
+    now: float,
+    end: float | None = None,
+    *,
+    first_seen: float | None = None,
+    unbilled: Iterable[cost.Span] = (),
 ) -> float | None:
-    """Money spent on ``host`` so far (until ``end``, its teardown); None when unknown."""
-    return cost.cost_so_far(host.cost_per_hour, billing_start(host, first_seen), now, end)
+    """Money spent on ``host`` so far (until ``end``, its teardown), less the spans it
+    billed nothing (``HostUpdate.unbilled``); None when unknown."""
+    start = billing_start(host, first_seen)
+    return cost.cost_so_far(host.cost_per_hour, start, now, end, unbilled=unbilled)
 
 
 def first_seen_label(t: float, now: float) -> str:
@@ -242,23 +254,33 @@ def seen_label(t: float, now: float, words: str) -> str:
 
 
 def cost_text(
-    host: HostConfig, now: float, end: float | None = None, *, first_seen: float | None = None
+    host: HostConfig,
+    now: float,
+    end: float | None = None,
+    *,
+    first_seen: float | None = None,
+    unbilled: Iterable[cost.Span] = (),
 ) -> str:
     """``$1.20/h · $14.40 so far`` (after teardown ``$14.40 total``), or '' with no price.
 
     Without ``started_at`` the spend counts from when rgt-tui first saw the box, and says
     so: ``$1.20/h · $0.02 since first seen 14:02``.
     """
-    return " · ".join(cost_parts(host, now, end, first_seen=first_seen))
+    return " · ".join(cost_parts(host, now, end, first_seen=first_seen, unbilled=unbilled))
 
 
 def cost_parts(
-    host: HostConfig, now: float, end: float | None = None, *, first_seen: float | None = None
+    host: HostConfig,
+    now: float,
+    end: float | None = None,
+    *,
+    first_seen: float | None = None,
+    unbilled: Iterable[cost.Span] = (),
 ) -> list[str]:
     """``cost_text``'s parts: ``["$1.20/h", "$14.40 so far"]``, ``["$14.40 total"]``, []."""
     if host.cost_per_hour is None:
         return []
-    spent = host_cost(host, now, end, first_seen=first_seen)
+    spent = host_cost(host, now, end, first_seen=first_seen, unbilled=unbilled)
     if end is not None:
         return [] if spent is None else [f"${spent:.2f} total"]
     parts = [f"${host.cost_per_hour:.2f}/h"]

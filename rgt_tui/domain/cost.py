@@ -38,13 +38,27 @@ def billing_start(started_at: float | None, first_seen: float | None) -> float |
     return started_at if started_at is not None else first_seen
 
 
+Span = tuple[float, float]  # (from, to): a time the box billed no compute
+
+
 def cost_so_far(
-    rate_per_hour: float | None, start: float | None, now: float, end: float | None = None
+    rate_per_hour: float | None,
+    start: float | None,
+    now: float,
+    end: float | None = None,
+    *,
+    unbilled: Iterable[Span] = (),
 ) -> float | None:
-    """Money spent from ``start`` to ``end`` (torn down) or ``now``; None when unknown."""
+    """Money spent from ``start`` to ``end`` (torn down) or ``now``, less the ``unbilled``
+    spans within (a box watch's autostop stopped, until it answered again); None when
+    unknown."""
     if rate_per_hour is None or start is None:
         return None
-    return max(0.0, (end if end is not None else now) - start) / 3600 * rate_per_hour
+    stop = end if end is not None else now
+    billed = max(0.0, stop - start) - sum(
+        max(0.0, min(b, stop) - max(a, start)) for a, b in unbilled
+    )
+    return max(0.0, billed) / 3600 * rate_per_hour
 
 
 @dataclass(frozen=True)

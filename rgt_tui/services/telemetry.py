@@ -94,6 +94,9 @@ class HostUpdate:
     # earlier run's, written at most every SEEN_WRITE_EVERY_S while samples flowed, so
     # up to that much older than its real last sample). None: never known.
     last_seen: float | None = None
+    # The times the box billed no compute since (stopped by watch's autostop until it
+    # answered again: ``services.runtime.stopped``), set by the fleet runtime.
+    unbilled: tuple[tuple[float, float], ...] = ()
 
 
 SEEN_WRITE_EVERY_S = 300.0  # the release clock counts days: minutes of slack cost nothing

@@ -14,6 +14,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from rgt_tui.domain import cost
+from rgt_tui.domain.cost import Span
 from rgt_tui.services.telemetry import HostUpdate
 
 DEFAULT_FLEET_HINT = (
@@ -54,8 +55,9 @@ class FleetSummary:
 # What one host adds to the header: (connected, down, critical alerts, warnings).
 HostCounts = tuple[int, int, int, int]
 NO_COUNTS: HostCounts = (0, 0, 0, 0)
-# A priced host's meter: (cost per hour, billing start, teardown or None).
-Meter = tuple[float, float, float | None]
+# A priced host's meter: (cost per hour, billing start, teardown or None, the spans it
+# billed nothing: stopped by watch's autostop, then started again).
+Meter = tuple[float, float, float | None, tuple[Span, ...]]
 
 
 def host_counts(update: HostUpdate) -> HostCounts:
@@ -115,8 +117,8 @@ class FleetTally:
     def spent(self, now: float) -> float:
         """The fleet's spend until ``now``: every meter, each stopped at its teardown."""
         return sum(
-            cost.cost_so_far(rate, start, now, end) or 0.0
-            for rate, start, end in self._meters.values()
+            cost.cost_so_far(rate, start, now, end, unbilled=unbilled) or 0.0
+            for rate, start, end, unbilled in self._meters.values()
         )
 
 

@@ -49,7 +49,7 @@ from rgt_tui.content.host_text import (
     unique_mounts,
 )
 from rgt_tui.domain.config import HostConfig
-from rgt_tui.domain.cost import IdleMeter
+from rgt_tui.domain.cost import IdleMeter, Span
 from rgt_tui.domain.errors import HostKeyError
 from rgt_tui.domain.health import Thresholds
 from rgt_tui.domain.history import HostHistory
@@ -448,7 +448,11 @@ class HostPane(Widget, can_focus=True):
     def _status_lines(self, update: HostUpdate, now: float) -> list[Content]:
         """The connection's line(s); a torn-down host's one line says when and its cost."""
         if self.torn_down_at is not None:
-            return [torn_down_line(self.host, self.torn_down_at, now, self._first_seen())]
+            return [
+                torn_down_line(
+                    self.host, self.torn_down_at, now, self._first_seen(), update.unbilled
+                )
+            ]
         return connection_lines(
             update.connection,
             update.snapshot,
@@ -559,7 +563,11 @@ class HostPane(Widget, can_focus=True):
 
     def _set_subtitle(self, now: float) -> None:
         *rate, spent = cost_parts(
-            self.host, now, self._billing_end(), first_seen=self._first_seen()
+            self.host,
+            now,
+            self._billing_end(),
+            first_seen=self._first_seen(),
+            unbilled=self._unbilled(),
         ) or [""]
         torn = "torn down" if self.torn_down_at is not None else ""
         idle: tuple[str, str] = ("", "")
@@ -580,7 +588,13 @@ class HostPane(Widget, can_focus=True):
 
     def cost_so_far(self, now: float) -> float | None:
         """Money spent on this host so far (its cost stops at its teardown or stop)."""
-        return host_cost(self.host, now, self._billing_end(), first_seen=self._first_seen())
+        return host_cost(
+            self.host,
+            now,
+            self._billing_end(),
+            first_seen=self._first_seen(),
+            unbilled=self._unbilled(),
+        )
 
     def bills_now(self) -> bool:
         """Whether its meter runs now: neither torn down nor stopped by watch's autostop."""
@@ -594,6 +608,10 @@ class HostPane(Widget, can_focus=True):
         conn = self.update.connection if self.update is not None else None
         return conn.since if conn is not None and conn.status == STOPPED else None
 
+    def _unbilled(self) -> tuple[Span, ...]:
+        """The spans the box billed nothing (stopped by watch's autostop, then started)."""
+        return self.update.unbilled if self.update is not None else ()
+
     def _first_seen(self) -> float | None:
         """When rgt-tui first saw the box (no ``started_at``: its bill starts then)."""
         return self.update.first_seen if self.update is not None else None
@@ -604,7 +622,7 @@ class HostPane(Widget, can_focus=True):
         if rate is None:
             return None
         start = billing_start(self.host, self._first_seen())
-        return None if start is None else (rate, start, self._billing_end())
+        return None if start is None else (rate, start, self._billing_end(), self._unbilled())
 
     def mark_torn_down(self, at: float | None) -> None:
         """Record the host's teardown (greys the pane out and stops its cost)."""

@@ -33,6 +33,20 @@ def test_cost_from_started_at_else_first_seen_never_uptime():
     assert cost_so_far(None, 0.0, 10.0) is None
 
 
+def test_cost_leaves_out_the_spans_the_box_billed_nothing():
+    """h582 #3: a box watch's autostop stopped, then started again, billed nothing
+    between; only the part of a span inside the meter's run counts."""
+    hour = 3600.0
+    assert cost_so_far(2.0, 0.0, 4 * hour, unbilled=[(hour, 3 * hour)]) == 4.0
+    assert (
+        cost_so_far(2.0, 0.0, 4 * hour, unbilled=[(hour, 2 * hour), (3 * hour, 3.5 * hour)]) == 5.0
+    )
+    # A span before the start or past the end counts only where it overlaps the run.
+    assert cost_so_far(2.0, hour, 3 * hour, unbilled=[(0.0, 1.5 * hour)]) == 3.0
+    assert cost_so_far(2.0, 0.0, 9 * hour, end=2 * hour, unbilled=[(1.5 * hour, 5 * hour)]) == 3.0
+    assert cost_so_far(2.0, 0.0, hour, unbilled=[(0.0, 2 * hour)]) == 0.0  # never below 0
+
+
 def test_idle_meter_counts_only_idle_and_no_cell_running():
     m = IdleMeter()
     for t in range(0, 601, 60):

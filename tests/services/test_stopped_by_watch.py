@@ -11,19 +11,21 @@ other, and a drop after that is a lost connection again.
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
+import pytest
 from support.autostop import record_stop
 from support.replay import ReplayMonitor
 from support.samples import Clock, agent_sample
 from support.waiting import wait_for
 
-from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.paths import journal_dir
 from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.journal import journal_for
 from rgt_tui.services.runtime.monitors import GEN8_ALERT
-from rgt_tui.services.runtime.stopped import STOP_SETTLE_S
+from rgt_tui.services.runtime.stopped import STOP_SETTLE_S, autostop_path
 from rgt_tui.services.telemetry import JournalLastSeen
 from rgt_tui.services.watch.events import HostState, WatchEvent
 from rgt_tui.services.watch.sinks import Sink
@@ -109,6 +111,68 @@ async def test_a_box_watch_stopped_is_stopped_not_lost_until_it_answers_again(
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
     await wait_for(lambda: task.done(), timeout=10)
+
+
+async def test_a_box_started_again_bills_nothing_for_the_time_it_was_stopped(
+    tmp_path: Path,
+) -> None:
+    """h582 #3: once a box watch's autostop stopped answered again, ``rgt_cost_so_far``
+    charged the whole stop back (the meter ran from started_at to now again). The time
+    from the stop to its first answer is kept beside the stop, so another process (the
+    TUI, watch run again) leaves it out too."""
+    (tmp_path / "hosts.toml").write_text(FLEET)
+    fleet = load_fleet(tmp_path / "hosts.toml")
+    clock, rec = Clock(), Recorder()
+    monitor = ReplayMonitor(fleet.host("box3"), clock)
+    watcher = Watcher(fleet, sinks=[rec], clock=clock, monitors={"box3": monitor})
+    metrics = FleetMetrics(fleet)
+    watcher.sinks.append(metrics)
+    stopped_at = clock.t - 5
+    record_stop(journal_dir(fleet.path), "box3", stopped_at)
+    task = asyncio.create_task(watcher.run())
+    try:
+        await asyncio.wait_for(monitor.started.wait(), 30)
+        monitor.sample(agent_sample("box3", t=clock.t))
+        clock.t += 60
+        monitor.lose("connection refused")
+        await watcher.check_now()
+        at_stop = rec.states[-1].cost_so_far
+        assert at_stop is not None
+        clock.t += 3600  # an hour stopped, then started from the provider
+        back_at = clock.t
+        JournalLastSeen(journal_for(fleet)).saw("box3", clock.t)
+        monitor.sample(agent_sample("box3", t=clock.t, seq=2))
+        clock.t += 1800  # half an hour running again
+        monitor.sample(agent_sample("box3", t=clock.t, seq=3))
+        await watcher.check_now()
+        assert rec.states[-1].cost_per_hour == 0.4
+        assert rec.states[-1].cost_so_far == pytest.approx(at_stop + 0.4 * 0.5)
+        scraped = {m.name: m for m in metrics.collect()}["rgt_cost_so_far"]
+        assert scraped.samples[0].value == pytest.approx(at_stop + 0.4 * 0.5)
+        await wait_for(lambda: _back_at(fleet) is not None, timeout=10)
+        assert _back_at(fleet) == back_at
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    # Another process on the same fleet (the TUI, or watch started again) reads it.
+    rec2, monitor2 = Recorder(), ReplayMonitor(fleet.host("box3"), clock)
+    watcher2 = Watcher(fleet, sinks=[rec2], clock=clock, monitors={"box3": monitor2})
+    task = asyncio.create_task(watcher2.run())
+    try:
+        await asyncio.wait_for(monitor2.started.wait(), 30)
+        monitor2.sample(agent_sample("box3", t=clock.t, seq=4))
+        await watcher2.check_now()
+        assert rec2.states[-1].cost_so_far == pytest.approx(at_stop + 0.4 * 0.5)
+        assert watcher2.latest["box3"].connection.status == "connected"
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+def _back_at(fleet: Fleet) -> float | None:
+    data = json.loads(autostop_path(journal_dir(fleet.path), "box3").read_text())
+    return data["stops"][0].get("back_at")
 
 
 async def test_a_box_watch_stopped_keeps_no_idle_alert(tmp_path: Path) -> None:

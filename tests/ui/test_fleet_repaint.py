@@ -38,15 +38,18 @@ def test_tally_counts_by_difference() -> None:
     tally.count(lost.host, healthy)  # the lost host answers again
     tally.count(inodes.host, None)  # its telemetry stopped: left out
     assert tally.totals == add(host_counts(healthy), host_counts(healthy))
-    assert tally.meter("a", (3.6, FROZEN - 3600, None))
-    assert tally.meter("b", (3.6, FROZEN - 3600, FROZEN - 1800))  # torn down half an hour ago
+    assert tally.meter("a", (3.6, FROZEN - 3600, None, ()))
+    assert tally.meter("b", (3.6, FROZEN - 3600, FROZEN - 1800, ()))  # torn down half an hour ago
     assert not tally.meter("c", None)  # no price: nothing to change
     assert abs(tally.spent(FROZEN) - 5.4) < 1e-9
     # The screen sums the spend again only when a sample changed a meter (issue 44: a
     # sum over the fleet for every sample grew with the square of the fleet).
-    assert not tally.meter("a", (3.6, FROZEN - 3600, None))
-    assert tally.meter("a", (3.6, FROZEN - 3600, FROZEN))  # torn down now
+    assert not tally.meter("a", (3.6, FROZEN - 3600, None, ()))
+    assert tally.meter("a", (3.6, FROZEN - 3600, FROZEN, ()))  # torn down now
     assert abs(tally.spent(FROZEN + 3600) - 5.4) < 1e-9
+    # Stopped by watch's autostop for half an hour, then started again: billed nothing then.
+    assert tally.meter("a", (3.6, FROZEN - 3600, FROZEN, ((FROZEN - 2700, FROZEN - 900),)))
+    assert abs(tally.spent(FROZEN + 3600) - 3.6) < 1e-9
 
 
 async def test_row_repaints_and_counts_match_a_full_redraw(tmp_path: Path) -> None:

@@ -33,7 +33,8 @@ def identity_lines(
     muted = "$foreground-muted"
     lines = [Content.assemble(("profile ", muted), view.host.profile)]
     first_seen = view.update.first_seen if view.update is not None else None
-    cost = cost_text(view.host, view.now, torn_down_at, first_seen=first_seen)
+    unbilled = view.update.unbilled if view.update is not None else ()
+    cost = cost_text(view.host, view.now, torn_down_at, first_seen=first_seen, unbilled=unbilled)
     if cost:
         lines.append(
             Content.assemble(("cost ", muted), cost, (f"  {started_label(view.host)}", muted))
@@ -108,7 +109,11 @@ class OverviewTab(DetailTab):
         snap = update.snapshot if update else None
         first_seen = update.first_seen if update is not None else None
         if at is not None:  # done: when, and what it cost; no connection or uptime
-            conn = [torn_down_line(view.host, at, view.now, first_seen)]
+            conn = [
+                torn_down_line(
+                    view.host, at, view.now, first_seen, update.unbilled if update else ()
+                )
+            ]
         else:
             conn = (
                 connection_lines(

@@ -23,6 +23,8 @@ from rgt_tui.domain.health import Alert, HealthState
 from rgt_tui.domain.snapshot import UNLIMITED, HostSnapshot
 from rgt_tui.domain.text import printable
 from rgt_tui.profiles import profile as load_profile
+from rgt_tui.services.journal import journal_for
+from rgt_tui.services.runtime.stopped import StoppedHosts
 from rgt_tui.services.telemetry import (
     ConnectionState,
     LastSeen,
@@ -110,7 +112,7 @@ async def _report(
         # A box recorded as torn down that does not answer billed until its teardown, as
         # the TUI's pane says (one that answers bills on: the forgotten-box leak, GEN1).
         end = now if torn_down_at is None else min(now, torn_down_at)
-        spent, from_seen = await _spent(host, last_seen, end)
+        spent, from_seen = await _spent(host, fleet, last_seen, end, answered=False)
         return HostReport(
             host, None, alerts, *error, cost_so_far=spent, counted_from_first_seen=from_seen
         )
@@ -122,14 +124,14 @@ async def _report(
         thresholds=fleet.thresholds, now=now, last_seen=now, received_at=now,
     )  # fmt: skip
     idle = IdleMeter().observe_sample(snap, snap.cell is not None) if host.cost_per_hour else None
-    spent, from_seen = await _spent(host, last_seen, now)
+    spent, from_seen = await _spent(host, fleet, last_seen, now, answered=True)
     return HostReport(
         host, snap, alerts, idle=idle, cost_so_far=spent, counted_from_first_seen=from_seen
     )
 
 
 async def _spent(
-    host: HostConfig, last_seen: LastSeen | None, now: float
+    host: HostConfig, fleet: Fleet, last_seen: LastSeen | None, now: float, *, answered: bool
 ) -> tuple[float | None, bool]:
     """(what ``host`` has billed by ``now``, whether it counts from first seen)."""
     if host.cost_per_hour is None:
@@ -138,7 +140,12 @@ async def _spent(
     first = None
     if started is None and last_seen is not None:
         first = await asyncio.to_thread(last_seen.first_seen, host.name)
-    spent = cost_so_far(host.cost_per_hour, billing_start(started, first), now)
+    stops = StoppedHosts(None if fleet.is_default else journal_for(fleet))
+    stopped_at, unbilled = await asyncio.to_thread(stops.state, host.name)
+    if not answered and stopped_at is not None:
+        now = min(now, stopped_at)  # stopped by watch's autostop: billed nothing since
+    # Nor while stopped before it answered again (as the panes and watch's metric count).
+    spent = cost_so_far(host.cost_per_hour, billing_start(started, first), now, unbilled=unbilled)
     return spent, started is None and spent is not None
 
 

@@ -42,6 +42,7 @@ from dataclasses import replace
 from typing import Any, Generic, Protocol, TypeVar
 
 from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.cost import Span
 from rgt_tui.domain.health import Alert, HealthState
 from rgt_tui.domain.history import HostHistory
 from rgt_tui.domain.preemption import Preemption
@@ -51,7 +52,7 @@ from rgt_tui.paths import journal_dir
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.ckpt_record import ckpt_dir, record_write
 from rgt_tui.services.connections import FleetConnections
-from rgt_tui.services.journal import journal_for
+from rgt_tui.services.journal import Journal, JournalError, journal_for
 from rgt_tui.services.queue.backends import allocation_sampler
 from rgt_tui.services.runtime.events import (
     ClocksDue,
@@ -76,7 +77,14 @@ from rgt_tui.services.runtime.monitors import (
 )
 from rgt_tui.services.runtime.preemption import PreemptionWatch, as_preempted, preempt_dir
 from rgt_tui.services.runtime.queues import POLL_S, QueuePoller
-from rgt_tui.services.runtime.stopped import STOPPED, StoppedHosts, as_stopped
+from rgt_tui.services.runtime.stopped import (
+    DOWN_AFTER_STOP_S,
+    STOP_SETTLE_S,
+    STOPPED,
+    StoppedHosts,
+    as_stopped,
+    record_back,
+)
 from rgt_tui.services.telemetry import ConnectionState, HostUpdate
 
 S = TypeVar("S")
@@ -172,6 +180,9 @@ class FleetRuntime(FleetFileHosts, Generic[S, E]):
         # Boxes watch's autostop stopped: shown stopped until they answer again.
         self.stops = StoppedHosts(None if fleet.is_default else lambda: journal_for(self.fleet))
         self._seen_stopped: dict[str, float] = {}  # host → the stop it was seen gone after
+        # host → (that stop, not answering since): a box gone long enough went down
+        self._gone: dict[str, tuple[float, float]] = {}
+        self._backs: dict[str, Span] = {}  # host → (stop, answered again), recorded here
         self.monitors: dict[str, MonitorLike] = (
             dict(monitors)
             if monitors is not None
@@ -397,8 +408,12 @@ class FleetRuntime(FleetFileHosts, Generic[S, E]):
             if stopped_at is not None:
                 update = as_stopped(update, stopped_at)  # stopped by watch: never GEN8
                 self._seen_stopped[update.host] = stopped_at
+                gone = self._gone.get(update.host)
+                if gone is None or gone[0] != stopped_at:
+                    self._gone[update.host] = (stopped_at, self.clock())
             else:  # named preempted: its alert no longer asks "preempted?"
                 update = as_preempted(update, self.preemptions.current.get(update.host))
+        update = self._with_unbilled(update)
         history = self.histories.setdefault(update.host, HostHistory())
         history.add(update.snapshot)
         self.latest[update.host] = update
@@ -456,6 +471,48 @@ class FleetRuntime(FleetFileHosts, Generic[S, E]):
         ):
             return None
         return at
+
+    def _with_unbilled(self, update: HostUpdate) -> HostUpdate:
+        """``update`` with the spans its box billed nothing (``HostUpdate.unbilled``, what
+        the cost figures leave out): read at the host's first update and whenever its
+        connection's status changes (two ``stat`` calls), not at every sample."""
+        host, before = update.host, self.latest.get(update.host)
+        if before is not None and before.connection.status == update.connection.status:
+            spans = before.unbilled
+        else:
+            spans = self.stops.unbilled(host)
+            if update.connection.status == "connected":
+                self._answered_again(host)
+            back = self._backs.get(host)
+            if back is not None and all(a != back[0] for a, _ in spans):
+                spans = tuple(sorted((*spans, back)))  # its record is on its way
+        return update if spans == update.unbilled else replace(update, unbilled=spans)
+
+    def _answered_again(self, host: str) -> None:
+        """A box watch's autostop stopped answers again: when seen not answering here
+        for ``DOWN_AFTER_STOP_S`` since the stop, and past the providers' settle time, it
+        went down and was started again, and billed nothing from the stop until now.
+        Recorded beside the stop, for the other processes and the next run: the metric
+        ``rgt_cost_so_far`` charged the whole stop back once the box answered again
+        (h582 #3). Not a blip of a reconnect, nor an answer within the settle time (the
+        stop under way: a stop that failed bills on); and a box started again while
+        nothing here watched it go is not recorded (its stop then counts as billed)."""
+        gone, now = self._gone.pop(host, None), self.clock()
+        if gone is None or self._backs.get(host, (None,))[0] == gone[0]:
+            return
+        at, since = gone
+        if now < at + STOP_SETTLE_S or now - since < DOWN_AFTER_STOP_S:
+            return
+        self._backs[host] = (at, now)
+        journal = self.stops.journal()
+        if journal is not None:
+            self._spawn(self._record_back(journal, host, at, now))
+
+    async def _record_back(self, journal: Journal, host: str, at: float, now: float) -> None:
+        try:
+            await asyncio.to_thread(record_back, journal, host, at, now)
+        except (OSError, JournalError) as exc:
+            self.report(f"{host}: when the stopped box answered again is not saved ({exc})")
 
     def is_live(self, host: str) -> bool:
         """Connected at the last sample, still sampled, and not recorded torn down (a

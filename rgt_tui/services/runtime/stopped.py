@@ -22,14 +22,18 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from rgt_tui.domain.cost import Span
 from rgt_tui.domain.health import IDLE_ALERT
 from rgt_tui.services.journal import Journal, JournalError
+from rgt_tui.services.records import atomic_write_json, read_json
 from rgt_tui.services.records_watch import file_stamp
 from rgt_tui.services.runtime.monitors import GEN8_ALERT, not_forgotten
 from rgt_tui.services.telemetry import HostUpdate
 
 STOPPED = "stopped"  # ConnectionState.status of a box watch's autostop stopped
 STOP_SETTLE_S = 300.0  # answers this soon after the stop are the box still going down
+# Not answering this long after a stop: the box went down (a blip of a reconnect is not).
+DOWN_AFTER_STOP_S = 60.0
 MAX_STATE_BYTES = 1 << 20
 
 
@@ -52,6 +56,37 @@ def last_good_stop(data: Any) -> float | None:
     if last is None or last.get("ok") is not True:
         return None
     return _num(last.get("ended_at"))
+
+
+def unbilled_spans(data: Any) -> tuple[Span, ...]:
+    """The times a box billed no compute: each stop that ended with success, until the
+    box answered again after it (its ``back_at``, written by ``record_back``). A stop
+    whose box has not answered since is left out: the cost's own end says that one."""
+    stops = data.get("stops") if isinstance(data, dict) else None
+    spans = []
+    for s in stops if isinstance(stops, list) else ():
+        if isinstance(s, dict) and s.get("ok") is True:
+            a, b = _num(s.get("ended_at")), _num(s.get("back_at"))
+            if a is not None and b is not None and b > a:
+                spans.append((a, b))
+    return tuple(sorted(spans))
+
+
+def record_back(journal: Journal, host: str, at: float, t: float) -> tuple[Span, ...]:
+    """Record that ``host``'s box, stopped by the stop that ended at ``at``, answered
+    again at ``t`` (kept once: the first process to see it writes it); the spans it
+    billed nothing since. Blocking: call it in a thread. OSError when it cannot write."""
+    path = autostop_path(journal.directory, host)
+    with journal.locked(host):
+        data = read_json(path)
+        if not isinstance(data, dict) or data.get("host") != host:
+            return ()  # unreadable or another's: the autostop says so, and stops nothing
+        for stop in data.get("stops") or ():
+            ours = isinstance(stop, dict) and _num(stop.get("ended_at")) == at and t > at
+            if ours and stop.get("ok") is True and _num(stop.get("back_at")) is None:
+                stop["back_at"] = t
+                atomic_write_json(path, data)
+        return unbilled_spans(data)
 
 
 def _num(value: Any) -> float | None:
@@ -101,7 +136,8 @@ class StoppedHosts:
 
     def __init__(self, journal: Journal | Callable[[], Journal] | None) -> None:
         self._journal = journal
-        self._seen: dict[str, tuple[object, float | None]] = {}  # host → (stamps, answer)
+        # host → (stamps, when stopped, the spans it billed nothing)
+        self._seen: dict[str, tuple[object, float | None, tuple[Span, ...]]] = {}
 
     def journal(self) -> Journal | None:
         """The journal read (the callable's, when one was given)."""
@@ -111,34 +147,42 @@ class StoppedHosts:
     def stopped_at(self, host: str) -> float | None:
         """When watch stopped ``host``'s box, while it has not answered since; None
         otherwise (blocking, but two ``stat`` calls unless a file changed)."""
+        return self.state(host)[0]
+
+    def unbilled(self, host: str) -> tuple[Span, ...]:
+        """The spans ``host``'s box billed no compute (``unbilled_spans``; blocking, as
+        ``stopped_at``)."""
+        return self.state(host)[1]
+
+    def state(self, host: str) -> tuple[float | None, tuple[Span, ...]]:
+        """(``stopped_at``, ``unbilled``) of ``host``, with one look at the files."""
         journal = self.journal()
         if journal is None:
-            return None
+            return None, ()
         state = autostop_path(journal.directory, host)
         stamps = (file_stamp(state), file_stamp(journal.path(host)))
         seen = self._seen.get(host)
-        if seen is not None and seen[0] == stamps:
-            return seen[1]
-        at = None if stamps[0] is None else self._read(journal, state, host)
-        self._seen[host] = (stamps, at)
-        return at
+        if seen is None or seen[0] != stamps:
+            read = (None, ()) if stamps[0] is None else self._read(journal, state, host)
+            seen = self._seen[host] = (stamps, *read)
+        return seen[1], seen[2]
 
     @staticmethod
-    def _read(journal: Journal, state: Path, host: str) -> float | None:
+    def _read(journal: Journal, state: Path, host: str) -> tuple[float | None, tuple[Span, ...]]:
         try:
             with state.open("rb") as f:
                 data = json.loads(f.read(MAX_STATE_BYTES))
         except (OSError, ValueError, RecursionError):
-            return None  # unreadable: the autostop says so itself, and stops nothing
+            return None, ()  # unreadable: the autostop says so itself, and stops nothing
         if not isinstance(data, dict) or data.get("host") != host:
-            return None
-        at = last_good_stop(data)
-        if at is None:
-            return None
+            return None, ()
+        at, spans = last_good_stop(data), unbilled_spans(data)
+        if at is None or any(a == at for a, _ in spans):
+            return None, spans  # none stopped it, or it answered again since
         try:
             seen = journal.load(host).last_seen
         except JournalError:
             seen = None
         if seen is not None and seen >= at + STOP_SETTLE_S:
-            return None  # it answered again since
-        return at
+            return None, spans  # it answered again since
+        return at, spans

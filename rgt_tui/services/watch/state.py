@@ -44,7 +44,9 @@ def host_state(
         lost_since=conn.since if conn.status in NOT_CONNECTED else None,
         queue=queue,
         cost_per_hour=rate,
-        cost_so_far=cost_so_far(host.cost_per_hour, billing_start(started, first_seen), until),
+        cost_so_far=cost_so_far(
+            host.cost_per_hour, billing_start(started, first_seen), until, unbilled=update.unbilled
+        ),
         now=now,
         interruptible=host.watch.interruptible,
         error=conn.error if conn.status in NOT_CONNECTED else None,

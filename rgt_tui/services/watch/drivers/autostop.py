@@ -76,7 +76,12 @@ from rgt_tui.services.records import (
     verification_path,
 )
 from rgt_tui.services.runtime.locks import HostLocks
-from rgt_tui.services.runtime.stopped import STOP_SETTLE_S, autostop_path, last_good_stop
+from rgt_tui.services.runtime.stopped import (
+    DOWN_AFTER_STOP_S,
+    STOP_SETTLE_S,
+    autostop_path,
+    last_good_stop,
+)
 from rgt_tui.services.teardown.by_hand import confirmed_at, voided_by
 from rgt_tui.services.teardown.command import LocalRun, run_teardown_command
 from rgt_tui.services.teardown.confirm import TEARDOWN_TIMEOUT_S
@@ -170,10 +175,6 @@ def _failed_how(status: object, timed_out: bool) -> str:
     if timed_out:
         return "timed out"
     return f"exit {status}" if isinstance(status, int) else "it could not start"
-
-
-# Not answering this long after a stop: the box went down (a blip of a reconnect is not).
-DOWN_AFTER_STOP_S = 60.0
 
 
 def _when(value: object) -> float:
