@@ -566,9 +566,12 @@ class RgtApp(ThemedApp):
         await self.action_quit()
 
     def _quit_stops(self) -> list[str]:
-        """What quitting now stops, a line each: the pulls and teardowns in flight."""
+        """What quitting now stops, a line each: the pulls and teardowns in flight, and a
+        dialog's launch, retry or move under way (its screen's worker)."""
         kept = self.quit_removes is None
-        return [busy_line(s.host, s.running, s.progress, kept=kept) for s in self.jobs.busy()]
+        jobs = [busy_line(s.host, s.running, s.progress, kept=kept) for s in self.jobs.busy()]
+        acts = [getattr(s, "cut_by_quit", lambda: None)() for s in self.screen_stack]
+        return [*jobs, *(line for line in acts if line)]
 
     async def action_quit(self) -> None:
         """Quit; while a pull or a teardown runs, first say what stops (and keep it on

@@ -244,6 +244,15 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
                 yield DialogButton("Cancel", does="cancel", id="launch-cancel")
             yield KeyHint(id="launch-hint")
 
+    def cut_by_quit(self) -> str | None:
+        """What quitting now cuts short (the app's quit question lists it), if anything."""
+        if not self.launching:
+            return None
+        return (
+            f"{self.host.name}: the launch is cut off where it stands; "
+            f"rgt-tui queue show {self.host.name} says what started"
+        )
+
     def on_mount(self) -> None:
         self.replan(None)
 

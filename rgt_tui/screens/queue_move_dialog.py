@@ -170,6 +170,20 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
                 yield DialogButton("Cancel", does="cancel", id="move-cancel")
             yield KeyHint(id="move-hint")
 
+    def cut_by_quit(self) -> str | None:
+        """What quitting now cuts short (the app's quit question lists it), if anything:
+        a move cut off may leave its lines moved and a checkpoint pushed with the
+        destination's queue not launched (h592 #3: Ctrl+C quit with nothing said)."""
+        plan = self.plan
+        if not self.moving or plan is None:
+            return None
+        move = plan.plan.move if isinstance(plan, ResumeDialogPlan) else plan
+        return (
+            f"{move.source}: the move to {move.dest} is cut off where it stands (its lines "
+            f"may be moved, and {move.dest}'s queue not launched); rgt-tui queue show "
+            f"{move.source} and {move.dest} say where it stopped"
+        )
+
     def on_mount(self) -> None:
         cells = self.query_one("#move-cells", Input)
         if not self.answering and self.view is not None:
@@ -198,6 +212,9 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
         if cut and not cells.value:
             cells.value = shlex.join(cut)
             cells.cursor_position = len(cells.value)
+            if self.focused is cells:  # what is left to type is the host (h592 #4: a
+                # host typed at once went on the end of the filled-in cell's name)
+                self.set_focus(self.query_one("#move-to", Input))
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         self.show_hint()

@@ -238,6 +238,15 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
             f"a launch runs it as it was marked — {then}",
         )
 
+    def cut_by_quit(self) -> str | None:
+        """What quitting now cuts short (the app's quit question lists it), if anything."""
+        if not self.retrying:
+            return None
+        return (
+            f"{self.host.name}: the retry is cut off where it stands; "
+            f"rgt-tui queue show {self.host.name} says what was marked"
+        )
+
     def on_mount(self) -> None:
         self.replan()
 

@@ -14,6 +14,7 @@ from textual.widgets import Button, Input, Static
 from rgt_tui.domain.queue_state import DONE, RUNNING
 from rgt_tui.screens.fleet import FleetScreen
 from rgt_tui.screens.queue_move_dialog import QueueMoveScreen
+from rgt_tui.screens.quit_confirm import QuitConfirmScreen
 from rgt_tui.services.queue.launch import launch, plan_launch
 
 
@@ -350,8 +351,10 @@ async def test_a_move_under_way_leaves_no_button_to_press_and_enter_starts_nothi
 
 async def test_a_silent_box_s_move_opens_with_its_cut_short_cell_filled_in(tmp_path: Path) -> None:
     """s43 spot hour: `m` on a preempted box opened with the cells field empty, though the
-    cell its last read saw running is the one to move. Filled in, the cursor after it;
-    on a box that answers the field stays empty (a running cell there is refused)."""
+    cell its last read saw running is the one to move. Filled in, the cursor after it,
+    and the focus moves on to the host, what is left to type (h592 #4: `box2` typed at
+    once went on the end of the cell's name); on a box that answers the field stays
+    empty (a running cell there is refused) and keeps the focus."""
     from support.samples import FLEET_TOML, write_fleet
     from textual.widgets import Input
 
@@ -372,9 +375,13 @@ async def test_a_silent_box_s_move_opens_with_its_cut_short_cell_filled_in(tmp_p
             )
             field = screen.query_one("#move-cells", Input)
             await wait_for(lambda f=field, v=filled: f.value == v, pilot=pilot)  # read in a thread
-            assert app.focused is field
+            to = screen.query_one("#move-to", Input)
+            assert app.focused is (to if filled else field)
             await pilot.press("x")
-            assert field.value == filled + "x"  # the cursor after it, nothing selected
+            assert (field.value, to.value) == ((filled, "x") if filled else ("x", ""))
+            field.focus()
+            await pilot.press("y")
+            assert field.value == (f"{filled}y" if filled else "xy")  # the cursor after it
             await pilot.press("escape")
             await wait_for(lambda: not isinstance(app.screen, QueueMoveScreen), pilot=pilot)
 
@@ -442,3 +449,45 @@ async def test_a_cell_named_with_a_space_is_moved_when_quoted(
         await wait_for(lambda: isinstance(app.screen, FleetScreen), pilot=pilot)
     assert "'cells/my run.sh' t 1" in qf.queue_file("box2").read_text()
     assert "my run" not in qf.queue_file("box1").read_text().replace("#moved", "")
+
+
+async def test_quitting_while_a_move_runs_asks_first_and_names_it(
+    make_queue_fleet, tmp_path: Path
+) -> None:
+    """h592 #3: Ctrl+C while the dialog said "moving…" quit at once, with nothing said,
+    and left the lines moved and the destination's queue not launched. The quit question
+    now names the move; Escape stays, and the move goes on to its end. (The move is held
+    at its first step by the box's own queue lock, taken here.)"""
+    import fcntl
+
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    await gate_running(qf, "cells/b.sh", ("box2",))
+    app = make_app(tmp_path, fleet=qf.fleet)
+    lock = (qf.root("box1") / ".rgt" / "queue.lock").open("a")
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            screen = await open_move(app, pilot)
+            await pilot.press(*"b", "enter", *"box2", "enter")
+            await planned(pilot, screen, "box1's box skips cell 1")
+            fcntl.flock(lock, fcntl.LOCK_EX)  # the box's skip waits for it
+            await pilot.press("enter")
+            await wait_for(lambda: screen.moving, what="the move to start", pilot=pilot)
+            await pilot.press("ctrl+c")
+            asked = await wait_for(
+                lambda: app.screen if isinstance(app.screen, QuitConfirmScreen) else None,
+                what="the quit question",
+                pilot=pilot,
+            )
+            said = screen_text(app)
+            assert "box1: the move to box2 is cut off where it stands" in said, said
+            await pilot.press("escape")  # stay
+            await wait_for(lambda: app.screen is screen, what="the move dialog again", pilot=pilot)
+            assert asked is not app.screen and app.is_running
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            await wait_for(
+                lambda: isinstance(app.screen, FleetScreen), what="the move's end", pilot=pilot
+            )
+    finally:
+        lock.close()
+        (qf.root("box1") / "go").touch()
+    assert qf.queue_file("box2").read_text().endswith("\ncells/b.sh t 1\n")
