@@ -142,9 +142,20 @@ def torch_info() -> dict:
     return {"torch": version, "file": getattr(torch, "__file__", None), "problem": problem}
 
 
+# The functions a checkpoint may name once allowed: numpy's array and scalar rebuilders
+# (torch's own docs allow them for numpy values in a checkpoint), which build data and
+# call nothing. Any other function is refused, whatever the fleet file says.
+DATA_REBUILDERS = frozenset({
+    "numpy.core.multiarray._reconstruct", "numpy._core.multiarray._reconstruct",
+    "numpy.core.multiarray.scalar", "numpy._core.multiarray.scalar", "_codecs.encode",
+})  # fmt: skip
+
+
 def allow_globals(names: list) -> str | None:
     """Let checkpoints name these ``module.Name`` globals (``[fleet] verify_safe_globals``,
-    the user's own list); why one cannot be found, or None."""
+    the user's own list); why one cannot be found or allowed, or None. Only classes (and
+    ``DATA_REBUILDERS``): a function a checkpoint names is called when it loads, so
+    allowing ``timeit.timeit`` ran the box's code here (h591 #1)."""
     import difflib
     import importlib
 
@@ -175,6 +186,12 @@ def allow_globals(names: list) -> str | None:
             break
         if obj is None:
             return f"{name} cannot be imported{hint}"
+        if not isinstance(obj, type) and name not in DATA_REBUILDERS:
+            return (
+                f"{name} is {'a function' if callable(obj) else 'no class'}, not a data class: "
+                "a checkpoint that names it has it called when loaded (code run on this "
+                "machine), so it is never allowed"
+            )
         found.append(obj)
     torch.serialization.add_safe_globals(found)
     return None

@@ -58,6 +58,34 @@ def test_a_trusted_data_class_loads_once_the_fleet_allows_it(tmp_path: Path) -> 
     assert "argparse has no Namspace; did you mean argparse.Namespace?" in detail
 
 
+class Timed:
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        import timeit
+
+        return (timeit.timeit, ("pass", f"open({str(self.marker)!r}, 'w').write('ran')"))
+
+
+def test_a_function_a_checkpoint_names_is_never_offered_nor_allowed(tmp_path: Path) -> None:
+    """h591 #1: verify said "if timeit.timeit is a data class you trust, allow it", the
+    fleet file took it, and the next verify ran the box's code here. A name that is no
+    class is not offered, and the worker refuses it whatever the fleet file says."""
+    marker = tmp_path / "RAN"
+    path = tmp_path / "timed.pt"
+    torch.save({"w": torch.zeros(2), "x": Timed(marker)}, path)
+    status, detail = _check(path)
+    assert status == "unsafe" and "GLOBAL timeit.timeit" in detail, detail
+    assert "allow it" not in detail and "timeit.timeit is no data class" in detail
+    status, detail = _check(path, ("timeit.timeit",))
+    assert status == "not-verified", detail
+    assert "timeit.timeit is a function, not a data class" in detail
+    assert "fix: remove it from the fleet file" in detail
+    assert not marker.exists()
+    assert _check(path, ("argparse.Namespace",))[0] == "unsafe"  # a class: allowed, not it
+
+
 def test_a_plain_pickle_is_named_as_one_and_code_in_it_never_runs(tmp_path: Path) -> None:
     marker = tmp_path / "MARKER"
     (tmp_path / "evil.pt").write_bytes(pickle.dumps({"model": Payload(marker)}))

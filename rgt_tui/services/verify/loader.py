@@ -234,11 +234,10 @@ class VerifyLoader:
             return f"not verified: no torch in {self.python} ({why}); fix: {self._fix()}"
         if self._torch.get("problem"):
             return f"not verified: {self._torch['problem']} ({self.python}); fix: {self._fix()}"
-        if self._torch.get("globals_problem"):
-            return (
-                f"{GLOBALS_PROBLEM} {self._torch['globals_problem']} "
-                f"in {self.python}; fix: correct the name in the fleet file"
-            )
+        problem = self._torch.get("globals_problem")
+        if problem:
+            what = "remove it from" if "never allowed" in problem else "correct the name in"
+            return f"{GLOBALS_PROBLEM} {problem} in {self.python}; fix: {what} the fleet file"
         return None
 
     def _fix(self) -> str:
@@ -387,12 +386,23 @@ class VerifyLoader:
             return VERIFIED, detail
         if outcome == "unsafe":
             named = re.search(r"GLOBAL ([A-Za-z_][\w.]*)", detail)
-            if named and named.group(1).split(".")[0] not in CODE_MODULES:
+            name = named.group(1) if named else ""
+            module, _, last = name.rpartition(".")
+            top = module.split(".")[0]
+            # (numpy's array rebuilders are functions the worker allows: DATA_REBUILDERS.)
+            if module and top not in CODE_MODULES and (last[:1].isupper() or top == "numpy"):
                 # torch's own advice (add_safe_globals) cannot be typed into rgt-tui: the
-                # fleet key can (hour s19a #4).
+                # fleet key can (hour s19a #4). Only for a name written as a class: the
+                # worker allows no function, and the advice had offered timeit.timeit and
+                # print (h591 #1).
                 detail += (
-                    f" — if {named.group(1)} is a data class you trust, allow it: [fleet] "
-                    f'verify_safe_globals = ["{named.group(1)}"] in the fleet file'
+                    f" — if {name} is a data class you trust, allow it: [fleet] "
+                    f'verify_safe_globals = ["{name}"] in the fleet file'
+                )
+            elif name:
+                detail += (
+                    f" — {name} is no data class: loading the file would call it, code run "
+                    "here; re-save it on the box as tensors and plain values (a state_dict)"
                 )
             return UNSAFE, detail
         if outcome == "corrupt":
