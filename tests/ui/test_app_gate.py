@@ -234,6 +234,14 @@ async def test_unknown_cell_acknowledgement_is_refused_with_the_list(
             ),
             pilot=pilot,
         )
+        # Nor unfinished: it never ran (h591 #3: "Enter: accept beta as unfinished").
+        app.screen.query_one("#ack-unfinished").focus()
+        await wait_for(
+            lambda: (
+                "nothing — 'beta' is not unfinished, as the last check read it" in screen_text(app)
+            ),
+            pilot=pilot,
+        )
         box.focus()
         # Another name typed: the refusal of 'alhpa' no longer stands under its hint.
         await wait_for(lambda: "nothing was acknowledged" not in screen_text(app), pilot=pilot)

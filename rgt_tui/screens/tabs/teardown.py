@@ -493,6 +493,12 @@ class TeardownTab(DetailTab):
         state = self._gate_state
         return state is None or cell in state.running
 
+    def _unfinished(self, cell: str) -> bool:
+        """``cell`` ran and did not finish when the last check read the box (unknown:
+        True, the job says)."""
+        state = self._gate_state
+        return state is None or cell in {name for name, _, _ in state.unfinished}
+
     def _not_in_queue(self, cell: str) -> bool:
         """``cell`` is not a cell of the host's queue file, as the last check read it
         (unknown: False): no acknowledgement of it can be recorded, so none is offered."""
@@ -561,6 +567,10 @@ class TeardownTab(DetailTab):
             elif cell and where == "ack-running" and not self._runs(cell):
                 # Refused by the job: said before Enter (review h554 #4).
                 enter = f"nothing — '{cell}' is not running, as the last check read it"
+            elif cell and where == "ack-unfinished" and not self._unfinished(cell):
+                # The same for a cell that never ran (h591 #3: the hint said "accept it
+                # as unfinished", and Enter refused).
+                enter = f"nothing — '{cell}' is not unfinished, as the last check read it"
             hint.show_keys(enter or "nothing — type the cell's name first", ("Shift+Tab", "back"))
         hint.display = where == "ack-cell" or where in ACK_IDS
         # The name box's keys, in its bottom border while it has the cursor (a user's hour
