@@ -151,6 +151,22 @@ async def test_good_results_verify_and_the_record_says_so(make_loopback_fleet, t
     assert not list((tmp_path / "box1" / ".rgt").glob("*.tmp"))  # written via tmp → rename
 
 
+async def test_a_part_of_a_file_gone_from_the_box_goes_with_the_next_pull(
+    make_loopback_fleet, tmp_path
+):
+    """h591 #2: a pull cut short left the part of a checkpoint the box deleted since (a
+    run's rotation); every verify flagged it "left by an interrupted pull — re-run the
+    pull", and no pull ever removed it: the gate stayed locked for good."""
+    fleet = await make_loopback_fleet(1)
+    write_good_cells(box_results(fleet))
+    parts = tmp_path / "box1" / ".rgt" / "parts" / "baseline"
+    parts.mkdir(parents=True)
+    (parts / "step_100.pt.part").write_bytes(b"x" * 4096)  # its file rotated away since
+    report = await pull_and_verify(fleet, tmp_path)
+    assert report.ok, report.problems
+    assert not (parts / "step_100.pt.part").exists()
+
+
 async def test_each_bad_file_is_flagged_by_name(make_loopback_fleet, tmp_path):
     fleet = await make_loopback_fleet(1)
     res = box_results(fleet)
@@ -256,6 +272,11 @@ async def test_remote_change_after_the_manifest_is_detected(make_loopback_fleet,
     assert flags["remote-changed"].endswith("results/metrics.json")
     assert flags["remote-added"].endswith("results/late.pt")
     assert not report.ok and any("metrics.json: remote-changed" in p for p in report.problems)
+    # Each with its next step (h591 #5: "changed on the box since the manifest", no fix).
+    why = {f.kind: f.detail for f in report.flags}
+    assert "pull again for the box's version" in why["remote-changed"]
+    assert "set aside in .rgt/replaced/" in why["remote-changed"]
+    assert why["remote-added"].endswith("pull again, then verify")
     offline = await verify_host(host, tmp_path)  # no transport: local checks only
     assert offline.ok and not offline.remote_checked
 

@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import os
 import posixpath
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -68,6 +69,7 @@ from rgt_tui.services.pull.types import (
 )
 from rgt_tui.services.reclaimed import reclaimed_count
 from rgt_tui.services.records import (
+    PARTS_DIR,
     REPLACED_DIR,
     host_results_dir,
     load_manifest,
@@ -256,6 +258,7 @@ async def _run(run: PullRun, beside: _Beside) -> PullResult:
         code = await beside.result_code()
         await _local(save_result_code, run.dest, code)
         run.conflicts += await _local(_make_links, run.tree, run.manifest, previous)
+        await _local(_drop_stray_parts, run.tree, {f.part for f in plan.files})
         await _local(run.record.save, run.dest)
     except PullError as exc:
         await _settle(run, early)  # what the early copies installed is in the record first
@@ -343,6 +346,20 @@ def _remove_parts(run: PullRun, plans: list[FilePlan]) -> None:
     for plan in plans:
         run.tree.remove(plan.part)
         run.tracker.drop_file(plan.local)
+
+
+def _drop_stray_parts(tree: HostTree, kept: set[str]) -> None:
+    """Once every copy has ended, remove the parts (rgt-tui's own, in ``.rgt/parts/``)
+    that no file of the box has now: an earlier pull cut short left one of a file the
+    box deleted since (a rotated checkpoint), and verify flagged it "left by an
+    interrupted pull — re-run the pull" at every run, the gate locked for good, while
+    the pull that fix named never touched it (h591 #2). A part of a listed file that
+    failed stays, for the next pull to resume."""
+    for dirpath, _, filenames in os.walk(tree.root / PARTS_DIR):
+        for name in filenames:
+            rel = str((Path(dirpath) / name).relative_to(tree.root))
+            if rel not in kept:
+                tree.remove(rel)
 
 
 async def _take_manifest(run: PullRun, beside: _Beside, early: EarlyCopy | None) -> Manifest:
