@@ -590,7 +590,9 @@ async def _rescan(
             f"still being written on the box: pulled up to {fmt_bytes(old.size)} — pull "
             "again once it is finished"
             if old.growing
-            else "changed on the box since the manifest",
+            # Each with its next step, as every other flag (h591 #5).
+            else "changed on the box since the manifest — pull again for the box's version "
+            "(the copy here is set aside in .rgt/replaced/, not lost), then verify",
         )
         for old, new in diff.changed
     ]
@@ -601,7 +603,7 @@ async def _rescan(
         Flag(
             "remote-added",
             manifest.display(e.root, e.path),
-            "new on the box since the manifest; not pulled",
+            "new on the box since the manifest; not pulled — pull again, then verify",
         )
         for e in diff.added
         if (e.root, e.path) not in refused
@@ -610,7 +612,7 @@ async def _rescan(
         Flag(
             "remote-removed",
             manifest.display(e.root, e.path),
-            "removed from the box since the manifest",
+            "removed from the box since the manifest — the copy here is the only one now",
         )
         for e in diff.removed
     ]
