@@ -134,6 +134,10 @@ async def test_pull_that_cannot_fit_is_refused_before_any_byte(make_loopback_fle
         assert error.remaining == 20 * MIB + 100 and error.needed > error.remaining
         assert error.available < error.needed and "nothing was pulled" in error.message
         assert "free at least" in (error.fix or "") and "expand" in (error.fix or "")
+        # The one file that needs most of it is named (h591 #4: a sparse 1 TB file among
+        # thousands read as "free at least 1016G" with nothing to say which).
+        assert "of it, big.pt alone is 20M" in error.message, error.message
+        assert "move it out of the pull on the box" in (error.fix or "")
         assert not [p for p in (disk / "box1").rglob("*") if ".rgt" not in p.parts]
 
         # The default margin (5 %, at least 1 GiB) refuses even a tiny pull to a tiny disk.
@@ -141,6 +145,7 @@ async def test_pull_that_cannot_fit_is_refused_before_any_byte(make_loopback_fle
         with pytest.raises(NotEnoughSpace) as tiny:
             await pull(host_of(fleet), disk, options=PullOptions())
         assert tiny.value.needed >= 1 << 30 and "1.0G" in tiny.value.message
+        assert "alone is" not in tiny.value.message  # the margin, not a file, is the most
 
 
 async def test_repull_on_a_tight_disk_counts_only_what_is_missing(make_loopback_fleet, tmp_path):

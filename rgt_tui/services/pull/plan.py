@@ -417,6 +417,8 @@ def check_space(host_dir: Path, plan: PullPlan, *, margin_fraction: float, margi
         # deleted (periodic pulls of a last.pt rewritten each epoch): named, as what may
         # be freed (hour s20a #2).
         aside = set_aside_size(host_dir / RECORDS_DIR / REPLACED_DIR)
-        raise NotEnoughSpace(host_dir, needed, available, remaining, aside)
+        big = max(todo, key=lambda f: f.entry.size - f.resume_from)
+        biggest = (big.local, big.entry.size - big.resume_from)
+        raise NotEnoughSpace(host_dir, needed, available, remaining, aside, biggest)
     if st.f_files and st.f_favail < new_inodes + 100:
         raise NotEnoughInodes(host_dir, new_inodes, st.f_favail)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from rgt_tui.domain.egress import EgressPrice
 from rgt_tui.domain.manifest import Manifest
 from rgt_tui.domain.manifest_refusals import unpulled, unpulled_line
+from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_bytes, plural
 from rgt_tui.services.records import RECORDS_DIR, REPLACED_DIR
 from rgt_tui.transport.backoff import Backoff
@@ -259,9 +260,16 @@ class NotEnoughSpace(PullError):
         available: int,
         remaining: int,
         aside: tuple[int, int] = (0, 0),
+        biggest: tuple[str, int] | None = None,
     ) -> None:
         self.folder, self.needed, self.available = folder, needed, available
         self.remaining = remaining
+        # The file that needs most, when it is most of it: one sparse or runaway file of
+        # 1 TB among thousands read as "free 1016G" with nothing to say which (h591 #4).
+        big = ""
+        if biggest is not None and biggest[1] * 2 >= needed:
+            name, size = biggest
+            big = f"; of it, {printable(name, 200)} alone is {fmt_bytes(size)}"
         count, size = aside
         kept = (
             f" ({RECORDS_DIR}/{REPLACED_DIR}/ there holds "
@@ -272,10 +280,15 @@ class NotEnoughSpace(PullError):
         )
         super().__init__(
             f"not enough local space in {folder}: the pull needs {fmt_bytes(needed)} "
-            f"({fmt_bytes(remaining)} still to pull plus the safety margin), "
+            f"({fmt_bytes(remaining)} still to pull plus the safety margin{big}), "
             f"{fmt_bytes(available)} is free; nothing was pulled",
             f"free at least {fmt_bytes(needed - available)} there{kept}, or expand the disk, "
-            "then re-run (a subset is never pulled silently)",
+            "then re-run (a subset is never pulled silently)"
+            + (
+                " — or, if that file is not a result, move it out of the pull on the box"
+                if big
+                else ""
+            ),
         )
 
 
