@@ -124,6 +124,15 @@ if [ "${last%% *}" = skip ]; then
     say "cell $k $name skipped: ${last#skip * }"
     exit 0
 fi
+# Nor one that ran to its end (exit 0) since its last retry: Slurm runs a task again
+# after `scontrol requeue` or a node failure past run_one's end record, and the cell
+# retrained over results already pulled (h593 #4). A retry (its `retry` record) runs it.
+case "$last" in
+    end\ *\ 0)
+        say "cell $k $name finished already (exit 0): a requeued task does not run it again; rgt-tui queue retry runs it on purpose"
+        exit 0
+        ;;
+esac
 
 # This task's Slurm output under the cell's name. ln -f replaces the name (never
 # writes through it); the previous attempt's output stays under slurm/.
