@@ -74,7 +74,12 @@ tasks() {
     rm -f "$err"
     printf '%s\n' "$out" | head -n 100000 | awk -F'|' -v ids="$ids" '
         BEGIN { n = split(ids, a, " "); for (i = 1; i <= n; i++) want[a[i]] = 1 }
-        ($1 in want) { gsub(/[\t ]/, "", $0); printf "task\t%s\t%s\t%s\t%s\t%s\t%s\n", $1, $2, $3, $4, $5, $6 }'
+        ($1 in want) {
+            # No tab in a field (the lines are tab-separated); the reason keeps its spaces
+            # ("Nodes required for job are DOWN, DRAINED…" read as one word: h593 #6).
+            for (i = 1; i <= 6; i++) if (i == 5) gsub(/\t/, " ", $i); else gsub(/[\t ]/, "", $i)
+            printf "task\t%s\t%s\t%s\t%s\t%s\t%s\n", $1, $2, $3, $4, $5, $6
+        }'
 }
 
 # Hold each pending task as its owner would (uhold: JobHeldUser, which the user may

@@ -173,3 +173,27 @@ def test_a_kill_of_a_pending_task_says_how_to_keep_it_from_starting() -> None:
         _task_for("hpc", tasks, {"a": 0, "old": 9}, "old")
     assert "no job of it is in Slurm's queue" in str(gone.value)
     assert "queue stop" not in str(gone.value)  # nothing left to hold
+
+
+def test_a_pending_reason_keeps_its_spaces(tmp_path: Path) -> None:
+    """h593 #6: the teardown `jobs` line read `PENDING (NodesrequiredforjobareDOWN,
+    DRAINED…)`: slurm_ctl.sh took every space out of squeue's line. The real script, with
+    a `squeue` on PATH that prints the line Slurm 22.05 printed for a drained node."""
+    import os
+    import subprocess
+
+    (tmp_path / ".rgt" / "queue").mkdir(parents=True)
+    (tmp_path / ".rgt" / "queue" / "slurm.jobs").write_text("7 0 1 1700000000 launch\n")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    reason = "Nodes required for job are DOWN, DRAINED or reserved for jobs in higher priority partitions"
+    squeue = bin_dir / "squeue"
+    squeue.write_text(f"#!/bin/sh\nprintf '%s\\n' '7|1|7_1|PENDING|{reason}|'\n")
+    squeue.chmod(0o755)
+    env = {**os.environ, "HOME": str(tmp_path), "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    out = subprocess.run(
+        ["bash", "-c", script_text("slurm_ctl.sh"), "slurm_ctl", "tasks"],
+        env=env, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    (task,) = parse_tasks(out).tasks
+    assert task.reason == reason, out

@@ -128,7 +128,7 @@ def parse_tasks(stdout: str) -> SlurmTasks:
                     f[1],
                     index,
                     printable(f[4], 40),
-                    printable(f[5], 80),
+                    printable(f[5], 160),
                     printable(f[6], 200),
                 )
             )
