@@ -75,7 +75,7 @@ from rgt_tui.services.runtime.monitors import MonitorLike, health_thresholds
 from rgt_tui.services.runtime.runtime import FleetRuntime
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.services.watch.events import HostState, WatchEvent
-from rgt_tui.services.watch.tracker import queue_end_words, queue_gone_words
+from rgt_tui.services.watch.tracker import queue_end_words, queue_gone_words, runs_twice_news
 from rgt_tui.terminal_check import NoTerminal, terminal_problem
 
 # The app's actions on printable keys (+, ?, q): text, not actions, while a text box has focus.
@@ -153,6 +153,7 @@ class RgtApp(ThemedApp):
         self.connections = connections or FleetConnections(fleet.hosts)
         self.log_recall = LogRecall()  # what the Logs tabs drew, for the next one (ux-g 6)
         self._queue_states: dict[str, str] = {}  # each host's queue state, last read
+        self._twice_told: set[str] = set()  # the runs-twice toasts shown (their keys)
         # Hosts whose queue this TUI launched, with the launch the last view held then:
         # that new launch's end is told even if no poll saw it run (``_launched_here``).
         self._ends_awaited: dict[str, tuple[int, int] | None] = {}
@@ -486,6 +487,14 @@ class RgtApp(ThemedApp):
         del self._ends_awaited[host]
         return True
 
+    def _tell_runs_twice(self, host: str, view: QueueView) -> None:
+        """A cell moved away that runs (or finished) here too: a toast, once per attempt,
+        as watch sends it; only the source's Queue tab said it (h592 #2)."""
+        for key, (title, note) in runs_twice_news(host, view).items():
+            if key not in self._twice_told:
+                self._twice_told.add(key)
+                self.notify(note, title=title, severity="error", timeout=30)
+
     def _show_logs_tab(self, host_name: str) -> None:
         screen = self.screen
         if isinstance(screen, HostDetailScreen) and screen.host.name == host_name:
@@ -498,6 +507,7 @@ class RgtApp(ThemedApp):
         # A runner seen running, now gone without its done record (killed from outside,
         # the box's OOM killer): told once, as watch tells it, not only a pane line under
         # "✓ no alerts" (a user's hour).
+        self._tell_runs_twice(message.host, message.view)
         before = self._queue_states.get(message.host)
         self._queue_states[message.host] = message.view.state
         if before is not None and before != Q_RUNNING and message.view.state == Q_RUNNING:

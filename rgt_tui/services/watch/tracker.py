@@ -698,13 +698,21 @@ def _runs_twice(
     which says how to keep one run (h541 #1: the views alone said it, watch never did)."""
     if state.queue is None:
         return memory  # not read this time: what was told stays told
-    twice = {
-        f"runs_twice:{host}:{cell.name}:{cell.started_at or 0}:{cell.status}": cell
-        for cell in state.queue.cells
-        if cell.moved_to
-    }
-    for key, cell in twice.items():
-        if key in memory.twice_told:
+    twice = runs_twice_news(host, state.queue)
+    for key, (title, note) in twice.items():
+        if key not in memory.twice_told:
+            events.append(WatchEvent("runs_twice", host, key, title, note, "warning"))
+    told = tuple(sorted(twice))
+    return memory if told == memory.twice_told else replace(memory, twice_told=told)
+
+
+def runs_twice_news(host: str, view: QueueView) -> dict[str, tuple[str, str]]:
+    """Each cell the queue file moved away that runs (or finished) on ``host``'s box, by a
+    key of its attempt: (title, the cell's note, which says how to keep one run). The
+    TUI toasts them as watch sends them (h592 #2: only the Queue tab said it)."""
+    news = {}
+    for cell in view.cells:
+        if not cell.moved_to:
             continue
         name = printable(cell.name, NAME_CHARS)
         dest = printable(cell.moved_to, NAME_CHARS)
@@ -715,10 +723,9 @@ def _runs_twice(
             if cell.status == DONE
             else "runs here, yet is queued on"
         )
-        title = f"{host}: cell {name} {how} {dest}"
-        events.append(WatchEvent("runs_twice", host, key, title, cell.note, "warning"))
-    told = tuple(sorted(twice))
-    return memory if told == memory.twice_told else replace(memory, twice_told=told)
+        key = f"runs_twice:{host}:{cell.name}:{cell.started_at or 0}:{cell.status}"
+        news[key] = (f"{host}: cell {name} {how} {dest}", cell.note)
+    return news
 
 
 def note_health(memory: HostMemory, health: HealthState | None) -> HostMemory:
