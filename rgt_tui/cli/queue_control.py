@@ -259,9 +259,11 @@ def format_retry(plan: RetryPlan) -> str:
         # What rgt-tui can tell, not a forecast: a run that saves its state as JSON or
         # under a name of its own still goes on from it (h546 #5: "runs it from the
         # start" beside a resume at epoch 6).
+        # The box's audit looks for these four (disk_ctl.sh): "a name with ckpt" was
+        # said beside a file named `ckpt` it had not looked at (h593 #7).
         lines.append(
-            f"  ⚠ no file rgt-tui reads as a checkpoint (.pt, .safetensors, a name with ckpt "
-            f"or checkpoint) in {'its' if one else 'their'} {{out}} on the box now: unless "
+            f"  ⚠ no file rgt-tui reads as a checkpoint (*.pt, *.pth, *.ckpt, *.safetensors) "
+            f"in {'its' if one else 'their'} {{out}} on the box now: unless "
             f"the run keeps its state under another name, the resume runs "
             f"{'it' if one else 'them'} from the start"
         )

@@ -191,8 +191,8 @@ async def test_retry_says_the_cell_starts_over_and_names_the_checkpoint_it_sets_
     code, out, _ = await asked.finish()
     assert code == 1 and "nothing done" in out
     said = (
-        "⚠ no file rgt-tui reads as a checkpoint (.pt, .safetensors, a name with ckpt or "
-        "checkpoint) in its {out} on the box now: unless the run keeps its state under "
+        "⚠ no file rgt-tui reads as a checkpoint (*.pt, *.pth, *.ckpt, *.safetensors) in "
+        "its {out} on the box now: unless the run keeps its state under "
         "another name, the resume runs it from the start"
     )
     assert said in " ".join(out.split()), out
