@@ -27,14 +27,27 @@ if [ -r "$q/slurm.jobs" ]; then
         awk '!seen[$0]++' | tail -n 200 | paste -sd, -)
 fi
 
+sq_ok=1
 if [ -n "$ids" ] && command -v squeue >/dev/null 2>&1; then
-    if sq=$(t squeue -h -r -j "$ids" -o '%i|%T|%r|%N|%M|%L' 2>&1); then
+    sq_rc=0
+    sq=$(t squeue -h -r -j "$ids" -o '%i|%T|%r|%N|%M|%L' 2>&1) || sq_rc=$?
+    if [ "$sq_rc" = 0 ]; then
         printf '%s\n' "$sq" | head -n 5000 | cut -c 1-400 | sed 's/^/sq\t/'
     elif printf '%s' "$sq" | grep -q 'Invalid job id'; then
         : # every array has left the queue: nothing pending or running
     else
-        printf 'sq_err\t%s\n' "$(printf '%s' "$sq" | tr '\n\t' '  ' | cut -c 1-300)"
+        why=$(printf '%s' "$sq" | tr '\n\t' '  ' | cut -c 1-300)
+        # A hung slurmctld: timeout killed squeue before it said anything (h593 #5 read
+        # "squeue failed:  ·"), and each query after it waited its 20 s too.
+        [ -n "${why// /}" ] || why="no answer within 20 s (exit $sq_rc): is slurmctld down or hung? scontrol ping says"
+        printf 'sq_err\t%s\n' "$why"
+        printf 'jc_err\tslurmctld did not answer: the job-completion log is unknown\n'
+        sq_ok=0
     fi
+fi
+# Nothing more is asked of a controller that did not answer (its accounting would be read
+# as every task gone).
+if [ -n "$ids" ] && [ "$sq_ok" = 1 ] && command -v squeue >/dev/null 2>&1; then
     # Requeued tasks (SLURM1: preempted with PreemptMode=REQUEUE, a failed node, or
     # scontrol requeue): Slurm's restart count, and when it requeued them — a requeue
     # resets the submit time — as unix seconds. Only tasks restarted at least once.
@@ -111,6 +124,7 @@ fi
     [ -n "$line" ] && printf 'oomout\t%s\t%s\n' "$name" "$line"
 done
 
+[ "$sq_ok" = 1 ] || exit 0
 if command -v squeue >/dev/null 2>&1 && [ -n "$user" ]; then
     t squeue -h -r -u "$user" -o '%T' 2>/dev/null | head -n 100000 | sort | uniq -c |
         head -n 30 | awk '{ printf "mine\t%s\t%s\n", $1, substr($2, 1, 30) }'

@@ -59,3 +59,37 @@ def test_a_controller_that_does_not_answer_reads_unknown_and_offers_no_resume(tm
     assert view.state == CLUSTER_UNKNOWN and view.resume_index is None
     assert view.cells[0].status == DONE
     assert all("state on the cluster is unknown" in c.note for c in view.cells[1:])
+
+
+def test_a_hung_controller_is_asked_once(tmp_path: Path, slurm_cluster):
+    """h593 #5: the test cluster's slurmctld stopped (SIGSTOP: it takes connections and
+    answers none). Each query after squeue's failure waited out its own timeout as well —
+    70–85 s a poll — and the accounting read every task as gone. Now squeue's failure
+    ends the view: one wait, the reason said, the job-completion log unknown."""
+    import os
+    import signal
+
+    home = tmp_path / "home"
+    q = home / ".rgt" / "queue"
+    q.mkdir(parents=True)
+    (q / "cells.tsv").write_text("0\ta\ttrue\n")
+    (q / "slurm.jobs").write_text("5 0 0 1700000000 launch\n")
+    pid = int((slurm_cluster.base / "slurmctld.pid").read_text().split()[0])
+    env = {**slurm_cluster.client_env(), "HOME": str(home)}
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        out = subprocess.run(
+            ["bash", "-c", script_text("slurm_view.sh"), "slurm_view"],
+            env=env, capture_output=True, text=True, timeout=300, check=True,
+        ).stdout  # fmt: skip
+        took = time.monotonic() - started
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    facts = parse_slurm_view(out)
+    assert not facts.squeue_ok
+    line = facts.cluster.line()
+    assert "squeue failed: " in line and "squeue failed:  " not in line, line
+    assert "the job-completion log is unknown" in line
+    assert "acct\t" not in out and "part\t" not in out and "mine\t" not in out, out
+    assert took < 25, f"{took:.0f} s: more than squeue's one wait"
