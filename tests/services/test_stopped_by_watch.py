@@ -138,19 +138,21 @@ async def test_a_box_started_again_bills_nothing_for_the_time_it_was_stopped(
         await watcher.check_now()
         at_stop = rec.states[-1].cost_so_far
         assert at_stop is not None
-        clock.t += 3600  # an hour stopped, then started from the provider
-        back_at = clock.t
+        clock.t += 3600  # an hour stopped, then started from the provider; its PID 1
+        started = clock.t - 40  # started 40 s before it answered (its boot, a backoff)
         JournalLastSeen(journal_for(fleet)).saw("box3", clock.t)
-        monitor.sample(agent_sample("box3", t=clock.t, seq=2))
+        monitor.sample(agent_sample("box3", t=clock.t, seq=2, container_start=started))
         clock.t += 1800  # half an hour running again
-        monitor.sample(agent_sample("box3", t=clock.t, seq=3))
+        monitor.sample(agent_sample("box3", t=clock.t, seq=3, container_start=started))
         await watcher.check_now()
         assert rec.states[-1].cost_per_hour == 0.4
-        assert rec.states[-1].cost_so_far == pytest.approx(at_stop + 0.4 * 0.5)
+        # Billed from its own start, not from when it answered (review h594 #4).
+        billed = at_stop + 0.4 * (1800 + 40) / 3600
+        assert rec.states[-1].cost_so_far == pytest.approx(billed)
         scraped = {m.name: m for m in metrics.collect()}["rgt_cost_so_far"]
-        assert scraped.samples[0].value == pytest.approx(at_stop + 0.4 * 0.5)
+        assert scraped.samples[0].value == pytest.approx(billed)
         await wait_for(lambda: _back_at(fleet) is not None, timeout=10)
-        assert _back_at(fleet) == back_at
+        assert _back_at(fleet) == started
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
@@ -161,10 +163,44 @@ async def test_a_box_started_again_bills_nothing_for_the_time_it_was_stopped(
     task = asyncio.create_task(watcher2.run())
     try:
         await asyncio.wait_for(monitor2.started.wait(), 30)
-        monitor2.sample(agent_sample("box3", t=clock.t, seq=4))
+        monitor2.sample(agent_sample("box3", t=clock.t, seq=4, container_start=started))
         await watcher2.check_now()
-        assert rec2.states[-1].cost_so_far == pytest.approx(at_stop + 0.4 * 0.5)
+        assert rec2.states[-1].cost_so_far == pytest.approx(billed)
         assert watcher2.latest["box3"].connection.status == "connected"
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_a_box_that_never_went_down_by_its_own_word_bills_the_whole_stop(
+    tmp_path: Path,
+) -> None:
+    """Review h594 #4: a stop that exited 0 and stopped nothing, while this machine could
+    not reach the box for an hour: the box answers with the PID 1 it had before the stop.
+    It billed all along, so nothing is left out of the cost (the figure errs high)."""
+    (tmp_path / "hosts.toml").write_text(FLEET)
+    fleet = load_fleet(tmp_path / "hosts.toml")
+    clock, rec = Clock(), Recorder()
+    monitor = ReplayMonitor(fleet.host("box3"), clock)
+    watcher = Watcher(fleet, sinks=[rec], clock=clock, monitors={"box3": monitor})
+    stopped_at = clock.t - 5
+    record_stop(journal_dir(fleet.path), "box3", stopped_at)
+    pid1 = clock.t - 86400  # up for a day before the stop
+    task = asyncio.create_task(watcher.run())
+    try:
+        await asyncio.wait_for(monitor.started.wait(), 30)
+        monitor.sample(agent_sample("box3", t=clock.t, container_start=pid1))
+        clock.t += 60
+        monitor.lose("connection refused")  # this side's link, not the box
+        await watcher.check_now()
+        at_stop = rec.states[-1].cost_so_far
+        assert at_stop is not None
+        clock.t += 3600
+        monitor.sample(agent_sample("box3", t=clock.t, seq=2, container_start=pid1))
+        await watcher.check_now()
+        # From the stop (5 s before the first sample) to now: all of it billed.
+        assert rec.states[-1].cost_so_far == pytest.approx(at_stop + 0.4 * 3665 / 3600)
+        assert _back_at(fleet) is None
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)

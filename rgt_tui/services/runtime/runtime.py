@@ -48,6 +48,7 @@ from rgt_tui.domain.history import HostHistory
 from rgt_tui.domain.preemption import Preemption
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.domain.slurm_lead import median_write_s
+from rgt_tui.domain.snapshot import HostSnapshot
 from rgt_tui.paths import journal_dir
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.ckpt_record import ckpt_dir, record_write
@@ -83,6 +84,7 @@ from rgt_tui.services.runtime.stopped import (
     STOPPED,
     StoppedHosts,
     as_stopped,
+    box_started,
     record_back,
 )
 from rgt_tui.services.telemetry import ConnectionState, HostUpdate
@@ -482,31 +484,40 @@ class FleetRuntime(FleetFileHosts, Generic[S, E]):
         else:
             spans = self.stops.unbilled(host)
             if update.connection.status == "connected":
-                self._answered_again(host)
+                self._answered_again(host, update.snapshot)
             back = self._backs.get(host)
             if back is not None and all(a != back[0] for a, _ in spans):
                 spans = tuple(sorted((*spans, back)))  # its record is on its way
         return update if spans == update.unbilled else replace(update, unbilled=spans)
 
-    def _answered_again(self, host: str) -> None:
+    def _answered_again(self, host: str, snap: HostSnapshot | None) -> None:
         """A box watch's autostop stopped answers again: when seen not answering here
-        for ``DOWN_AFTER_STOP_S`` since the stop, and past the providers' settle time, it
-        went down and was started again, and billed nothing from the stop until now.
-        Recorded beside the stop, for the other processes and the next run: the metric
-        ``rgt_cost_so_far`` charged the whole stop back once the box answered again
-        (h582 #3). Not a blip of a reconnect, nor an answer within the settle time (the
-        stop under way: a stop that failed bills on); and a box started again while
-        nothing here watched it go is not recorded (its stop then counts as billed)."""
+        for ``DOWN_AFTER_STOP_S`` since the stop, past the providers' settle time, and
+        started since the stop by its own word (its PID 1, else its boot), it billed
+        nothing from the stop until it started. Recorded beside the stop, for the other
+        processes and the next run: the metric ``rgt_cost_so_far`` charged the whole stop
+        back once the box answered again (h582 #3). Never past the box's own start: the
+        time it ran while nothing here could reach it bills (review h594 #4), and a box
+        whose start is before the stop never stopped (a stop that exited 0 and stopped
+        nothing) — nothing is recorded, as for a blip of a reconnect, an answer within
+        the settle time, or a box started again while nothing here watched it go (its
+        stop then counts as billed: the figure errs high, never low)."""
         gone, now = self._gone.pop(host, None), self.clock()
-        if gone is None or self._backs.get(host, (None,))[0] == gone[0]:
+        if gone is None or snap is None or self._backs.get(host, (None,))[0] == gone[0]:
             return
         at, since = gone
         if now < at + STOP_SETTLE_S or now - since < DOWN_AFTER_STOP_S:
             return
-        self._backs[host] = (at, now)
+        started = box_started(snap)
+        if started is None:
+            return
+        back = min(now, started + (now - snap.t))  # the box's clock, read as this one's
+        if back <= at:
+            return
+        self._backs[host] = (at, back)
         journal = self.stops.journal()
         if journal is not None:
-            self._spawn(self._record_back(journal, host, at, now))
+            self._spawn(self._record_back(journal, host, at, back))
 
     async def _record_back(self, journal: Journal, host: str, at: float, now: float) -> None:
         try:

@@ -24,6 +24,7 @@ from typing import Any
 
 from rgt_tui.domain.cost import Span
 from rgt_tui.domain.health import IDLE_ALERT
+from rgt_tui.domain.snapshot import HostSnapshot
 from rgt_tui.services.journal import Journal, JournalError
 from rgt_tui.services.records import atomic_write_json, read_json
 from rgt_tui.services.records_watch import file_stamp
@@ -70,6 +71,14 @@ def unbilled_spans(data: Any) -> tuple[Span, ...]:
             if a is not None and b is not None and b > a:
                 spans.append((a, b))
     return tuple(sorted(spans))
+
+
+def box_started(snap: HostSnapshot) -> float | None:
+    """When the box last started, on its own clock: its PID 1 (a container started
+    again keeps its host's boot), else its boot; None when it says neither."""
+    if snap.container_start is not None:
+        return snap.container_start
+    return snap.t - snap.uptime_s if snap.uptime_s is not None else None
 
 
 def record_back(journal: Journal, host: str, at: float, t: float) -> tuple[Span, ...]:
