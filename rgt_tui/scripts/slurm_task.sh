@@ -114,10 +114,14 @@ state="$qdir/cells/$name.state"
 mkdir -p "$qdir/cells" || exit 125
 
 # A cell the user took off this box (queue move / skip) is never run.
-last=""
+last="" signalled=0
 if [ -r "$state" ]; then
     while IFS= read -r rec; do
-        case "$rec" in start\ * | end\ * | skip\ * | retry\ *) last=$rec ;; esac
+        case "$rec" in
+            start\ *) last=$rec signalled=0 ;;
+            signal\ *) signalled=1 ;;
+            end\ * | skip\ * | retry\ *) last=$rec ;;
+        esac
     done <"$state"
 fi
 if [ "${last%% *}" = skip ]; then
@@ -126,9 +130,11 @@ if [ "${last%% *}" = skip ]; then
 fi
 # Nor one that ran to its end (exit 0) since its last retry: Slurm runs a task again
 # after `scontrol requeue` or a node failure past run_one's end record, and the cell
-# retrained over results already pulled (h593 #4). A retry (its `retry` record) runs it.
-case "$last" in
-    end\ *\ 0)
+# retrained over results already pulled (h593 #4). A retry (its `retry` record) runs it,
+# and so does a requeue of an attempt that was sent TERM: a cell that checkpoints on the
+# signal and exits 0 (SLURM1) has not finished, its requeue resumes it (review h594 #2).
+case "$signalled$last" in
+    0end\ *\ 0)
         say "cell $k $name finished already (exit 0): a requeued task does not run it again; rgt-tui queue retry runs it on purpose"
         exit 0
         ;;

@@ -151,3 +151,39 @@ async def test_no_warning_is_lost_to_the_work_the_script_does_meanwhile(tmp_path
         records = [r.split()[0] for r in state.read_text().splitlines()]
         assert "signal" in records and "end" in records
     assert total >= 30, f"only {total} warnings in all: they hardly overlapped the script's work"
+
+
+def _run_again(tmp_path: Path, state: str) -> tuple[int, str, bool]:
+    """Task 0 run again (a requeue) over a cell whose records are ``state``: its exit,
+    what it printed, and whether the cell ran."""
+    qdir, home = tmp_path / "queue", tmp_path / "home"
+    (qdir / "cells").mkdir(parents=True)
+    home.mkdir()
+    ran = tmp_path / "ran"
+    (qdir / "cells.tsv").write_text(f"0\tck\ttouch {ran}\n")
+    (qdir / "cells" / "ck.state").write_text(state)
+    env = {
+        "PATH": os.environ["PATH"], "HOME": str(home), "SLURM_ARRAY_TASK_ID": "0",
+        "RGT_CELL_ENV": str(tmp_path / "no-cell.env"),
+    }  # fmt: skip
+    done = subprocess.run(
+        ["bash", str(SCRIPTS / "slurm_task.sh"), str(qdir), str(SCRIPTS / "run_one.sh"),
+         str(tmp_path)],
+        capture_output=True, text=True, env=env, timeout=60,
+    )  # fmt: skip
+    return done.returncode, done.stdout, ran.exists()
+
+
+def test_a_requeued_task_of_a_done_cell_does_not_run_it_but_resumes_one_it_signalled(
+    tmp_path: Path,
+) -> None:
+    """h593 #4: a requeue ran a cell that had ended 0 again, over its results. Review
+    h594 #2: one sent TERM that checkpointed and exited 0 (SLURM1) has not finished —
+    its requeue (a preemption's) must run it, to resume."""
+    rc, out, ran = _run_again(tmp_path / "done", "start 100 b 1\nend 160 0\n")
+    assert (rc, ran) == (0, False) and "finished already (exit 0)" in out, out
+    rc, out, ran = _run_again(tmp_path / "term", "start 100 b 1\nsignal 150 TERM\nend 160 0\n")
+    assert ran and "finished already" not in out, out
+    # Retried on purpose after it finished: runs.
+    retried = "start 100 b 1\nend 160 0\nretry 170 user\n"
+    assert _run_again(tmp_path / "retry", retried)[2]
