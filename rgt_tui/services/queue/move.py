@@ -755,10 +755,18 @@ async def _still_gone(plan: MovePlan, source: HostConfig, transport: Transport) 
     not: a box back since (a network drop, a restarted instance) may run the cell now,
     and its box was never told to skip it — moved as planned, the cell ran on both boxes
     (h592 #1). MoveError then: the move planned again sees the box's own state."""
+
+    # Asked as the plan asked it, by reading its queue: a connection still open to a box
+    # whose commands time out is no answer (review h594 #3: connect() alone returned at
+    # once on it, and the move was refused for good).
+    async def answers() -> None:
+        await transport.connect()
+        await read_box_queue_text(transport, source.name)
+
     try:
-        await within(transport.connect(), RECHECK_CONNECT_S)
+        await within(answers(), RECHECK_CONNECT_S)
     except (TransportError, asyncio.TimeoutError):
-        return  # still gone: the plan stands
+        return  # still gone: the plan stands (a QueueError is the box's own answer)
     cells = ", ".join(c.name for c in plan.cells)
     raise MoveError(
         f"{source.name} answers again since the move was planned — nothing was moved; "
