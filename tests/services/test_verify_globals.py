@@ -77,13 +77,76 @@ def test_a_function_a_checkpoint_names_is_never_offered_nor_allowed(tmp_path: Pa
     torch.save({"w": torch.zeros(2), "x": Timed(marker)}, path)
     status, detail = _check(path)
     assert status == "unsafe" and "GLOBAL timeit.timeit" in detail, detail
-    assert "allow it" not in detail and "timeit.timeit is no data class" in detail
+    assert "if timeit.timeit is a function, loading the file would call it" in detail
     status, detail = _check(path, ("timeit.timeit",))
     assert status == "not-verified", detail
     assert "timeit.timeit is a function, not a data class" in detail
     assert "fix: remove it from the fleet file" in detail
     assert not marker.exists()
     assert _check(path, ("argparse.Namespace",))[0] == "unsafe"  # a class: allowed, not it
+
+
+class TimerPayload:
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        import timeit
+
+        # Timer's __init__ compiles and runs its setup text (a lone \r gets past its
+        # indenting): review h594 #1 ran this with the class allowed.
+        code = f"pass\ropen({str(self.marker)!r}, 'w').write('ran')\rdef g():\r    pass"
+        return (timeit.Timer, ("pass", code))
+
+
+class ZipPayload:
+    def __init__(self, target: Path) -> None:
+        self.target = target
+
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        import zipfile
+
+        return (zipfile.ZipFile, (str(self.target), "w"))
+
+
+@pytest.mark.parametrize("kind", ["timer", "zip"])
+def test_a_class_that_runs_code_when_built_is_never_allowed(tmp_path: Path, kind: str) -> None:
+    """Review h594 #1: "only classes" let timeit.Timer (whose __init__ runs its setup
+    text) and zipfile.ZipFile (which truncates a file) be built from the box's bytes once
+    the fleet file named them; both were verified, and the code ran."""
+    marker = tmp_path / "RAN"
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the user's file")
+    payload = TimerPayload(marker) if kind == "timer" else ZipPayload(victim)
+    name = "timeit.Timer" if kind == "timer" else "zipfile.ZipFile"
+    path = tmp_path / "evil.pt"
+    torch.save({"w": torch.zeros(2), "x": payload}, path)
+    status, detail = _check(path, (name,))
+    assert status == "not-verified", detail
+    assert f"{name} is no plain data class: its __init__ ({name}) is code of its own" in detail
+    assert "fix: remove it from the fleet file" in detail
+    assert not marker.exists() and victim.read_text() == "the user's file"
+
+
+def test_plain_data_classes_still_load_once_allowed(tmp_path: Path, monkeypatch) -> None:
+    """What the key is for: a dataclass of a run's settings (only its fields set) and the
+    stdlib's data types load once named; one with a __post_init__ runs code: refused."""
+    import datetime
+
+    from support.verify_classes import Checked, Settings
+
+    # The worker imports them as it would the user's own package.
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parents[1]))
+
+    path = tmp_path / "with_settings.pt"
+    when = datetime.datetime(2026, 12, 7, 18, 0)
+    torch.save({"w": torch.zeros(2), "cfg": Settings(lr=0.1), "at": when}, path)
+    allowed = ("support.verify_classes.Settings", "datetime.datetime")
+    assert _check(path, allowed)[0] == "verified"
+    path = tmp_path / "with_checked.pt"
+    torch.save({"cfg": Checked(lr=0.1)}, path)
+    status, detail = _check(path, ("support.verify_classes.Checked",))
+    assert status == "not-verified" and "its __post_init__" in detail, detail
 
 
 def test_a_plain_pickle_is_named_as_one_and_code_in_it_never_runs(tmp_path: Path) -> None:

@@ -67,6 +67,10 @@ class LoaderLimits:
 # How a ``verify_safe_globals`` name that cannot be imported begins its problem: torch is
 # there and loads; the report's "loaded with" line names it, the problem its own line.
 GLOBALS_PROBLEM = "not verified: [fleet] verify_safe_globals:"
+RESAVE = (
+    "loading the file would call it, code run here: re-save it on the box as tensors and "
+    "plain values (a state_dict)"
+)
 
 
 @dataclass(frozen=True)
@@ -389,21 +393,20 @@ class VerifyLoader:
             name = named.group(1) if named else ""
             module, _, last = name.rpartition(".")
             top = module.split(".")[0]
-            # (numpy's array rebuilders are functions the worker allows: DATA_REBUILDERS.)
-            if module and top not in CODE_MODULES and (last[:1].isupper() or top == "numpy"):
+            if module and top not in CODE_MODULES:
                 # torch's own advice (add_safe_globals) cannot be typed into rgt-tui: the
-                # fleet key can (hour s19a #4). Only for a name written as a class: the
-                # worker allows no function, and the advice had offered timeit.timeit and
-                # print (h591 #1).
+                # fleet key can (hour s19a #4). The worker refuses a function and a class
+                # that runs code when built (h591 #1, review h594 #1), whatever the key
+                # says; what this name is cannot be told here without importing it.
                 detail += (
-                    f" — if {name} is a data class you trust, allow it: [fleet] "
-                    f'verify_safe_globals = ["{name}"] in the fleet file'
+                    f" — if {name} is a class of plain data you trust, allow it: [fleet] "
+                    f'verify_safe_globals = ["{name}"] in the fleet file (a function, or a '
+                    "class that runs code when built, is refused)"
                 )
+                if not last[:1].isupper() and top != "numpy":
+                    detail += f"; if {name} is a function, {RESAVE}"
             elif name:
-                detail += (
-                    f" — {name} is no data class: loading the file would call it, code run "
-                    "here; re-save it on the box as tensors and plain values (a state_dict)"
-                )
+                detail += f" — {name} is no data class: {RESAVE}"
             return UNSAFE, detail
         if outcome == "corrupt":
             return CORRUPT, detail
