@@ -120,7 +120,10 @@ class SpotWatch:
         host = self.fleet.find(name)
         if host is None:
             return
-        stamp = (named.key, signature(self.fleet, host), file_stamp(host.queue))
+        # Every queue file: a move on from the host it went to (box2 → box3) rewrites
+        # box2's file, not this host's, and the pane kept "moved to box2" (h592 #7).
+        queues = tuple(file_stamp(h.queue) for h in self.fleet.hosts if h.queue)
+        stamp = (named.key, signature(self.fleet, host), queues)
         before = self.named_looked.get(name)
         self.named_looked[name] = stamp
         if before is None or before[0] != named.key or before == stamp:

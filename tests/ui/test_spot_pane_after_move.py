@@ -32,6 +32,15 @@ run = "echo {{cfg}}"
 name = "spare"
 ssh = "root@10.0.0.8:40022"
 profile = "vastai"
+queue = "s.txt"
+run = "echo {{cfg}}"
+
+[[hosts]]
+name = "spare2"
+ssh = "root@10.0.0.9:40022"
+profile = "vastai"
+queue = "s2.txt"
+run = "echo {{cfg}}"
 """
 LINE = "configs/eta_long.json t 1"
 
@@ -62,7 +71,14 @@ async def test_the_pane_of_a_preempted_box_names_the_move_made_since(tmp_path: P
         # The cell is moved (watch's on_preempt, or `rgt-tui queue move`): its line in
         # the local queue file is rewritten. The box's next update (a retry) shows it.
         queue.write_text(f"#moved-to spare: {LINE}\n")
+        (tmp_path / "s.txt").write_text(LINE + "\n")
         app.post_message(silent(2))
         await wait_for(lambda: "it already moved to spare" in flat(app), pilot=pilot)
         assert "no pulled and verified checkpoint" not in flat(app)
         assert app.runtime.preemptions.current[HOST].moved_to == "spare"
+
+        # Moved on from spare to spare2 (h592 #7): spare's file changes, not this host's.
+        (tmp_path / "s2.txt").write_text(LINE + "\n")
+        (tmp_path / "s.txt").write_text(f"#moved-to spare2: {LINE}\n")
+        app.post_message(silent(3))
+        await wait_for(lambda: "it already moved to spare → spare2" in flat(app), pilot=pilot)
