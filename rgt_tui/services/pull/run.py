@@ -258,7 +258,10 @@ async def _run(run: PullRun, beside: _Beside) -> PullResult:
         code = await beside.result_code()
         await _local(save_result_code, run.dest, code)
         run.conflicts += await _local(_make_links, run.tree, run.manifest, previous)
-        await _local(_drop_stray_parts, run.tree, {f.part for f in plan.files})
+        # The parts of every listed file, the early copies' too (review h594 #6: their
+        # failed files' parts were dropped, and the next pull started them from zero).
+        kept = {f.part for f in plan.files} | {p.part for k, p in started.items() if k in final}
+        await _local(_drop_stray_parts, run.tree, kept)
         await _local(run.record.save, run.dest)
     except PullError as exc:
         await _settle(run, early)  # what the early copies installed is in the record first
