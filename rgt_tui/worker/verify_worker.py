@@ -163,10 +163,10 @@ DATA_CLASSES = frozenset({
     "pathlib.WindowsPath", "numpy.ndarray", "numpy.dtype",
 })  # fmt: skip
 # What loading calls on an allowed class: the class (REDUCE: __new__ and __init__),
-# __new__ (NEWOBJ), __setstate__ or __setattr__ (BUILD), __setitem__ (SETITEMS), append
-# and extend (APPENDS).
-BUILD_HOOKS = ("__new__", "__init__", "__setstate__", "__setattr__", "__setitem__", "append",
-               "extend")  # fmt: skip
+# __new__ (NEWOBJ), __setstate__ or __setattr__ (BUILD, which first looks the former up:
+# __getattr__ / __getattribute__), __setitem__ (SETITEMS), append and extend (APPENDS).
+BUILD_HOOKS = ("__new__", "__init__", "__setstate__", "__setattr__", "__getattr__",
+               "__getattribute__", "__setitem__", "append", "extend")  # fmt: skip
 
 
 def code_of_its_own(cls: type) -> str | None:
