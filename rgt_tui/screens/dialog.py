@@ -340,6 +340,25 @@ class ReplanScreen(BodyScreen[ResultType]):
     unpainted = False
     _shown = 0  # which plan's paint ``_painted`` waits for
 
+    # The result of an act (launch, retry, move) that ended while another screen was over
+    # this one — the quit question, asked while it ran (``cut_by_quit``) —, kept until
+    # this one is on top again: dismissed from under it, Textual popped the screen above
+    # and left this one with its callback, and the next Escape crashed the app (h595 #1).
+    _held_result: tuple[object] | None = None
+
+    def close_with(self, result: ResultType) -> None:
+        """Dismiss with ``result`` now, or once this dialog is on top again."""
+        if self.app.screen is self:  # (is_current is true under a modal screen too)
+            self.dismiss(result)
+        else:
+            self._held_result = (result,)
+
+    @on(events.ScreenResume)
+    def _dismiss_held(self) -> None:
+        held, self._held_result = self._held_result, None
+        if held is not None:
+            self.dismiss(held[0])  # type: ignore[arg-type]
+
     def begin_replan(self) -> None:
         """A new plan is being made: hold Enter, take the focus off the buttons."""
         self.replanning = True

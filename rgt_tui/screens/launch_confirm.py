@@ -526,7 +526,8 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
             timeout=10,
             markup=False,
         )
-        self.dismiss(done.result)
+        self.launching = False  # done: the quit question no longer names it (h595 #2)
+        self.close_with(done.result)
 
     @on(Button.Pressed, "#launch-cancel")
     def action_cancel(self) -> None:

@@ -444,7 +444,7 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
             self._show(Content.styled(shown(f"Not moved: {moved.error}", lines=True), "$error"))
             return
         self._notify(moved.message, source, partly=moved.partly)
-        self.dismiss(moved.result)
+        self.close_with(moved.result)
 
     def _notify(self, text: str, source: str, *, partly: bool = False) -> None:
         app: Any = self.app

@@ -434,7 +434,8 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
             )  # fmt: skip
             return
         app.notify(done.message, title=title, timeout=10)
-        self.dismiss("retry")
+        self.retrying = False  # done: the quit question no longer names it (h595 #2)
+        self.close_with("retry")
 
     @on(Button.Pressed, "#retry-cancel")
     def action_cancel(self) -> None:

@@ -117,3 +117,55 @@ async def test_enter_before_the_plan_is_painted_launches_nothing(
         await pilot.press("enter")
         await wait_for(lambda: isinstance(app.screen, FleetScreen), what="the launch", pilot=pilot)
     await wait_view(qf, lambda v: v.count("done") == 1, what="the launch")
+
+
+async def test_a_launch_that_ends_under_the_quit_question_closes_once_answered(
+    make_queue_fleet, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """h595 #2: Ctrl+C while launching asks first (it names the launch); the launch then
+    ended under the question, which vanished, and the dialog stayed at "launching…" for
+    good, Escape refused, the next quit question naming a launch long done."""
+    from support.pilot import notes
+
+    from rgt_tui.screens.quit_confirm import QuitConfirmScreen
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    qf.set_preflight_ack(("torch", "driver", "gpu", "gpu-busy", "arch"))  # no GPU on this machine
+    qf.write_queue(f"{qf.cell_script('one', 'echo one')} t\n")
+    gate = tmp_path / "tmux-go"
+    gate.touch()
+    qf.loopback.box("box1").extra_path.append(_gated_tmux(tmp_path / "bin", gate))
+    app = make_app(tmp_path, fleet=qf.fleet)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("L")
+        modal = await wait_for(
+            lambda: (
+                isinstance(m := app.screen, LaunchConfirmScreen)
+                and m.plan is not None
+                and not m.replanning
+                and m
+            ),
+            what="the launch plan",
+            pilot=pilot,
+        )
+        gate.unlink()
+        await pilot.press("enter")  # Launch
+        await wait_for(lambda: modal.launching, what="Launch pressed", pilot=pilot)
+        await pilot.press("ctrl+c")
+        asked = await wait_for(
+            lambda: app.screen if isinstance(app.screen, QuitConfirmScreen) else None,
+            what="the quit question",
+            pilot=pilot,
+        )
+        assert "box1: the launch is cut off where it stands" in screen_text(app)
+        gate.touch()  # the launch ends while the question is open
+        await wait_for(
+            lambda: any("queue launched" in n for n in notes(app)),
+            what="the launch's end",
+            pilot=pilot,
+        )
+        assert app.screen is asked and modal.cut_by_quit() is None
+        await pilot.press("escape")  # stay
+        await wait_for(lambda: isinstance(app.screen, FleetScreen), pilot=pilot)
+        assert app.is_running and app.return_code is None
+    await wait_view(qf, lambda v: v.count("done") == 1, what="the launch")
