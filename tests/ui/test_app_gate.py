@@ -443,3 +443,41 @@ async def test_verify_runs_the_fleets_python_and_says_which_torch(
         assert loader.python == str(python) and loader.torch == torch.__version__
         await wait_for(lambda: "loaded with: torch" in screen_text(app), pilot=pilot)
         assert f"torch {torch.__version__} — {python}" in screen_text(app)
+
+
+async def test_the_ack_buttons_say_nothing_for_a_cell_its_queue_still_runs(
+    tmp_path: Path, state_dir: Path, make_queue_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    """h595 #4: "Enter: accept b as missing" on a cell still pending (and on one running),
+    then Enter refused it; Unfinished: accept on the running cell said it was "not
+    unfinished", where its button is Running: accept."""
+    from support.queues import GATE, SCRIPT_RUN, wait_view
+
+    from rgt_tui.domain.queue_state import RUNNING
+    from rgt_tui.services.queue.launch import launch, plan_launch
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    qf.write_queue(f"{qf.cell_script('gate', GATE)} t\n{qf.cell_script('b', 'echo b')} t\n")
+    transport = qf.transport("box1")
+    try:
+        await launch(await plan_launch(qf.fleet, qf.host("box1"), transport), transport)
+    finally:
+        await transport.close()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="the gate cell to run")
+    app = RgtApp(load_fleet(qf.loopback.hosts_file), start_monitors=False, config_dir=tmp_path)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await checklist(app, pilot)
+            box = app.screen.query_one("#ack-cell", Input)
+            for cell, button, said in (
+                ("b", "#ack-missing", "nothing — 'b' is pending: accept it as missing once"),
+                ("gate", "#ack-missing", "nothing — 'gate' is running: accept it as missing"),
+                ("gate", "#ack-unfinished", "'gate' is running: Running: accept is its button"),
+            ):
+                box.focus()
+                box.value = cell
+                app.screen.query_one(button).focus()
+                await wait_for(lambda s=said: s in screen_text(app), what=said, pilot=pilot)
+    finally:
+        (qf.root("box1") / "go").touch()

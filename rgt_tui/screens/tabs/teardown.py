@@ -41,6 +41,7 @@ from rgt_tui.content.pull_view import join
 from rgt_tui.content.teardown_text import MUTED, checklist_lines, outcome_lines, profile_lines
 from rgt_tui.controllers.jobs import HostJobs
 from rgt_tui.domain import teardown_gate as g
+from rgt_tui.domain.queue_state import PENDING
 from rgt_tui.domain.units import plural
 from rgt_tui.screens.dialog import DialogButton, KeyHint
 from rgt_tui.screens.job_keys import JobRequested
@@ -493,6 +494,17 @@ class TeardownTab(DetailTab):
         state = self._gate_state
         return state is None or cell in state.running
 
+    def _still_to_run(self, cell: str) -> str:
+        """``running`` or ``pending`` when the last check read ``cell`` so (its queue may
+        still bring its results), else ""."""
+        state = self._gate_state
+        if state is None:
+            return ""
+        if cell in state.running:
+            return "running"
+        pending = {name for name, status, _ in state.unfinished if status == PENDING}
+        return "pending" if cell in pending else ""
+
     def _unfinished(self, cell: str) -> bool:
         """``cell`` ran and did not finish when the last check read the box (unknown:
         True, the job says)."""
@@ -567,10 +579,18 @@ class TeardownTab(DetailTab):
             elif cell and where == "ack-running" and not self._runs(cell):
                 # Refused by the job: said before Enter (review h554 #4).
                 enter = f"nothing — '{cell}' is not running, as the last check read it"
+            elif cell and where == "ack-unfinished" and self._still_to_run(cell) == "running":
+                enter = f"nothing — '{cell}' is running: Running: accept is its button"
             elif cell and where == "ack-unfinished" and not self._unfinished(cell):
                 # The same for a cell that never ran (h591 #3: the hint said "accept it
                 # as unfinished", and Enter refused).
                 enter = f"nothing — '{cell}' is not unfinished, as the last check read it"
+            elif cell and where == "ack-missing" and self._still_to_run(cell):
+                # Refused by the job while its queue may still run it (h595 #4).
+                enter = (
+                    f"nothing — '{cell}' is {self._still_to_run(cell)}: accept it as missing "
+                    "once its queue has ended or been stopped"
+                )
             hint.show_keys(enter or "nothing — type the cell's name first", ("Shift+Tab", "back"))
         hint.display = where == "ack-cell" or where in ACK_IDS
         # The name box's keys, in its bottom border while it has the cursor (a user's hour
