@@ -48,7 +48,7 @@ def test_a_trusted_data_class_loads_once_the_fleet_allows_it(tmp_path: Path) -> 
     torch.save({"w": torch.zeros(2), "args": argparse.Namespace(lr=0.1, bs=32)}, path)
     status, detail = _check(path)
     assert status == "unsafe" and "GLOBAL argparse.Namespace" in detail
-    assert 'allow it: [fleet] verify_safe_globals = ["argparse.Namespace"]' in detail
+    assert 'allow it: add "argparse.Namespace" to [fleet] verify_safe_globals' in detail
     assert _check(path, ("argparse.Namespace",))[0] == "verified"
     status, detail = _check(path, ("argparse.Nope",))
     assert status == "not-verified"
@@ -147,6 +147,26 @@ def test_plain_data_classes_still_load_once_allowed(tmp_path: Path, monkeypatch)
     torch.save({"cfg": Checked(lr=0.1)}, path)
     status, detail = _check(path, ("support.verify_classes.Checked",))
     assert status == "not-verified" and "its __post_init__" in detail, detail
+    # datetime.datetime is one of the worker's data types: no "if it is a function".
+    status, detail = _check(tmp_path / "with_settings.pt", ("support.verify_classes.Settings",))
+    assert status == "unsafe" and "GLOBAL datetime.datetime" in detail, detail
+    assert "is a function" not in detail
+
+
+def test_a_class_of_the_saving_script_is_not_offered(tmp_path: Path) -> None:
+    """h595 #3: verify offered "__main__.Cfg" (a dataclass of the training script), which
+    nothing here can import; named in the key, it failed every checkpoint of the box."""
+    path = tmp_path / "main_cfg.pt"
+    script = (
+        "import dataclasses, sys, torch\n"
+        "@dataclasses.dataclass\nclass Cfg:\n    lr: float = 0.1\n"
+        f"torch.save({{'cfg': Cfg()}}, {str(path)!r})\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True)
+    status, detail = _check(path)
+    assert status == "unsafe" and "GLOBAL __main__.Cfg" in detail, detail
+    assert "verify_safe_globals" not in detail
+    assert "defined in the script that saved it" in detail and "as a dict" in detail
 
 
 def test_a_plain_pickle_is_named_as_one_and_code_in_it_never_runs(tmp_path: Path) -> None:
@@ -199,7 +219,7 @@ async def test_the_command_line_verifies_with_the_fleet_key(make_loopback_fleet,
     hosts.write_text(f'[fleet]\nresults_dir = "{tmp_path / "res"}"\n\n{text}')  # noqa: ASYNC240
     assert await asyncio.to_thread(main, ["pull", "box1", "--hosts", str(hosts)]) == 0
     assert await asyncio.to_thread(main, ["verify", "box1", "--hosts", str(hosts)]) == 1
-    assert 'verify_safe_globals = ["argparse.Namespace"]' in capsys.readouterr().out
+    assert 'add "argparse.Namespace" to [fleet] verify_safe_globals' in capsys.readouterr().out
     # The gate's fix for the loaded line names the key, not "re-pull" (the same bytes).
     env = {"XDG_STATE_HOME": str(tmp_path / "state")}
     out = await asyncio.to_thread(

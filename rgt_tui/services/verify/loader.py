@@ -393,17 +393,27 @@ class VerifyLoader:
             name = named.group(1) if named else ""
             module, _, last = name.rpartition(".")
             top = module.split(".")[0]
-            if module and top not in CODE_MODULES:
+            from rgt_tui.worker.verify_worker import DATA_CLASSES  # only here: 90 ms
+
+            if top == "__main__":
+                # Defined in the training script itself: nothing here can import it, and
+                # naming it in the key failed every checkpoint (h595 #3).
+                detail += (
+                    f" — {name} was defined in the script that saved it, which cannot be "
+                    "imported here: re-save its values on the box as a dict (a state_dict)"
+                )
+            elif module and top not in CODE_MODULES:
                 # torch's own advice (add_safe_globals) cannot be typed into rgt-tui: the
                 # fleet key can (hour s19a #4). The worker refuses a function and a class
                 # that runs code when built (h591 #1, review h594 #1), whatever the key
                 # says; what this name is cannot be told here without importing it.
+                # "Add": the key is a list, and one pasted as ["X"] dropped the others.
                 detail += (
-                    f" — if {name} is a class of plain data you trust, allow it: [fleet] "
-                    f'verify_safe_globals = ["{name}"] in the fleet file (a function, or a '
+                    f' — if {name} is a class of plain data you trust, allow it: add "{name}" '
+                    "to [fleet] verify_safe_globals in the fleet file (a function, or a "
                     "class that runs code when built, is refused)"
                 )
-                if not last[:1].isupper() and top != "numpy":
+                if not last[:1].isupper() and top != "numpy" and name not in DATA_CLASSES:
                     detail += f"; if {name} is a function, {RESAVE}"
             elif name:
                 detail += f" — {name} is no data class: {RESAVE}"
