@@ -493,7 +493,7 @@ class RgtApp(ThemedApp):
         for key, (title, note) in runs_twice_news(host, view).items():
             if key not in self._twice_told:
                 self._twice_told.add(key)
-                self.notify(note, title=title, severity="error", timeout=30)
+                self.notify(note, title=title, severity="warning", timeout=30)
 
     def _show_logs_tab(self, host_name: str) -> None:
         screen = self.screen
