@@ -102,22 +102,3 @@ async def test_a_requeued_task_reads_preempted_and_resumes_from_its_checkpoint(
     assert loaded == [kept] and kept > 0, log
     assert f"done at step {STEPS}" in log
     assert step() == STEPS
-
-    # Requeued once it is done (h593 #4): Slurm runs the task again, and the cell
-    # retrained over its results. It is not run again: its records keep one end, 0.
-    state = qf.root() / ".rgt" / "queue" / "cells" / "ck.state"
-    starts = state.read_text().count("\nstart ") + state.read_text().startswith("start ")
-    rc, _, err = await slurm_cluster.arun("scontrol", "requeue", task)
-    assert rc == 0, err
-    rc, _, err = await slurm_cluster.arun("scontrol", "update", f"JobId={task}", "StartTime=now")
-    assert rc == 0, err
-    said = "cell 0 ck finished already (exit 0): a requeued task does not run it again"
-    slurm_out = qf.root() / ".rgt" / "queue" / "slurm"
-    await wait_for(
-        lambda: any(said in p.read_text() for p in slurm_out.glob(f"{job}_0*.out")),
-        120,
-        "the requeued task of a done cell to end without running it",
-    )
-    again = state.read_text()
-    assert again.count("\nstart ") + again.startswith("start ") == starts, again
-    assert cell_log(qf, "box1") == log  # not run: nothing more in its log

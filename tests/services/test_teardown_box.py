@@ -343,20 +343,17 @@ def _unreadable(setup: Setup) -> str:
     return "broken.json"
 
 
-def _unfinished_part(setup: Setup) -> str:
-    parts = setup.fleet.results_dir / "box1" / ".rgt" / "parts" / "cellA"
-    parts.mkdir(parents=True, exist_ok=True)
-    (parts / "big.bin.part").write_bytes(b"x")
-    return "big.bin.part"
-
-
 def _roster_problem(setup: Setup) -> str:
     write_queue(setup, QUEUE + "configs/bad line with too many fields here\n")
     return "queue file problems"
 
 
 @pytest.mark.parametrize(
-    "make_problem", [_leftover, _refused, _unreadable, _unfinished_part, _roster_problem]
+    # (No stray part of a file the box does not list: a pull that runs to its end
+    # removes those since h591 #2; a part left after the pull is verify's "unfinished"
+    # flag, tests/services/test_verify.py.)
+    "make_problem",
+    [_leftover, _refused, _unreadable, _roster_problem],
 )
 async def test_every_verify_problem_keeps_it_locked_and_is_named(ready: Setup, make_problem):  # type: ignore[no-untyped-def]
     name = make_problem(ready)
