@@ -43,6 +43,7 @@ from rgt_tui.heap import settle_heap
 from rgt_tui.messages import HostUpdated, OpenHostRequested, ReconnectRequested
 from rgt_tui.screens.add_host import AddHostScreen
 from rgt_tui.screens.diagnosis import DiagnosisScreen
+from rgt_tui.screens.dialog import ReplanScreen
 from rgt_tui.screens.disk_usage import DiskUsageRequested, DiskUsageScreen
 from rgt_tui.screens.fleet import FleetScreen
 from rgt_tui.screens.fleet_news import show_fleet_news
@@ -580,7 +581,7 @@ class RgtApp(ThemedApp):
         dialog's launch, retry or move under way (its screen's worker)."""
         kept = self.quit_removes is None
         jobs = [busy_line(s.host, s.running, s.progress, kept=kept) for s in self.jobs.busy()]
-        acts = [getattr(s, "cut_by_quit", lambda: None)() for s in self.screen_stack]
+        acts = [s.cut_by_quit() for s in self.screen_stack if isinstance(s, ReplanScreen)]
         return [*jobs, *(line for line in acts if line)]
 
     async def action_quit(self) -> None:

@@ -346,6 +346,11 @@ class ReplanScreen(BodyScreen[ResultType]):
     # and left this one with its callback, and the next Escape crashed the app (h595 #1).
     _held_result: tuple[object] | None = None
 
+    def cut_by_quit(self) -> str | None:
+        """What quitting now cuts short, a line for the app's quit question (the dialog's
+        act under way: launch, retry, move); None when nothing runs."""
+        return None
+
     def close_with(self, result: ResultType) -> None:
         """Dismiss with ``result`` now, or once this dialog is on top again."""
         if self.app.screen is self:  # (is_current is true under a modal screen too)

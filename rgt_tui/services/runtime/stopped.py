@@ -82,9 +82,9 @@ def box_started(snap: HostSnapshot) -> float | None:
 
 
 def record_back(journal: Journal, host: str, at: float, t: float) -> tuple[Span, ...]:
-    """Record that ``host``'s box, stopped by the stop that ended at ``at``, answered
-    again at ``t`` (kept once: the first process to see it writes it); the spans it
-    billed nothing since. Blocking: call it in a thread. OSError when it cannot write."""
+    """Record that ``host``'s box, stopped by the stop that ended at ``at``, started
+    again at ``t`` (its own start, read on this machine's clock; kept once: the first
+    process to see it writes it); the spans it billed nothing since. Blocking: call it in a thread. OSError when it cannot write."""
     path = autostop_path(journal.directory, host)
     with journal.locked(host):
         data = read_json(path)
