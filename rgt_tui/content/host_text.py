@@ -2,6 +2,10 @@
 
 Pure functions of a ``HostUpdate`` (and the clock); no widget state. Host-wide figures
 are labelled as such (U41); a lost connection never reads as a dead run (GEN8).
+
+A little over 450 lines on purpose: the pane and the Overview tab read the same words
+from here (status, cost, preemption, cadence lines), and a split would put one host's
+wording in two places to keep in step.
 """
 
 from __future__ import annotations
