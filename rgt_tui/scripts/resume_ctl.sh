@@ -125,7 +125,11 @@ commit() {
     if [ -L "$out" ]; then
         refuse exists "$out is a link: the cell's output folder must be its own"
     elif [ -d "$out" ]; then
-        rmdir -- "$out" 2>/dev/null || refuse exists "$out holds files already: move them aside first"
+        # Empty at the plan, so written since: by another move of this cell, whose run
+        # there resumes from them (h592 #5: "move them aside" would take its checkpoint).
+        rmdir -- "$out" 2>/dev/null || refuse exists "$out holds files written since the move \
+was planned (another move of this cell, or the cell itself running there?): look at them \
+(rgt-tui queue show) before moving anything there aside"
     elif [ -e "$out" ]; then
         refuse exists "$out exists and is not a folder"
     fi

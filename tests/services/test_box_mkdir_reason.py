@@ -74,3 +74,37 @@ async def test_a_durable_dir_on_a_read_only_mount_is_said_so(make_loopback_fleet
         f"cannot create {ro}/ckpts: Read-only file system: it is on a read-only mount — "
         "set durable_dir to a folder this login can write"
     )
+
+
+async def test_a_push_that_finds_its_out_filled_since_the_plan_does_not_say_move_it_aside(
+    make_loopback_fleet, tmp_path
+):
+    """Two moves of one cell: the second's push finds {out} filled by the first, whose run
+    there resumes from it (h592 #5). Refused without the advice to move it aside."""
+    fleet = await make_loopback_fleet(1)
+    host = load_fleet(fleet.hosts_file).host("box1")
+    durable = tmp_path.resolve() / "ckpts"
+    t = transport_for(host)
+
+    async def ctl(*args: str):
+        result = await run_box_script(
+            t, after_queue_ctl("resume_ctl.sh"), "resume_ctl", *args, input="", timeout=30
+        )
+        return result, box_refusal(result, "resume_ctl")
+
+    try:
+        await t.connect()
+        _, refused = await ctl("stage", str(durable), "abc123")
+        assert refused is None
+        (durable / "cell").mkdir()
+        (durable / "cell" / "last.pt").write_bytes(b"the other move's checkpoint")
+        _, refused = await ctl("commit", str(durable), "cell", "abc123")
+    finally:
+        await t.close()
+    assert refused is not None and refused.code == "exists"
+    assert refused.message == (
+        f"{durable}/cell holds files written since the move was planned (another move of "
+        "this cell, or the cell itself running there?): look at them (rgt-tui queue show) "
+        "before moving anything there aside"
+    )
+    assert (durable / "cell" / "last.pt").read_bytes() == b"the other move's checkpoint"
