@@ -145,8 +145,8 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
         # The caveat before the way: "to tear down with them running" read as the way on
         # and sent a user round the manifest line's "wait or kill" (h491 #3).
         alone = (
-            "that settles this line only: while a cell writes files no pull matches the "
-            "box, so the manifest line waits for its end, or a kill"
+            "that settles this line only: while a cell still writes files, no pull can "
+            "match the box, so the manifest line waits for its end, or a kill"
         )
         if tui:
             return (

@@ -313,8 +313,8 @@ def test_while_a_cell_runs_the_lines_on_the_manifest_point_at_the_cell_not_at_a_
     idle_fix = fix(running["idle"], HOST, tui=False)
     assert "--ack-running cellC" in idle_fix and f"rgt-tui queue kill {HOST}" in idle_fix
     assert idle_fix.endswith(
-        "that settles this line only: while a cell writes files no pull matches the box, so "
-        "the manifest line waits for its end, or a kill"
+        "that settles this line only: while a cell still writes files, no pull can match the "
+        "box, so the manifest line waits for its end, or a kill"
     )
     # The caveat before the way (h491 #3: "to tear down with them running" read as it).
     assert "one that writes nothing more can be accepted running" in idle_fix
