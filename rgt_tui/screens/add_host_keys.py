@@ -103,6 +103,10 @@ class LaunchKeysForm(Vertical):
         if field.value == self._offered.get(key, ""):  # not typed by the user: follow
             field.value = value
             self._offered[key] = value
+            # Textual moves the cursor to the end on the first value only: a second offer
+            # (the name or profile typed) left it where "~/code" ended, and Ctrl+U and a
+            # path typed there kept the offer's tail ("/tmp/b2/codepace/code": h604 #1).
+            field.cursor_position = len(value)
 
     def values(self) -> dict[str, str]:
         """What each field holds now, by key."""

@@ -293,3 +293,27 @@ async def test_a_taken_name_is_refused_as_the_name_first(tmp_path, home):
             what="the name's refusal",
             pilot=pilot,
         )
+
+
+async def test_a_field_offered_again_keeps_its_cursor_at_the_end(tmp_path, home):
+    """h604 #1: a default offered again (the name or profile changed) left the cursor where
+    the first offer ended; Ctrl+U then kept the new offer's tail and the path typed was
+    spliced into it ('/tmp/b2/code' + 'pace/code'), a valid path written as typed."""
+    from rgt_tui.services.fleet.append import LaunchKeys
+
+    app = AddApp(tmp_path / "hosts.toml")
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, AddHostScreen)
+        workdir = screen.query_one("#add-workdir", Input)
+        await wait_for(lambda: workdir.value != "", what="the workdir default", pilot=pilot)
+        form = screen.query_one(LaunchKeysForm)
+        longer = "/workspace/code"
+        form.offer(LaunchKeys(workdir=longer, durable_dir="/workspace/runs", pull=()))
+        await pilot.pause()
+        assert workdir.value == longer and workdir.cursor_position == len(longer)
+        workdir.focus()
+        await pilot.pause()
+        await pilot.press("ctrl+u")
+        await type_text(pilot, "/tmp/b2")
+        assert workdir.value == "/tmp/b2", workdir.value
