@@ -96,6 +96,12 @@ ENTER_DOES = {"add-target": "check the host key", "add-profile": "choose the pro
 ENTER_DOES.update(ENTER_MOVES_ON)
 
 
+def _behind_unknown_jump(check: KeyCheck) -> bool:
+    """The key shown is the ProxyJump's, unknown: the box is added anyway (h604 #2: Add
+    anyway did nothing), and K on its pane trusts the jump host's key by its typed name."""
+    return check.status == "unknown" and check.error is not None and bool(check.error.jump_host)
+
+
 def _row(label: str, value: str, style: str = "") -> Content:
     return Content.assemble((f"{label:<13}", MUTED), (value, style))
 
@@ -473,7 +479,7 @@ class AddHostScreen(ReplanScreen[HostConfig | None]):
                 self.set_focus(self.query_one("#add-name", Input))
             else:
                 self._focus_add_or_cancel(add)
-        elif check.status == "unknown" and check.error and check.error.jump_host:
+        elif _behind_unknown_jump(check):
             # A jump host's key is never trusted with one click (shared, long-lived): K on
             # the host's pane asks for its name typed (screens/host_key.py).
             jump = check.error.jump_host
@@ -611,8 +617,10 @@ class AddHostScreen(ReplanScreen[HostConfig | None]):
     @on(Button.Pressed, "#add-add")
     def _add_pressed(self, event: Button.Pressed) -> None:
         event.stop()
-        if self.new is None or self.check is None or self.check.status in ("unknown", "refused"):
+        if self.new is None or self.check is None or self.check.status == "refused":
             return
+        if self.check.status == "unknown" and not _behind_unknown_jump(self.check):
+            return  # the box's own key: Trust first
         if self._busy:
             return
         self._set_busy(True)
@@ -625,7 +633,9 @@ class AddHostScreen(ReplanScreen[HostConfig | None]):
         try:
             # Name, profile, cost and launch keys as they are now; the target as checked.
             new, _ = await self._new_host((checked.pasted or checked.ssh, *values[1:]))
-            new = replace(new, fingerprint=check.fingerprint)
+            # The fingerprint shown was the jump host's, not the box's: none is noted.
+            seen = None if _behind_unknown_jump(check) else check.fingerprint
+            new = replace(new, fingerprint=seen)
             host = await asyncio.to_thread(add_to_fleet, new, self.fleet_file)
         except AddRefused as exc:
             self.post_message(self.Added(None, exc))

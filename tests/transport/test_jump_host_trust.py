@@ -201,3 +201,43 @@ async def test_add_at_a_terminal_trusts_a_jump_hosts_key_only_by_its_name(
     assert code == 1, out
     assert known.read_text() == before + fleet.boxes[0].known_hosts_line + "\n"
     assert not hosts.exists()
+
+
+async def test_the_add_screens_add_anyway_adds_a_box_behind_an_unknown_jump_host(
+    via_jump, tmp_path: Path
+) -> None:
+    """h604 #2: the `+` screen said "Enter: add the box anyway" for a box behind a jump host
+    whose key is unknown, and its Add anyway did nothing. It adds the block (K on the
+    pane trusts the jump host's key by its typed name), with no fingerprint noted: the one
+    shown was the jump host's, not the box's. Nothing is trusted."""
+    from support.pilot import click, wait_for
+
+    from rgt_tui.screens.add_host import AddHostScreen
+
+    fleet, known = via_jump
+    jump = fleet.boxes[0]
+    before = known.read_text()
+    hosts = tmp_path / "hosts.toml"
+
+    class AddApp(App[None]):
+        def on_mount(self) -> None:
+            self.push_screen(AddHostScreen(hosts))
+
+    app = AddApp()
+    async with app.run_test(size=(100, 40)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, AddHostScreen)
+        screen.query_one("#add-target", Input).value = f"ssh -i {fleet.client_key} {ALIAS}"
+        screen.query_one("#add-name", Input).value = "behind"
+        await click(pilot, screen.query_one("#add-check", Button))
+        await wait_for(lambda: screen.check is not None, 20, pilot=pilot)
+        assert screen.check is not None and screen.check.error is not None
+        assert screen.check.error.jump_host == LOOPBACK_HOST
+        add = screen.query_one("#add-add", Button)
+        assert str(add.label).strip("▶◀ ") == "Add anyway" and not add.disabled
+        await click(pilot, add)
+        await wait_for(lambda: hosts.exists() and "behind" in hosts.read_text(), 20, pilot=pilot)
+    text = hosts.read_text()
+    assert ALIAS in text, text
+    assert jump.host_key.get_fingerprint("sha256") not in text  # the jump host's: not noted
+    assert known.read_text() == before  # nothing trusted
