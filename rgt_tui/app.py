@@ -562,8 +562,10 @@ class RgtApp(ThemedApp):
             return
         fleet_file = screen.fleet_file
         if host.name not in self.runtime.hosts:  # else the file's new reading took it first
-            # Local stays shown until the file changes again or the next start.
-            hosts = (*self.fleet.hosts, host)
+            # The stand-in "local" of a fleet with no file goes with the first box added:
+            # kept, it read "2 hosts", and the next edit of the file told it "removed …
+            # still bills" (h604 #3).
+            hosts = (host,) if self.fleet.is_default else (*self.fleet.hosts, host)
             self.runtime.adopt(replace(self.fleet, hosts=hosts, path=fleet_file, is_default=False))
         self.fleet_screen.select_added(host.name)
         note = f"; {screen.added_note}" if screen.added_note else ""  # "created queues/…"

@@ -156,6 +156,11 @@ class FleetScreen(FleetView, Screen[None]):
         self.problem = ""  # the fleet file's mistake, shown above the notices until fixed
         self._select_when_added: set[str] = set()  # added by +, its pane not yet here
 
+    def fleet_file_named(self) -> None:
+        """The stand-in fleet gave way to a file's (its first box added): its banner goes."""
+        if self._header.hint == default_fleet_hint(self.fleet.path):
+            self._header.hint = ""
+
     def compose(self) -> ComposeResult:
         if self.fleet.is_default:
             self._header.hint = default_fleet_hint(self.fleet.path)

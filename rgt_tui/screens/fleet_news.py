@@ -36,6 +36,8 @@ def show_fleet_news(app: Any, event: FleetReloaded | FleetFileRejected) -> None:
         _show_on_details(app, problem)  # y and P there run on the last good settings too
         return
     fleet, changes = event.fleet, event.changes
+    if app.fleet.is_default and not fleet.is_default:
+        screen.fleet_file_named()  # "No fleet file: showing this machine" no longer holds
     app.fleet = fleet
     app.jobs.fleet_changed(fleet)
     if app.tui_notify is not None:

@@ -84,3 +84,47 @@ async def test_the_footer_does_not_offer_plus_or_question_mark_while_a_box_is_ty
         assert name.value == "+?q" and app.is_running and not isinstance(app.screen, AddHostScreen)
         app.screen.set_focus(None)
         await wait_for(lambda: {"add_host", "help", "quit_key"} <= offered(), pilot=pilot)
+
+
+async def test_the_first_box_added_to_a_file_with_none_replaces_the_stand_in_local(
+    make_loopback_fleet, home, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """h604 #3: the first `+` over a fleet file naming no host kept the stand-in "local"
+    ("2 hosts", the "showing this machine" banner), and the next edit of the file told
+    "local was removed from the fleet file … still bills"."""
+    from support.pilot import screen_text
+
+    other = await make_loopback_fleet(1)
+    box = other.boxes[0]
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text("# my fleet\n[fleet]\npoll_seconds = 1\n")
+    fleet = load_fleet(hosts)
+    assert fleet.is_default
+    app = RgtApp(fleet, config_dir=tmp_path / "config")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(lambda: "has no [[hosts]] entry" in screen_text(app), pilot=pilot)
+        await pilot.press("plus")
+        screen = await wait_for(
+            lambda: isinstance(app.screen, AddHostScreen) and app.screen, pilot=pilot
+        )
+        pasted = f"ssh -p {box.port} -i {other.client_key} {other.username}@{LOOPBACK_HOST}"
+        screen.query_one("#add-target", Input).value = pasted
+        screen.query_one("#add-name", Input).value = "first"
+        await click(pilot, screen.query_one("#add-check", Button))
+        await wait_for(lambda: screen.check is not None, pilot=pilot)
+        await click(pilot, screen.query_one("#add-trust", Button))
+        add = screen.query_one("#add-add", Button)
+        await wait_for(lambda: not add.disabled, pilot=pilot)
+        await click(pilot, add)
+        await wait_for(lambda: "first" in app.fleet_screen.panes, pilot=pilot)
+        assert list(app.fleet_screen.panes) == ["first"]
+        assert [h.name for h in app.fleet.hosts] == ["first"] and not app.fleet.is_default
+        await wait_for(lambda: "has no [[hosts]] entry" not in screen_text(app), pilot=pilot)
+        # The user edits the file: read again, and nothing is said of "local".
+        hosts.write_text(hosts.read_text().replace("poll_seconds = 1", "poll_seconds = 3"))
+        await app.runtime.look_at_fleet_file()
+        await wait_for(lambda: app.fleet.poll_seconds == 3, pilot=pilot)
+        await pilot.pause()
+        said = notes(app)
+        assert not [n for n in said if "local" in n], said
+        assert list(app.fleet_screen.panes) == ["first"]

@@ -146,7 +146,8 @@ class FleetFileHosts:
         # that "it still bills" (hour s23c #6).
         left = []
         added = {h.name for h in changes.added}
-        for name in changes.removed:
+        # The stand-in fleet's "local" was no box of the user's: nothing to warn of.
+        for name in () if self.fleet.is_default else changes.removed:
             host = self.fleet.host(name)
             running, torn = self._running_cell(name), self.is_torn_down(name)
             same = sharing_account(fleet, host)

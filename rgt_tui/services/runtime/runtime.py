@@ -180,7 +180,10 @@ class FleetRuntime(FleetFileHosts, Generic[S, E]):
             fleet, memory_dir=None if fleet.is_default else preempt_dir(journal_dir(fleet.path))
         )
         # Boxes watch's autostop stopped: shown stopped until they answer again.
-        self.stops = StoppedHosts(None if fleet.is_default else lambda: journal_for(self.fleet))
+        # Read through self.fleet: a stand-in fleet gives way to a file's at the first +.
+        self.stops = StoppedHosts(
+            lambda: None if self.fleet.is_default else journal_for(self.fleet)
+        )
         self._seen_stopped: dict[str, float] = {}  # host → the stop it was seen gone after
         # host → (that stop, not answering since): a box gone long enough went down
         self._gone: dict[str, tuple[float, float]] = {}
