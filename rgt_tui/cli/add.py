@@ -239,6 +239,10 @@ def _add(call: Call, written: list[str]) -> int:
             new = replace(new, keys=_launch_keys(call, fleet_file, new.name, new.profile, tty))
     except AddRefused as exc:
         return call.fail(exc.message, fix=exc.fix, code=EXIT_BAD_INPUT)
+    try:
+        new = _name_still_free(call, new, path, tty)
+    except AddRefused as exc:
+        return call.fail(exc.message, fix=exc.fix, code=EXIT_BAD_INPUT)
     queue = _queue_to_create(new, path)
     # Every question is answered: now the writes, the host key first (as before: a key
     # that cannot be written adds nothing).
@@ -343,6 +347,32 @@ def _new_host(call: Call, fleet_file: FleetFile, pasted: Pasted, tty: bool) -> N
         # at one, asked once the host key is settled (see run_add).
         keys=None if tty else _launch_keys(call, fleet_file, name, profile, tty),
     )
+
+
+def _name_still_free(call: Call, new: NewHost, path: Path, tty: bool) -> NewHost:
+    """``new``, its name checked against the file as it is now: an edit or another add
+    that took the name while the questions were answered refused the write, after the
+    box's key was trusted, with every answer lost (h604 #4). At a terminal the name is
+    asked again (its default queue file follows it); without one, AddRefused."""
+    try:
+        now = read_fleet_file(path)
+    except AddRefused:
+        return new  # a broken file: the write refuses it, and prints the block
+    try:
+        check_name(new.name, now)
+        return new
+    except AddRefused as exc:
+        if not tty:
+            raise
+        call.fail(f"{exc.message} (taken while you answered)", fix=exc.fix)
+    default = suggest_name(new.target, now.names)
+    name = _value(
+        call, None, f"Name [{default}]: ", lambda text: check_name(text or default, now), tty=tty
+    )
+    keys = new.keys
+    if keys is not None and keys.queue == f"queues/{new.name}.txt":  # the offer, taken
+        keys = replace(keys, queue=f"queues/{name}.txt")
+    return replace(new, name=name, keys=keys)
 
 
 def _launch_keys(

@@ -758,6 +758,38 @@ async def test_a_fleet_file_broken_while_add_asks_prints_the_block_to_paste(
     assert "does not load" in out and hosts.read_text() == broken
 
 
+async def test_a_name_taken_while_add_asks_is_asked_again_before_the_key_is_trusted(
+    make_loopback_fleet, home, tmp_path
+):
+    """h604 #4: a block of the same name saved by hand while `add` waited at its trust
+    prompt: the key was trusted, then the write refused the name and every answer was
+    lost. The name is asked again, before anything is written."""
+    fleet = await make_loopback_fleet(1)
+    box = fleet.boxes[0]
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(HAND_WRITTEN)
+    adding = Terminal(
+        "add", pasted(fleet, box), "--name", "nb", "--profile", "generic-ssh",
+        "--cost-per-hour", "1.5", "--workdir", "/w", "--code", "none", "--queue", "none",
+        "--run", "none", "--durable-dir", "/w/runs", "--pull", "/w/runs", "--hosts", str(hosts),
+        cwd=tmp_path, env=NO_COLOR, output_on_terminal=True,
+    )  # fmt: skip
+    await adding.expect("Trust this key? Type y or yes to trust; anything else cancels [N]: ")
+    taken = HAND_WRITTEN + '\n[[hosts]]\nname = "nb"\nssh = "local"\n'  # another editor
+    hosts.write_text(taken)
+    adding.type("yes")
+    await adding.expect("Name [")
+    assert not (home / ".ssh" / "known_hosts").exists()  # nothing trusted yet
+    adding.type("nb2")
+    code, out, _ = await adding.finish()
+    assert code == 0, out
+    assert "host name 'nb' is already used" in out and "(taken while you answered)" in out, out
+    assert hosts.read_text().startswith(taken)
+    added = load_fleet(hosts).host("nb2")
+    assert added.cost_per_hour == 1.5 and added.workdir == "/w"
+    assert box.known_hosts_line.split()[-1] in (home / ".ssh" / "known_hosts").read_text()
+
+
 def test_a_fleet_file_with_a_byte_order_mark_is_added_to(tmp_path: Path) -> None:
     """h555 #2: a Notepad-saved fleet file loaded, but `add` refused it: "cannot read … as
     TOML (Empty key at line 1 col 0)"."""
