@@ -262,7 +262,9 @@ def _add(call: Call, written: list[str]) -> int:
             print(block)
         return call.fail(exc.message, fix=exc.fix, code=code)
     written.append(f"{host.name} was added to {path}")
-    print(f"added {host.name} ({new.ssh}, {host.profile}) to {path}:{host.line}")
+    # The price as read: "1,29" and "$1.29/h" are read, and a typo there bills unseen.
+    price = "no price" if new.cost_per_hour is None else f"${new.cost_per_hour:g}/h"
+    print(f"added {host.name} ({new.ssh}, {host.profile}, {price}) to {path}:{host.line}")
     if queue is not None:
         _create_queue(call, queue, new.name)
     warning = fleet_in_code(new.keys, path, _results_dir(path))

@@ -129,10 +129,13 @@ def test_pasted_commands_give_target_key_name_and_profile():
     assert read_cost("$1,29") == 1.29 and read_cost("") is None and read_cost("0") == 0.0
     # As the providers' pages write a price.
     assert read_cost("$1.50/h") == 1.5 and read_cost("0.9 /hr") == 0.9
-    for bad in ("-1", "nan", "cheap", "$1.50/day"):
+    for bad in ("-1", "nan", "cheap", "$1.50/day", "1,299"):
         with pytest.raises(AddRefused) as cost:
             read_cost(bad)
         assert cost.value.field == "cost"
+    # h604 #6: 1,299 read as 1.299 (a US reader means 1299): refused, both readings said.
+    assert "could be 1299 or 1.299 dollars" in cost.value.message
+    assert read_cost("1,2") == 1.2 and read_cost("0,75") == 0.75
     fp = "ssh-ed25519 SHA256:abcDEF"
     assert fingerprint_matches(fp, "SHA256:abcDEF") and fingerprint_matches(fp, "abcDEF")
     assert fingerprint_matches(fp, fp) and not fingerprint_matches(fp, "SHA256:abcdef")
@@ -373,7 +376,9 @@ async def test_cli_without_a_terminal_trusts_only_the_fingerprint_it_is_given(
     fp = box.host_key.get_fingerprint("sha256")
     done = await arun(*args, "--trust-key", fp, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert f"added b1 ({fleet.username}@{LOOPBACK_HOST}:{box.port}, generic-ssh)" in done.stdout
+    # The price as read, on the same line (h604 #6).
+    added = f"added b1 ({fleet.username}@{LOOPBACK_HOST}:{box.port}, generic-ssh, $0.5/h)"
+    assert added in done.stdout, done.stdout
     assert known.read_text() == box.known_hosts_line + "\n"
     host = load_fleet(tmp_path / "hosts.toml").host("b1")
     assert host.cost_per_hour == 0.5 and host.identity_file == fleet.client_key

@@ -203,10 +203,20 @@ def read_cost(text: str | float | None) -> float | None:
     pages write it); None for nothing given; AddRefused (field ``cost``) for anything else."""
     if text is None:
         return None
-    raw = str(text).strip().removeprefix("$").replace(",", ".").strip()
+    raw = str(text).strip().removeprefix("$").strip()
     raw = re.sub(r"\s*(/\s*(h|hr|hour)|per\s+hour)$", "", raw, flags=re.IGNORECASE)
     if not raw:
         return None
+    if re.fullmatch(r"\d+,\d{3}", raw):
+        # "1,299": a thousands comma to some, a decimal one to others: read as 1.299 it
+        # was a thousand times off, unsaid (h604 #6).
+        raise AddRefused(
+            f"cost per hour {str(text).strip()!r} could be {raw.replace(',', '')} or "
+            f"{raw.replace(',', '.')} dollars",
+            "write it with a dot for cents (such as 1.29), and no thousands separator",
+            field="cost",
+        )
+    raw = raw.replace(",", ".")
     try:
         cost = float(raw)
     except ValueError:
