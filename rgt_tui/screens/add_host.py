@@ -592,7 +592,16 @@ class AddHostScreen(ReplanScreen[HostConfig | None]):
         )
         add = self.query_one("#add-add", Button)
         add.disabled = False
-        self._focus_add_or_cancel(add)
+        name = self.query_one("#add-name", Input)
+        if self._check_from is self.query_one("#add-target", Input) and not isinstance(
+            self.focused, Input
+        ):
+            # Checked by Enter right after the paste, then trusted: on to the name, as a
+            # key already trusted goes (h604 #7: Add was focused, and the next Enter
+            # wrote a name, folders and a run template never seen).
+            self.set_focus(name)
+        else:
+            self._focus_add_or_cancel(add)
         self.show_hint()
 
     def _focus_add_or_cancel(self, add: Button) -> None:

@@ -491,6 +491,36 @@ class AddApp(App[None]):
         self.push_screen(AddHostScreen(self.fleet_file), self.results.append)
 
 
+async def test_enter_after_the_paste_then_trust_goes_on_to_the_name_not_to_add(
+    make_loopback_fleet, home, tmp_path
+):
+    """h604 #7: checked by Enter in the pasted command, an unknown key asks first (Cancel
+    focused); once trusted, the focus went to Add, and the next Enter wrote a name, folders
+    and a run template never seen. It goes on to the name, as for a key already known."""
+    fleet = await make_loopback_fleet(1)
+    box = fleet.boxes[0]
+    app = AddApp(tmp_path / "hosts.toml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, AddHostScreen)
+        target = screen.query_one("#add-target", Input)
+        target.value = pasted(fleet, box)
+        target.focus()
+        await pilot.pause()
+        await pilot.press("enter")
+        await wait_for(lambda: screen.check is not None, what="the key check", pilot=pilot)
+        assert screen.check.status == "unknown"
+        assert screen.query_one("#add-cancel", Button).has_focus
+        await click(pilot, screen.query_one("#add-trust", Button))
+        add = screen.query_one("#add-add", Button)
+        await wait_for(lambda: not add.disabled, what="the key trusted", pilot=pilot)
+        name = screen.query_one("#add-name", Input)
+        await wait_for(lambda: name.has_focus, what="the name focused", pilot=pilot)
+        await pilot.press("enter")  # walks on to the next field: nothing is added
+        await pilot.pause()
+        assert not app.results and not (tmp_path / "hosts.toml").exists()
+
+
 async def test_add_screen_checks_the_key_trusts_on_the_button_and_dismisses_with_the_host(
     make_loopback_fleet, home, tmp_path
 ):

@@ -144,7 +144,8 @@ async def test_add_screen_keys_by_keyboard_alone_and_no_bare_fix_heading(
 
         # An unknown key: Cancel is focused and marked; no letter trusts (s43: a name typed
         # with Cancel focused trusted the key with its first letter); the Trust button,
-        # one Shift+Tab away (Add is disabled), does, then Enter adds.
+        # one Shift+Tab away (Add is disabled), does; then the name field (h604 #7), and
+        # Enter on Add adds.
         target.value = f"ssh -p {box.port} -i {other.client_key} {other.username}@{LOOPBACK_HOST}"
         screen.query_one("#add-name", Input).value = "added"
         screen.set_focus(target)
@@ -159,6 +160,9 @@ async def test_add_screen_keys_by_keyboard_alone_and_no_bare_fix_heading(
         await wait_for(lambda: "▶ Trust this key ◀" in screen_text(app), pilot=pilot)
         assert has_line(screen_text(app), "Enter: trust this key")
         await pilot.press("enter")
+        name = screen.query_one("#add-name", Input)
+        await wait_for(lambda: name.has_focus, 30, pilot=pilot)
+        screen.set_focus(screen.query_one("#add-add"))
         await wait_for(lambda: "▶ Add ◀" in screen_text(app), 30, pilot=pilot)
         assert has_line(screen_text(app), "Enter: add the box")
         await pilot.press("enter")
