@@ -209,6 +209,15 @@ async def test_duplicate_name_is_refused_with_its_line_and_the_file_is_unchanged
     assert f"'old-box' is already used at {hosts}:6" in refused.value.message
     assert "old-box-2" in (refused.value.fix or "")
     assert hosts.read_bytes() == before and hosts.stat().st_mtime_ns == mtime
+    # h604 #9: only by case is the same folder on a disk that ignores case.
+    with pytest.raises(AddRefused) as refused:
+        add_to_fleet(replace(taken, name="Old-Box"), hosts)
+    assert refused.value.field == "name"
+    assert f"'Old-Box' differs from 'old-box' (at {hosts}:6) only by case" in (
+        refused.value.message
+    )
+    assert "'Old-Box-2'" in (refused.value.fix or "")
+    assert hosts.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["hosts.toml"]  # no temp left
 
     # Another name goes in after the last byte, the comments and spacing untouched.

@@ -47,6 +47,7 @@ from rgt_tui.services.fleet.append import (
     add_to_fleet,
     fleet_file_for_add,
     free_name,
+    name_taken,
     read_fleet_file,
     render_block,
 )
@@ -176,12 +177,9 @@ def check_name(name: str, fleet_file: FleetFile) -> str:
             f"e.g. {re.sub(r'[^A-Za-z0-9._-]+', '-', name).strip('-.') or 'a100-1'!r}",
             field="name",
         )
-    if name in fleet_file.names:
-        raise AddRefused(
-            f"host name {name!r} is already used at {fleet_file.where(name)}",
-            f"pick another name (free: {free_name(name, fleet_file.names)!r})",
-            field="name",
-        )
+    refused = name_taken(name, fleet_file)
+    if refused is not None:
+        raise refused
     return name
 
 

@@ -247,12 +247,9 @@ def add_to_fleet(new: NewHost, path: Path) -> HostConfig:
     used (naming its line), a file that does not load before or after, or a file that
     changed while this ran. Blocking: call it from a thread in an event loop."""
     current = read_fleet_file(path)
-    if new.name in current.names:
-        raise AddRefused(
-            f"host name {new.name!r} is already used at {current.where(new.name)}",
-            f"pick another name (free: {free_name(new.name, current.names)!r})",
-            field="name",
-        )
+    refused = name_taken(new.name, current)
+    if refused is not None:
+        raise refused
     text = appended_text(current, render_block(new))
     # a symlinked fleet file stays a symlink; a new one is 0600 (teardown commands, API keys)
     with replacing(current.path, text) as temp:
@@ -281,11 +278,34 @@ def _current_text(path: Path) -> str | None:
         return None
 
 
+def name_taken(name: str, current: FleetFile) -> AddRefused | None:
+    """Why ``current`` cannot take a host named ``name`` (another entry has it, or has it
+    but for case), naming that entry's line; None when it can."""
+    # On a disk that ignores case (macOS, Windows) box1 and BOX1 share one results folder
+    # and one queue file (h604 #9).
+    same = next((n for n in current.names if n.casefold() == name.casefold()), None)
+    if same is None:
+        return None
+    fix = f"pick another name (free: {free_name(name, current.names)!r})"
+    if same == name:
+        return AddRefused(
+            f"host name {name!r} is already used at {current.where(name)}", fix, field="name"
+        )
+    return AddRefused(
+        f"host name {name!r} differs from {same!r} (at {current.where(same)}) only by case: "
+        "on a disk that ignores case their results folders and queue files are one",
+        fix,
+        field="name",
+    )
+
+
 def free_name(name: str, taken: Mapping[str, object]) -> str:
-    """``name``, or ``name-2``, ``name-3``… : the first one not in ``taken``."""
-    if name not in taken:
+    """``name``, or ``name-2``, ``name-3``… : the first one not in ``taken``, by case too
+    (box1 and BOX1 are one folder on a disk that ignores case)."""
+    folded = {t.casefold() for t in taken}
+    if name.casefold() not in folded:
         return name
     n = 2
-    while f"{name}-{n}" in taken:
+    while f"{name}-{n}".casefold() in folded:
         n += 1
     return f"{name}-{n}"
