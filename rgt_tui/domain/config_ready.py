@@ -25,7 +25,7 @@ from rgt_tui.domain.config import (
     Readiness,
 )
 from rgt_tui.domain.config_toml import Table
-from rgt_tui.domain.literal_secret import is_provider_token
+from rgt_tui.domain.literal_secret import looks_like_a_key
 
 ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Variables the cell runner, its shell or the job itself lives by: a credential exported
@@ -225,7 +225,14 @@ def _credential(c: Table, base: Path, name: str, spec: object) -> Credential:
     if not isinstance(ref, str) or not ref.strip():
         # Its type only: a mis-shaped value may be the secret itself (a review).
         raise c.error(name, f"{source} must be a non-empty text, not {_kind(ref)}, e.g. {example}")
-    if is_provider_token(token := Path(ref).name if source == "file" else ref):
+    if source == "env" and not ENV_NAME_RE.fullmatch(ref):
+        # Not a variable's name (an "sk-…" key pasted there): said without it.
+        raise c.error(
+            name,
+            "env must name an environment variable (letters, digits and _, not starting "
+            f"with a digit), e.g. {example} — never the secret itself",
+        )
+    if looks_like_a_key(token := Path(ref).name if source == "file" else ref):
         # Pasted where its source's name goes: said without it, as every message that
         # names the source (preflight's, launch's, the TUI plan's) would repeat it.
         raise c.error(

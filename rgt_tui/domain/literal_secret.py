@@ -237,6 +237,18 @@ def _cut(value: str) -> str:
     return value[:4] + "…"
 
 
+# A key of no known prefix, as W&B (40 hex digits) and many APIs issue them: letters and
+# digits alone, long, both kinds (h603 #3: printed back whole as "the variable a3f9… is
+# not set"). No name of a variable, a host or a file is 32 such characters.
+_BARE_KEY = re.compile(r"(?=[A-Za-z0-9]*[0-9])(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{32,}")
+
+
+def looks_like_a_key(value: str) -> bool:
+    """Whether ``value`` is a token by its provider's shape, or a bare key (32+ letters
+    and digits, both): never a variable's name nor a file's."""
+    return is_provider_token(value) or _BARE_KEY.fullmatch(value) is not None
+
+
 def is_provider_token(value: str) -> bool:
     """Whether ``value`` is a token by its provider's own prefix and shape (``hf_…``,
     ``ghp_…``, ``glpat-…``), written out whole: never a variable's name nor a file's."""

@@ -866,16 +866,25 @@ def test_a_token_pasted_where_its_source_goes_is_refused_without_repeating_it(
         'HF_HOME_TOKEN = { file = "~/.secrets/hf_token_for_cluster" }\n'
         'GITLAB_TOKEN = { file = "~/keys/glpat-ci-runner-project-main" }\n'
         'HUB_TOKEN = { env = "hf_token_production_write" }\n'
-        'CI_TOKEN = { env = "glpat-CI_RUNNER_PROJECT_MAIN" }\n',
+        'CI_TOKEN = { env = "CI_RUNNER_PROJECT_MAIN" }\n'
+        # h603 #3: keys of no known prefix (W&B's 40 hex digits, an OpenAI sk-…).
+        'WANDB_KEY = { env = "a3f9c2e18b7d4f6a9c0e2b5d8f1a4c7e9b2d5f80" }\n'  # 11
+        'OPENAI_API_KEY = { env = "sk-proj-Zq8xY2VbN0" }\n'  # 12
+        'NETRC_KEY = { netrc = "a3f9c2e18b7d4f6a9c0e2b5d8f1a4c7e9b2d5f81" }\n'  # 13
+        'LONG_NAME = { env = "WANDB_API_KEY_FOR_PROJECT_2024_11_30_TEAM" }\n',
     )
     assert [(p.line, p.key) for p in err.problems] == [
         (3, "HF_TOKEN"),
         (4, "GH_TOKEN"),
         (6, "HUB_KEY"),
+        (11, "WANDB_KEY"),
+        (12, "OPENAI_API_KEY"),
+        (13, "NETRC_KEY"),
     ]
     said = " ".join(p.message for p in err.problems) + str(err)
     assert "ENVNAMESECRET" not in said and "abcdefghijklmnop" not in said, said
-    assert "NqVwYSVP" not in said, said
+    assert "NqVwYSVP" not in said and "c2e18b7d" not in said and "Zq8xY" not in said, said
+    assert "env must name an environment variable" in said, said
     assert "the env given is a token itself (hf_…), not where one is" in said, said
     assert "the file given is a token itself (ghp…)" in said, said  # by the file's name
 
