@@ -96,6 +96,9 @@ class PreflightReport:
     checks: tuple[Check, ...]
     code: CodeIdentity | None = None
     note: str = ""
+    # The box's sync record the code check read (``BoxTree.record_stamp``; "" unchecked):
+    # the launch refuses to start when a sync has replaced it since.
+    code_stamp: str = ""
     # What the host's queue file holds that a launch refuses (``queue check``'s words),
     # read beside the checks where a screen shows no queue check of its own (the TUI's P).
     queue_problems: tuple[str, ...] = ()

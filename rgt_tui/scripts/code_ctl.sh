@@ -37,6 +37,9 @@ code_scan() {
     printf 'dir\t1\0'
     (cd -- "$dir" && find . -mindepth 1 \( -name .git -o -path './.rgt-sync.*' -o -path ./.rgt \) -prune -o -type d -print0 2>/dev/null)
     rec=$dir/$record_name
+    # Which record this is (each sync writes a new file: a new inode): a launch checks,
+    # under the queue lock, that no sync came between its code check and its start.
+    printf 's\t%s\0' "$(record_stamp "$rec")"
     if [ -f "$rec" ] && [ ! -L "$rec" ]; then
         while IFS= read -r line || [ -n "$line" ]; do printf 'r\t%s\0' "$line"; done <"$rec"
     fi

@@ -405,9 +405,10 @@ oom_now() {
 }
 
 launch() {
-    [ $# -eq 14 ] || refuse usage "launch needs 14 arguments, got $#"
+    [ $# -eq 15 ] || refuse usage "launch needs 15 arguments, got $#"
     local session=$1 start=$2 detach=$3 workdir=$4 qbytes=$5 clines=$6 fresh=$7
     local rq=$8 rq_len=$9 ro=${10} ro_len=${11} q_len=${12} c_len=${13} id_len=${14}
+    local code_stamp=${15}  # the sync record the plan's code check read ("": none checked)
     local why method before now pid i envf="$q/launch.env" archived
     make_dir "$bin"
     make_dir "$q/cells"
@@ -426,6 +427,10 @@ launch() {
     fi
     [ "$(count_bytes "$q/queue.txt")" = "$qbytes" ] && [ "$(count_lines "$q/cells.tsv")" = "$clines" ] ||
         refuse changed "queue.txt or cells.tsv on the box changed since the plan was made"
+    # A sync since the plan's code check (it switches under this lock): the cells would
+    # record the code the plan saw, not the code they run (h603 #1).
+    [ -z "$code_stamp" ] || [ "$(record_stamp "$workdir/.rgt-sync.record")" = "$code_stamp" ] ||
+        refuse code-changed "the code in $workdir was synced since the plan checked it: the cells would record the code the plan saw, not the code they run — plan the launch again"
     method=$detach
     if [ "$method" = auto ]; then
         if command -v tmux >/dev/null 2>&1; then method=tmux; else method=nohup; fi
@@ -527,6 +532,10 @@ credentials_remove() {
 # --- Code sync (U42): the listed files of a tree under a workdir, by hash; a staging dir
 # beside them; the switch. Paths arrive NUL-separated on stdin, relative to the dir; a
 # box's symlink is never followed, for reading or writing.
+
+record_stamp() {  # FILE -> "inode.size.mtime" of the sync record, or "none"
+    stat -c '%i.%s.%Y' -- "$1" 2>/dev/null || printf 'none'
+}
 
 code_dir() {  # PATH -> PATH with a leading ~ expanded (arguments arrive quoted whole)
     case "$1" in

@@ -140,10 +140,10 @@ async def preflight(
         data_dir=host.data_dir,
     )
     checks = list(box_checks(facts, ctx, scope.checks))
-    code = None
+    code, stamp = None, ""
     withheld = fleet_files(fleet)
     if host.ready.code is not None and "code" in scope.checks:
-        check, code = await _code_check(host, transport, withheld)
+        check, code, stamp = await _code_check(host, transport, withheld)
         checks.append(check)
     elif "code" in scope.checks and "python" not in scope.checks:
         # A login node (no python check, which says this on a box): whether every task's
@@ -183,7 +183,7 @@ async def preflight(
         )
         if smoke is not None:
             checks.append(smoke)
-    return PreflightReport(host.name, tuple(checks), code, scope.note)
+    return PreflightReport(host.name, tuple(checks), code, scope.note, code_stamp=stamp)
 
 
 async def _partition(fleet: Fleet, host: HostConfig, transport: Transport) -> Check:
@@ -202,21 +202,24 @@ async def _partition(fleet: Fleet, host: HostConfig, transport: Transport) -> Ch
 
 async def _code_check(
     host: HostConfig, transport: Transport, withhold: tuple[Path, ...]
-) -> tuple[Check, CodeIdentity | None]:
+) -> tuple[Check, CodeIdentity | None, str]:
     """The ``code`` check from sync's comparison of the box's tree with the local one,
     and the identity a launch records: when the box holds the local tree, the local
     identity (the same tree hash, with its git commit and whether it was dirty); when it
     differs (a launch with --ack code), the box's own tree hash with no commit — the code
-    that will really run, which no local commit describes."""
+    that will really run, which no local commit describes. And the box's sync record as
+    read (``PreflightReport.code_stamp``)."""
     try:
         status = await code_status(host, transport, withhold=withhold)
     except SyncError as exc:
-        return Check("code", False, exc.message, exc.fix), None
+        return Check("code", False, exc.message, exc.fix), None, ""
     if status is None:  # no code key after all
-        return Check("code", True, "no code key: not checked"), None
+        return Check("code", True, "no code key: not checked"), None, ""
     same = status.in_sync and status.box is not None and status.box.tree == status.local.tree
     identity = status.local if same else status.box
     problem = status.problem()
+    stamp = status.record_stamp
     if problem is None:
-        return Check("code", True, f"{host.name} holds the local {status.local.short()}"), identity
-    return Check("code", False, problem, status.fix()), identity
+        said = f"{host.name} holds the local {status.local.short()}"
+        return Check("code", True, said), identity, stamp
+    return Check("code", False, problem, status.fix()), identity, stamp

@@ -4,6 +4,7 @@ running the real box script: this machine has no GPU, so "gpu" fails for its rea
 
 from __future__ import annotations
 
+import pytest
 from support.code_trees import add_code, git_tree
 from support.queues import SCRIPT_RUN, wait_view
 
@@ -124,6 +125,41 @@ async def test_the_plan_records_the_code_preflight_found_on_the_box(
         # (twice in its own words: the fix of the changed file, and what that sync
         # overwrites; the check's fix was appended a third time at the end)
         assert problem.count("rgt-tui sync box1") == 2, problem
+    finally:
+        await transport.close()
+
+
+async def test_a_sync_between_the_plan_and_its_start_refuses_the_launch(
+    make_queue_fleet, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    """h603 #1: a sync that landed while the plan waited at its question: the cells ran the
+    new code and recorded the code the plan had seen. The box refuses the start under its
+    lock, and nothing runs; planned again, the launch records the code now there."""
+    from rgt_tui.services.box_ctl import QueueError
+    from rgt_tui.services.code_sync import sync_code
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    git_tree(tmp_path / "code")
+    add_code(qf.loopback.hosts_file, tmp_path / "code", ("cells/",))
+    fleet = load_fleet(qf.loopback.hosts_file)
+    host = fleet.host("box1")
+    qf.write_queue(f"{qf.cell_script('one', 'echo one')} t\n")
+    transport = qf.transport()
+    try:
+        await transport.connect()
+        await sync_code(host, transport)
+        plan = await plan_launch(fleet, host, transport)
+        assert plan.ok and plan.code_stamp not in ("", "none"), plan.code_stamp
+        (tmp_path / "code" / "src" / "train.py").write_text("print('changed while asked')\n")
+        synced = await sync_code(host, transport)  # in another shell, meanwhile
+        with pytest.raises(QueueError) as refused:
+            await launch(plan, transport)
+        assert refused.value.code == "code-changed"
+        assert "was synced since the plan checked it" in refused.value.message
+        assert "plan the launch again" in refused.value.message
+        plan = await plan_launch(fleet, host, transport, acks=("code",))
+        assert plan.ok and plan.code_id.startswith(f"tree={synced.identity.tree}"), plan.code_id
+        await launch(plan, transport)
     finally:
         await transport.close()
 

@@ -111,6 +111,9 @@ class BoxTree:
     # and name (a __pycache__, an ignored file, a link, a nested .git; a folder's with
     # a "/" after it): what a prune would have to leave empty.
     inside: dict[str, frozenset[str]] = field(default_factory=dict)
+    # Which sync record was read ("inode.size.mtime", "none"): a launch checks it again
+    # under the queue lock, so a sync between its code check and its start is caught.
+    record_stamp: str = ""
 
     @property
     def dir_exists(self) -> bool:
@@ -283,7 +286,9 @@ async def scan_box(
     # The box's figure: ASCII digits only, bounded (a hostile box gains nothing by it).
     space = int(free) if is_digits(free) else None
     inside = await _entries_inside(transport, host, directory, hashes, local)
-    return BoxTree(hashes, local, tuple(box_only), record, space, unnamed, inside)
+    stamp = next((i[2:] for i in items if i.startswith("s\t")), "")
+    stamp = stamp if re.fullmatch(r"none|\d+\.\d+\.\d+", stamp) else ""  # the box's text
+    return BoxTree(hashes, local, tuple(box_only), record, space, unnamed, inside, stamp)
 
 
 async def _entries_inside(

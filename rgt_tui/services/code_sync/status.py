@@ -37,6 +37,7 @@ async def code_status(
         local=tree.identity,
         box=box_id,
         differs=tuple(differs[:MAX_DIFFERS]),
+        record_stamp=box.record_stamp,
         code_dir=str(tree.root),
         differ_count=len(differs),
         files=len(tree.files),

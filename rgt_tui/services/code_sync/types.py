@@ -46,6 +46,7 @@ class CodeStatus:
     local: CodeIdentity
     box: CodeIdentity | None
     differs: tuple[str, ...]
+    record_stamp: str = ""  # the box's sync record as read (``BoxTree.record_stamp``)
     code_dir: str = ""  # the local tree, for messages
     differ_count: int = 0
     files: int = 0  # files in the local listing

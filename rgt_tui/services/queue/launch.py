@@ -122,6 +122,9 @@ class LaunchPlan:
     # The code identity (domain.code_identity.CodeIdentity.record()) the launch was
     # checked against; each cell's state records it (U42). "" when none is known.
     code_id: str = ""
+    # The box's sync record that check read (PreflightReport.code_stamp): the box refuses
+    # the start when a sync replaced it since (h603 #1). "" when none was checked.
+    code_stamp: str = ""
     # What preflight found on the box before the meter runs (None: not run, or the box
     # was not reached), and the checks this plan was asked to go ahead without (--ack).
     preflight: PreflightReport | None = None
@@ -584,6 +587,7 @@ async def plan_launch(
         expect_clines=clines,
         preflight=report,
         code_id=report.code.record() if report is not None and report.code is not None else "",
+        code_stamp=report.code_stamp if report is not None and report.code is not None else "",
         moved_skips=moved_skips,
         starts_over=starts_over and not fresh,
         **base,
@@ -668,7 +672,7 @@ async def launch(plan: LaunchPlan, transport: Transport) -> LaunchResult:
         transport, "launch", plan.session, plan.start_index, plan.detach, plan.workdir,
         plan.expect_qbytes, plan.expect_clines, int(plan.fresh),
         deployed_name("run_queue.sh"), sizes[0], deployed_name("run_one.sh"), sizes[1],
-        sizes[2], sizes[3], sizes[4], input="".join(parts),
+        sizes[2], sizes[3], sizes[4], plan.code_stamp, input="".join(parts),
     )  # fmt: skip
     error = refusal(plan.host, result)
     if error is not None and error.code == "running":
