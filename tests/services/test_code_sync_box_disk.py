@@ -45,3 +45,61 @@ async def test_a_sync_bigger_than_the_box_disk_is_refused_naming_the_space(
         finally:
             await transport.close()
         assert not (disk / "code").exists() or not staging_left(disk / "code")
+
+
+async def test_small_files_are_counted_in_the_disks_blocks(make_loopback_fleet, tmp_path):
+    """h603 #4: 3,000 small files and a big one fit by their sizes, not by the disk's 4 KiB
+    blocks: the sync went on and failed as rsync's "error in file IO … check the
+    connection". 1,200 files of 100 bytes (120 KB, 4.9 MB in blocks) on a 4 MiB disk."""
+    fleet = await make_loopback_fleet(1)
+    code = tmp_path / "proj"
+    for i in range(1200):
+        write(code, f"pkg/m{i:04d}.py", "x = 1\n" * 16)
+    root = fleet.box("box1").root
+    with tmpfs(root / "small", "4m") as disk:
+        add_code(fleet.hosts_file, code)
+        text = fleet.hosts_file.read_text()
+        fleet.hosts_file.write_text(
+            text.replace(f'workdir = "{root}"', f'workdir = "{disk / "code"}"', 1)
+        )
+        host = load_fleet(fleet.hosts_file).host("box1")
+        transport = transport_for(host)
+        try:
+            with pytest.raises(SyncError) as refused:
+                await sync_code(host, transport, method="rsync")
+        finally:
+            await transport.close()
+        said = f"{refused.value.message} — {refused.value.fix}"
+        assert f"the box's disk holding {disk / 'code'} has" in said, said
+        assert "this sync sends 4.7M" in said, said
+
+
+def test_rsyncs_own_cause_is_said_not_only_its_last_line(tmp_path):
+    """h603 #4: a full disk and a file gone while sent read "rsync exited with 11: rsync
+    error: error in file IO (code 11) … check the connection": rsync's cause lines were
+    dropped. Real rsync's words: into a full tmpfs, and of a file that is not there."""
+    import subprocess
+
+    from rgt_tui.services.code_sync.rsync import rsync_failure
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "big.bin").write_bytes(os.urandom(3 << 20))
+    with tmpfs(tmp_path / "full", "1m") as disk:
+        done = subprocess.run(
+            ["rsync", "-a", f"{src}/", f"{disk}/"], capture_output=True, text=True
+        )
+    said = rsync_failure("box1", done.returncode, done.stderr)
+    assert done.returncode == 11 and "No space left on device" in said.message, said
+    assert "check the connection" not in said.fix and "disk holding the workdir is full" in (
+        said.fix
+    ), said.fix
+    assert "Broken pipe" not in said.message, said.message
+    gone = subprocess.run(
+        ["rsync", "-a", str(src / "gone.py"), str(tmp_path / "to") + "/"],
+        capture_output=True,
+        text=True,
+    )
+    said = rsync_failure("box1", gone.returncode, gone.stderr)
+    assert gone.returncode == 23 and "No such file or directory" in said.message, said
+    assert "changed or vanished here while it was sent" in said.fix, said.fix

@@ -106,17 +106,51 @@ async def rsync_send(
         raise rsync_failure(host, status, err.decode(errors="replace"))
 
 
+_SUMMARY = ("rsync error:", "rsync warning:")
+
+
+def _rsyncs(line: str) -> bool:
+    """Whether rsync itself wrote ``line`` (not ssh): its causes and its summary."""
+    return line.startswith("rsync") or line.startswith("file has vanished:")
+
+
 def rsync_failure(host: str, status: int, stderr: str) -> SyncError:
     """The SyncError for an rsync that exited with ``status``: ssh's own words first
     (rsync's stderr carries them: "Permission denied (publickey)."), which rsync's last
     line ("unexplained error (code 255)") hides; and for a refused login the fix about the
     key, since OpenSSH may find another key than rgt-tui's own connection does."""
     lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
-    ssh = [ln[:_LINE] for ln in lines if not ln.startswith("rsync")][-_SSH_LINES:]
-    said = "; ".join(ssh) if ssh else (lines[-1][:_LINE] if lines else "no message")
-    message = f"rsync exited with {status}: " + (f"ssh: {said}" if ssh else said)
+    ssh = [ln[:_LINE] for ln in lines if not _rsyncs(ln)][-_SSH_LINES:]
+    # rsync's own cause ("rsync: [receiver] write failed on …: No space left on device"),
+    # not only its last line ("error in file IO (code 11)"), which said nothing (h603 #4).
+    cause = [ln[:_LINE] for ln in lines if _rsyncs(ln) and not ln.startswith(_SUMMARY)]
+    cause = [ln for ln in cause if "Broken pipe" not in ln][:_SSH_LINES]  # the aftermath
+    if ssh:
+        said = "ssh: " + "; ".join(ssh)
+    elif cause:
+        said = "; ".join(cause)
+    else:
+        said = lines[-1][:_LINE] if lines else "no message"
+    message = f"rsync exited with {status}: {said}"
     words = " ".join(ssh)
-    if "Permission denied" in words:
+    causes = " ".join(cause)
+    if "No space left on device" in causes or "Disk quota exceeded" in causes:
+        fix = (
+            f"the box's disk holding the workdir is full (df -h; df -i on {host}): free space "
+            f"there, or leave data out of the code (code_exclude), then rgt-tui sync {host}; "
+            "the workdir is unchanged"
+        )
+    elif "vanished" in causes or "link_stat" in causes:
+        fix = (
+            "a file of the code tree changed or vanished here while it was sent (an editor "
+            f"saving, a build): rgt-tui sync {host} again; the workdir is unchanged"
+        )
+    elif "Permission denied" in causes:
+        fix = (
+            f"the box's login cannot write where rsync says: fix its owner or mode on {host} "
+            f"(ls -ld), then rgt-tui sync {host}; the workdir is unchanged"
+        )
+    elif "Permission denied" in words:
         fix = (
             f"OpenSSH, which rsync runs, found no key {host} accepts (rgt-tui's own "
             f'connection may use another one): set identity_file = "~/.ssh/<key>" for '
@@ -141,6 +175,8 @@ def rsync_failure(host: str, status: int, stderr: str) -> SyncError:
         )
     elif ssh:
         fix = f"the workdir is unchanged; fix what ssh says, or rgt-tui sync {host} --sftp"
+    elif cause:
+        fix = f"the workdir is unchanged; fix what rsync says, then rgt-tui sync {host}"
     else:
         fix = "the workdir is unchanged; check the connection and sync again"
     return SyncError(host, message, fix)
