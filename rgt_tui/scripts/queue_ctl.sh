@@ -774,7 +774,10 @@ code_switch() {
         err=$(LC_ALL=C mkdir -p -- "${p%/*}" 2>&1) ||
             refuse io "cannot create ${p%/*}: $(io_reason "$err") ($n of ${#rels[@]} files switched)"
         if [ -L "$p" ]; then rm -f -- "$p" || refuse io "cannot replace the symlink $p ($n of ${#rels[@]} files switched)"; fi
-        mv -f -- "$stage_dir/$rel" "$p" || refuse io "cannot move $rel into place ($n of ${#rels[@]} files switched)"
+        # mv's own reason (h603 #5: a folder the login cannot write said nothing), and that
+        # a sync once it is fixed switches the rest.
+        err=$(LC_ALL=C mv -f -- "$stage_dir/$rel" "$p" 2>&1) ||
+            refuse io "cannot move $rel into place: $(io_reason "$err") ($n of ${#rels[@]} files switched; once that is fixed, sync again to switch the rest)"
         n=$((n + 1))
     done
     rm -rf -- "$stage_dir"

@@ -108,3 +108,30 @@ async def test_a_push_that_finds_its_out_filled_since_the_plan_does_not_say_move
         "before moving anything there aside"
     )
     assert (durable / "cell" / "last.pt").read_bytes() == b"the other move's checkpoint"
+
+
+async def test_a_file_that_cannot_be_switched_in_says_why_and_that_a_sync_finishes_it(
+    make_loopback_fleet, tmp_path
+):
+    """h603 #5: a folder of the workdir the login cannot write (here a read-only mount:
+    root ignores modes) stopped the switch with "cannot move configs/a.yaml into place
+    (0 of 2 files switched)": no reason, no way on."""
+    code = tmp_path / "proj"
+    write(code, "a.py", "A\n")
+    write(code, "configs/a.yaml", "lr: 1\n")
+    fleet = await make_loopback_fleet(1)
+    add_code(fleet.hosts_file, code)
+    workdir = tmp_path.resolve() / "work"
+    (workdir / "configs").mkdir(parents=True)
+    host = dataclasses.replace(load_fleet(fleet.hosts_file).host("box1"), workdir=str(workdir))
+    t = transport_for(host)
+    try:
+        with read_only_tmpfs(workdir / "configs"), pytest.raises(SyncError) as refused:
+            await sync_code(host, t, method="sftp")
+    finally:
+        await t.close()
+    said = refused.value.message
+    assert "cannot move configs/a.yaml into place: Read-only file system: it is on a " in (said), (
+        said
+    )
+    assert "files switched; once that is fixed, sync again to switch the rest)" in said, said
