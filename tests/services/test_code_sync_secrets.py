@@ -44,13 +44,21 @@ async def _sync(host, *, check: bool = False):  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize(
     "rel",
     [*SECRETS, ".ENV.production", "sub/.aws/credentials", ".envrc", ".pypirc",
-     ".kaggle/kaggle.json", ".env/production", "app/.npmrc"],
+     ".kaggle/kaggle.json", ".env/production", "app/.npmrc",
+     # h603 #2: sent before, every one.
+     "credentials.json", "gcp/service-account.json", "client_secret_123.apps.json", "key.pem",
+     "certs/server.key", "my.p12", "id_rsa.bak", "keys/id_ed25519.old", ".gnupg/secring.gpg",
+     ".kube/config", "deploy/.vault-token", "wandb-api.key"],
 )  # fmt: skip
 def test_secret_names(rel: str) -> None:
     assert is_secret(rel)
 
 
-@pytest.mark.parametrize("rel", [*CODE, "id_rsa.pub", ".envrc_docs.md", "docs/ssh.md"])
+@pytest.mark.parametrize(
+    "rel",
+    [*CODE, "id_rsa.pub", "keys/id_ed25519.old.pub", ".envrc_docs.md", "docs/ssh.md",
+     "keyboard.py", "credentials.py", "configs/service.json", "monkey.yaml"],
+)  # fmt: skip
 def test_code_names(rel: str) -> None:
     assert not is_secret(rel)
 

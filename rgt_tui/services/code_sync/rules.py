@@ -68,6 +68,16 @@ _DOTENV_EXAMPLES = (".example", ".sample", ".template", ".dist")
 _PRIVATE_KEYS = frozenset(
     {"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk"}
 )
+# Key and certificate stores by their ending (a private key as "server.key", an AWS key
+# pair's "mykey.pem", a PKCS#12 bundle), and the names cloud keys are saved under
+# (a Google service account's JSON key, an OAuth client's secret): h603 #2 found them
+# all sent. A public certificate named .pem stays here too: the not-sent line names it.
+_KEY_ENDINGS = (".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".gpg", ".asc")
+_KEY_NAMES = re.compile(
+    r"credentials\.json|(?:client_secret|service[-_]account)[^/]*\.json|\.vault-token"
+)
+# A home's own stores, at any depth of the tree: GnuPG's keyring, kubectl's config.
+_KEY_FOLDERS = frozenset({".gnupg", ".kube"})
 
 
 def is_secret(rel: str) -> bool:
@@ -81,7 +91,14 @@ def is_secret(rel: str) -> bool:
         return True
     if name == ".env" or (name.startswith(".env.") and not name.endswith(_DOTENV_EXAMPLES)):
         return True
-    return name in _PRIVATE_KEYS
+    if _KEY_FOLDERS & set(parts[:-1]) or name in _KEY_FOLDERS:
+        return True
+    if name.endswith(_KEY_ENDINGS) or _KEY_NAMES.fullmatch(name):
+        return True
+    # id_rsa, and its copies (id_rsa.bak, id_ed25519.old): not the public half.
+    return any(name == k or name.startswith(k + ".") for k in _PRIVATE_KEYS) and not (
+        name.endswith(".pub")
+    )
 
 
 # Folders no one writes by hand: Python's bytecode cache, made on the box by the first
