@@ -21,6 +21,7 @@ import netrc
 import os
 import re
 import shlex
+import stat
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
@@ -142,12 +143,28 @@ def _netrc_password(cred: Credential, home: Path, fail: Fail) -> str:
 
 def _file_text(path: Path, fail: Fail) -> str:
     try:
-        with path.open("rb") as f:
-            data = f.read(MAX_FILE_BYTES + 1)
+        # Opened without waiting, and read only when it is a regular file: a FIFO hung
+        # preflight for good (no timeout, nor SIGTERM, ended it), /dev/stdin was read
+        # twice, the second time empty, and a folder read "check its permissions" (h603 #7).
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         raise fail(f"{path} does not exist", "create it, or fix the path in hosts.toml") from None
     except OSError as exc:
         raise fail(f"cannot read {path}: {exc.strerror}", f"check {path}'s permissions") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise fail(
+            f"{path} is not a regular file (a folder, a pipe or a device)",
+            "point the credential at the file that holds the token",
+        )
+    os.set_blocking(fd, True)
+    with os.fdopen(fd, "rb") as f:
+        try:
+            data = f.read(MAX_FILE_BYTES + 1)
+        except OSError as exc:
+            raise fail(
+                f"cannot read {path}: {exc.strerror}", f"check {path}'s permissions"
+            ) from None
     if len(data) > MAX_FILE_BYTES:
         raise fail(
             f"{path} is over {MAX_FILE_BYTES // 1024} KiB: not a token",

@@ -3,6 +3,7 @@ and errors that name the credential and the fix but never a value."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -73,6 +74,12 @@ def test_file_source(tmp_path: Path) -> None:
     assert "not UTF-8" in error(cred)
     token.unlink()
     assert "does not exist" in error(cred)
+    # h603 #7: a FIFO hung preflight for good; a folder read "check its permissions".
+    os.mkfifo(token)
+    assert "is not a regular file (a folder, a pipe or a device)" in error(cred)
+    token.unlink()
+    token.mkdir()
+    assert "is not a regular file" in error(cred) and "permissions" not in error(cred)
 
 
 def test_the_env_file_is_bash_that_gives_back_each_value_exactly() -> None:
