@@ -649,7 +649,15 @@ code_stage() {
     take_lock
     if why=$(running_reason "$session"); then refuse running "$why"; fi
     make_dir "$dir" workdir
-    # Only real directories of that name: find's -type d does not follow a link.
+    # Another sync sending now (a file of its staging written within 2 minutes) is left
+    # alone and this one refused: removing its staging broke it mid-send (h603 #6). One
+    # cut off is removed once 2 minutes pass. Only real directories of that name: find's
+    # -type d does not follow a link.
+    local live
+    live=$(find "$dir" -mindepth 1 -maxdepth 1 -type d -name '.rgt-sync.*' \
+        -exec find {} -newermt '-2 minutes' -print -quit \; 2>/dev/null | head -n 1)
+    [ -z "$live" ] ||
+        refuse busy "another sync is sending to $dir now (${live#"$dir"/}, written to within 2 minutes): wait for it to end, then sync again"
     find "$dir" -mindepth 1 -maxdepth 1 -type d -name '.rgt-sync.*' -exec rm -rf -- {} + 2>/dev/null
     stage_dir="$dir/.rgt-sync.$token"
     err=$(LC_ALL=C mkdir -m 700 -- "$stage_dir" 2>&1) || refuse io "cannot create $stage_dir: $(io_reason "$err")"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -175,9 +176,20 @@ async def test_a_leftover_staging_dir_is_removed_by_the_next_sync(make_loopback_
     code = tmp_path / "proj"
     write(code, "a.py", "A\n")
     host, root = await _box1(make_loopback_fleet, code)
-    write(root, ".rgt-sync.0badc0ffee00/a.py", "half sent\n")  # an interrupted sync's
+    write(root, ".rgt-sync.0badc0ffee00/a.py", "half sent\n")  # another sync's, sending now
     t = transport_for(host)
     try:
+        # h603 #6: removing it broke that sync mid-send ("no such file on box2"). Written
+        # to within 2 minutes, it is left alone, and this sync refused, saying why.
+        with pytest.raises(SyncError) as refused:
+            await sync_code(host, t, method="sftp")
+        assert "another sync is sending to " in refused.value.message
+        assert ".rgt-sync.0badc0ffee00" in refused.value.message
+        assert (root / ".rgt-sync.0badc0ffee00" / "a.py").read_text() == "half sent\n"
+        # An interrupted sync's (nothing written for 5 minutes): removed by the next.
+        old = time.time() - 300
+        for p in (root / ".rgt-sync.0badc0ffee00" / "a.py", root / ".rgt-sync.0badc0ffee00"):
+            os.utime(p, (old, old))
         result = await sync_code(host, t, method="sftp")
     finally:
         await t.close()
