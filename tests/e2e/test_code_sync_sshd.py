@@ -139,7 +139,10 @@ def test_a_symlink_left_out_of_the_tree_is_said_by_the_sync_and_its_check(openss
     hosts = server.hosts_file
     synced = rgt("sync", "real1", "--hosts", hosts)
     check = rgt("sync", "real1", "--check", "--hosts", hosts)
-    said = "real1: not sent, so not on the box: link.py (a symlink: not followed) — a run"
+    said = (
+        "real1: not sent, so not on the box: link.py (a symlink: not followed) — a symlink's "
+        "target is never followed: put the file itself in the tree"
+    )
     assert synced.returncode == 0 and said in synced.stdout, synced.stdout + synced.stderr
     assert check.returncode == 0 and said in check.stdout, check.stdout
     assert "real1: in sync" in check.stdout  # left out by rule: not a difference

@@ -142,6 +142,39 @@ async def test_a_plain_tree_honours_its_gitignore_files_and_code_exclude(
     ]
 
 
+async def test_a_repository_inside_the_tree_and_an_odd_name_are_said_each_with_its_fix(
+    make_loopback_fleet, tmp_path
+):
+    """h603 #8, #9: a repository inside a git tree (git lists it as one entry) was left out
+    as "not a regular file", with the fix for a symlink; a name not UTF-8 read '\\udcff'."""
+    from support.code_trees import git, git_tree
+
+    from rgt_tui.services.code_sync.types import skipped_note
+
+    code = tmp_path / "proj"
+    write(code, "train.py", "import lib\n")
+    inner = code / "third_party" / "lib"
+    write(inner, "lib.py", "X = 1\n")
+    git(inner, "init", "-q")
+    git(inner, "add", "-A")
+    git(inner, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "inner")
+    (code / os.fsdecode(b"odd\xff.py")).write_text("Y = 1\n")
+    git_tree(code)  # the outer tree: the inner one is a gitlink entry
+    host, _root = await _box1(make_loopback_fleet, code)
+    t = transport_for(host)
+    try:
+        result = await sync_code(host, t, method="sftp")
+    finally:
+        await t.close()
+    assert "third_party/lib/ (a git repository inside the tree: its files are not sent)" in (
+        result.skipped
+    ), result.skipped
+    assert "'odd\\xff.py' (a name with control characters or not UTF-8)" in result.skipped
+    note = skipped_note(result.skipped)
+    assert "install it on the box, or vendor its files" in note, note
+    assert "rename a file whose name is not plain text" in note and "symlink" not in note
+
+
 async def test_a_box_symlink_is_never_followed_or_written_through(make_loopback_fleet, tmp_path):
     code = tmp_path / "proj"
     write(code, "config.py", "LOCAL = 1\n")

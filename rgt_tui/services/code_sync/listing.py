@@ -161,7 +161,7 @@ def list_tree(
             copies.add(rel)
             continue
         if not name_ok(rel):
-            skipped.append(f"{rel!r} (a name with control characters or not UTF-8)")
+            skipped.append(f"{_shown(rel)} (a name with control characters or not UTF-8)")
             continue
         path = root / rel
         try:
@@ -173,6 +173,10 @@ def list_tree(
             continue
         if stat.S_ISLNK(st.st_mode):
             skipped.append(f"{rel} (a symlink: not followed)")
+        elif stat.S_ISDIR(st.st_mode) and (path / ".git").exists():
+            # git lists a submodule (or a repository inside the tree) as one entry: none
+            # of its files is sent, and a run importing it failed on the box (h603 #8).
+            skipped.append(f"{rel}/ (a git repository inside the tree: its files are not sent)")
         elif not stat.S_ISREG(st.st_mode):
             skipped.append(f"{rel} (not a regular file)")
         else:
@@ -298,3 +302,10 @@ def _walk(root: Path) -> tuple[list[str], dict[str, pathspec.GitIgnoreSpec]]:
             if not ignored_by(specs, rel):
                 found.append(rel)
     return found, specs
+
+
+def _shown(rel: str) -> str:
+    """``rel`` as one printable line: bytes that are not UTF-8 as ``\\xff`` (not Python's
+    ``\\udcff``, h603 #9), control characters escaped, quoted."""
+    text = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return "'" + "".join(c if c.isprintable() else repr(c)[1:-1] for c in text) + "'"

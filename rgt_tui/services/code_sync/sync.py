@@ -355,7 +355,7 @@ async def _choose(
     if host.ssh is None:
         return "copy", None, ""
     if method == "sftp":
-        return "sftp", None, "sftp asked for"
+        return "sftp", None, "--sftp given"
     ssh: OpenSsh | str
     if not have_rsync():
         ssh = "rsync is not installed here"

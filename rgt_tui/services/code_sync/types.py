@@ -312,10 +312,15 @@ def skipped_note(skipped: tuple[str, ...]) -> str:
     an unreadable file), each with why: said beside the summary, not only on stderr with
     the progress lines — a symlinked file the run reads was missed (s36 acts hour #7)."""
     named = _first(skipped)
-    return (
-        f"not sent, so not on the box: {named} — a run that needs one needs it as a plain "
-        "file in the tree (a symlink's target is never followed)"
-    )
+    ways = []
+    if any(s.endswith("(a symlink: not followed)") for s in skipped):
+        ways.append("a symlink's target is never followed: put the file itself in the tree")
+    if any("(a git repository inside the tree" in s for s in skipped):
+        ways.append("a repository inside the tree: install it on the box, or vendor its files")
+    if any("(a name with control characters" in s for s in skipped):
+        ways.append("rename a file whose name is not plain text")
+    way = "; ".join(ways) or "a run that needs one needs it as a plain file in the tree"
+    return f"not sent, so not on the box: {named} — {way}"
 
 
 def withheld_note(withheld: tuple[str, ...]) -> str:
