@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import select
 import signal
 import sys
@@ -59,9 +60,9 @@ def ask(prompt: str, *, flush: bool = True) -> str | None:
                 if os.isatty(fd):  # Ctrl-D: what the command says next starts a line
                     sys.stdout.write("\n")
                     sys.stdout.flush()
-                return line.decode(errors="replace").strip() if line else None
+                return _typed(line) if line else None
             if byte == b"\n":
-                return line.decode(errors="replace").strip()
+                return _typed(line)
             line += byte
     except KeyboardInterrupt:
         # The terminal echoed ^C where the answer was being typed: end that line, so
@@ -75,6 +76,16 @@ def ask(prompt: str, *, flush: bool = True) -> str | None:
                 signal.set_wakeup_fd(old)
         os.close(wake_r)
         os.close(wake_w)
+
+
+# The keys a line-mode terminal passes on as text: arrows and the like (ESC [ D, ESC O H),
+# and a lone Esc. In an answer they were garbage ("~/\x1b[D\x1b[Dabc", h604 #5).
+_KEY_SEQUENCE = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|O.|)")
+
+
+def _typed(line: bytes) -> str:
+    """The answer ``line`` gives: without the keys' escape sequences, stripped."""
+    return _KEY_SEQUENCE.sub(b"", line).decode(errors="replace").strip()
 
 
 def confirmed(

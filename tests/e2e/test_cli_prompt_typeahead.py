@@ -24,3 +24,15 @@ async def test_an_answer_typed_before_the_question_is_dropped(make_queue_fleet):
     assert code == 1 and "nothing done" in out, out + err
     assert "stop " not in (qf.qdir() / "runner.state").read_text()
     (qf.root() / "go").touch()
+
+
+def test_the_keys_a_terminal_passes_on_as_text_are_no_part_of_the_answer() -> None:
+    """h604 #5: Left arrow in `add`'s prompt put ESC [ D into the answer, and the error
+    then suggested '~/\\x1b[D\\x1b[Dabc'. The line-mode terminal still erases (Backspace,
+    Ctrl-U) before the line is read."""
+    from rgt_tui.cli.prompt import _typed
+
+    assert _typed(b"~/ab\x1b[D\x1b[Dc") == "~/abc"
+    assert _typed(b"box\x1bOH1") == "box1"  # Home, as some terminals send it
+    assert _typed(b"\x1b") == "" and _typed(b" a100-1 ") == "a100-1"
+    assert _typed(b"\x1b[1;5Cx") == "x"  # Ctrl+Right
