@@ -87,3 +87,16 @@ def test_a_number_with_anything_but_a_unit_after_it_is_named_not_read_by_prefix(
     assert said.startswith("nvidia-smi: ") and f"is not a number: '{value}'" in said
     # A real row, with its units as nvidia-smi prints them without nounits, still reads.
     assert gpu_smi.smi_number(" 250.00 W") == 250.0 and gpu_smi.smi_number("45 %") == 45.0
+
+
+def test_a_number_too_long_for_a_float_loses_that_cell_not_the_gpu(tmp_path: Path) -> None:
+    """h602 #4: a 400-digit memory.used read as inf, int() of it raised OverflowError, and
+    every GPU of the box was gone ("no GPU: GPU probe failed") with its alerts and the
+    autostop's view of it. That cell alone reads as unknown."""
+    fields = [f.strip() for f in GPU_ROW.split(",")]
+    fields[7] = "9" * 400  # memory.used (41843 in the recording)
+    source = gpu_smi.SmiSource(str(_stand_in(tmp_path, ", ".join(fields) + "\n")))
+    gpus, why, errors = source.gpus()
+    assert why is None, (why, errors)
+    (gpu,) = gpus
+    assert gpu["mem_used"] is None and gpu["util_pct"] == 96.0 and "H200" in gpu["name"]

@@ -9,6 +9,7 @@ then only every ``--smi-every`` samples.
 # rewrite those calls into syntax the boxes cannot run.
 # ruff: noqa: UP021, UP022
 
+import math
 import re
 import subprocess
 
@@ -92,7 +93,12 @@ def smi_number(cell):
     if value is None:
         return None
     match = _NUMBER_RE.fullmatch(value)
-    return float(match.group(1)) if match else None
+    if not match:
+        return None
+    number = float(match.group(1))
+    # A 400-digit cell reads as inf, and int() of it failed the whole probe: every GPU
+    # of the box gone (h602 #4). Not a number, for that cell alone.
+    return number if math.isfinite(number) else None
 
 
 def _mib_to_bytes(cell):
