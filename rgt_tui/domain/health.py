@@ -36,6 +36,9 @@ IDLE_ALERT = "cost.idle"  # P1: GPUs idle while billed, no cell running
 # telemetry dropped that often), and a dead GPU's evidence is kept whatever (#1).
 CLOCK_JUMP_S = 86400.0
 CLOCK_BACK_S = 60.0
+# The longest gap between two samples an idle clock counts across (a restart of watch,
+# watch --once from cron every few minutes, a dropped link): past it, it starts again.
+IDLE_GAP_S = 3600.0
 
 
 def clock_jumped(before: float | None, now: float) -> bool:
@@ -123,6 +126,10 @@ class HealthState:
         if clock_jumped(state.last_t, snap.t):
             clocks = {"starving_since": None, "cpu_last": None, "cpu_vcpus": None}
             state = replace(state, idle_since=None, watch=replace(state.watch, **clocks))
+        elif state.idle_since is not None and snap.t - (state.last_t or snap.t) > IDLE_GAP_S:
+            # Unseen that long (watch stopped, the box not answering): it may have worked
+            # meanwhile, so its idle clock starts again rather than count the gap.
+            state = replace(state, idle_since=None)
         if snap.boot_id:
             if state.first_boot_id is None:
                 state = replace(state, first_boot_id=snap.boot_id, boot_id=snap.boot_id)

@@ -126,6 +126,12 @@ class HostMemory:
     # a kill while nothing watched still rises above it after a restart.
     oom_boot: str | None = None
     oom_baseline: int | None = None
+    # The idle clock (HealthState.idle_since, the box's clock) and the last sample that
+    # saw it still idle (saved at most every IDLE_SEEN_EVERY_S): a restart, or watch --once
+    # from cron, goes on counting, where each process started it afresh and cost.idle never
+    # came (h602 #1).
+    idle_since: float | None = None
+    idle_seen: float | None = None
     key_told: str | None = None  # the refused host key told ("kind key"), until it connects
     twice_told: tuple[str, ...] = ()  # the runs_twice keys still true at the last look
     # (rule, when) of each alert opened in the last OPENS_WINDOW_S: OPENS_PER_RULE a rule
@@ -728,9 +734,28 @@ def runs_twice_news(host: str, view: QueueView) -> dict[str, tuple[str, str]]:
     return news
 
 
+IDLE_SEEN_EVERY_S = 300.0  # how stale the memory's "still idle at" may get (one write)
+
+
 def note_health(memory: HostMemory, health: HealthState | None) -> HostMemory:
-    """The memory with the OOM baseline of the health state's boot (set once per boot)."""
-    if health is None or health.boot_id is None or health.oom_baseline is None:
+    """The memory with the OOM baseline of the health state's boot (set once per boot),
+    and its idle clock (``idle_seen`` moved on at most every IDLE_SEEN_EVERY_S, so an idle
+    fleet is not one write a sample)."""
+    if health is None:
+        return memory
+    if health.idle_since is None or health.last_t is None:
+        idle = (None, None)
+    elif (
+        memory.idle_since == health.idle_since
+        and memory.idle_seen is not None
+        and (0 <= health.last_t - memory.idle_seen < IDLE_SEEN_EVERY_S)
+    ):
+        idle = (memory.idle_since, memory.idle_seen)
+    else:
+        idle = (health.idle_since, health.last_t)
+    if idle != (memory.idle_since, memory.idle_seen):
+        memory = replace(memory, idle_since=idle[0], idle_seen=idle[1])
+    if health.boot_id is None or health.oom_baseline is None:
         return memory
     if memory.oom_boot == health.boot_id:
         return memory
@@ -739,11 +764,18 @@ def note_health(memory: HostMemory, health: HealthState | None) -> HostMemory:
 
 def seed_health(memory: HostMemory) -> HealthState:
     """A monitor's starting health state from the memory: an OOM kill (or reboot) while
-    nothing watched then rises above the baseline seen before, and is alerted."""
+    nothing watched then rises above the baseline seen before, and is alerted; an idle
+    clock goes on (``HealthState.observe`` drops it after a gap it could not see)."""
+    idle = {}
+    if memory.idle_since is not None and memory.idle_seen is not None:
+        idle = {"idle_since": memory.idle_since, "last_t": memory.idle_seen}
     if memory.oom_boot is None or memory.oom_baseline is None:
-        return HealthState()
+        return HealthState(**idle)
     return HealthState(
-        first_boot_id=memory.oom_boot, boot_id=memory.oom_boot, oom_baseline=memory.oom_baseline
+        first_boot_id=memory.oom_boot,
+        boot_id=memory.oom_boot,
+        oom_baseline=memory.oom_baseline,
+        **idle,
     )
 
 
@@ -767,6 +799,8 @@ def memory_to_json(host: str, memory: HostMemory) -> dict[str, Any]:
         "silent_told": memory.silent_told,
         "oom_boot": memory.oom_boot,
         "oom_baseline": memory.oom_baseline,
+        "idle_since": memory.idle_since,
+        "idle_seen": memory.idle_seen,
         "key_told": memory.key_told,
         "twice_told": list(memory.twice_told),
         "opens": [list(o) for o in memory.opens],
@@ -815,6 +849,8 @@ def memory_from_json(host: str, data: Any) -> HostMemory:
         silent_told=_num(data.get("silent_told")),
         oom_boot=_str(data.get("oom_boot")),
         oom_baseline=_int(data.get("oom_baseline")),
+        idle_since=_num(data.get("idle_since")),
+        idle_seen=_num(data.get("idle_seen")),
         key_told=_str(data.get("key_told")),
         twice_told=tuple(k for k in _list(data.get("twice_told")) if isinstance(k, str)),
         opens=tuple(
