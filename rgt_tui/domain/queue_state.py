@@ -237,6 +237,9 @@ class QueueView:
     # last launch or append): the Queue tab lists them as `queue show` does. None when
     # nothing was added, or not compared.
     not_sent: NotSent | None = None
+    # The tmux session of the host entry that launched the account's queue (the box's
+    # ~/.rgt/queue/owner; "" unknown): a rename's warning names it (h602 #3).
+    owner: str = ""
 
     def told_by_group(self, host_is_group: bool) -> bool:
         """These are a box's records of a group's job: the group's own view tells the

@@ -12,7 +12,7 @@ from rgt_tui.domain.queue_state import RUNNING
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.queue.launch import launch, plan_launch
-from rgt_tui.services.runtime.fleet_file import left_words
+from rgt_tui.services.runtime.fleet_file import left_words, renamed_words
 from rgt_tui.services.runtime.runtime import FleetRuntime
 
 
@@ -66,6 +66,8 @@ async def test_renaming_a_host_whose_cell_runs_warns_to_rename_it_back(make_queu
     runtime = await gate_running(qf)
     try:
         hosts = qf.loopback.hosts_file
+        # The box's own record of who launched the queue, read with the view (h602 #3).
+        assert runtime.queues.views["box1"].owner == "rgt-box1"
         hosts.write_text(hosts.read_text().replace('name = "box1"', 'name = "gpu-a"'))
         changes = runtime.adopt(load_fleet(hosts))
         assert (changes.removed, [h.name for h in changes.added]) == (("box1",), ["gpu-a"])
@@ -77,6 +79,19 @@ async def test_renaming_a_host_whose_cell_runs_warns_to_rename_it_back(make_queu
     finally:
         (qf.root("box1") / "go").touch()
         await runtime.close()
+
+
+def test_a_rename_back_to_the_launching_name_is_no_warning_and_a_third_is_named() -> None:
+    """h602 #3: box4 launched, renamed box4x, then back to box4: told "the queue runs under
+    box4x's name (tmux session rgt-box4x) … rename it back to box4x" while the box's owner
+    record said rgt-box4, the name it had just been given back."""
+    assert renamed_words("box4x", "box4", "b4a", owner="rgt-box4") is None
+    first = renamed_words("box4", "box4x", "b4a", owner="rgt-box4")
+    assert first is not None and "(tmux session rgt-box4)" in first and "back to box4 " in first
+    third = renamed_words("box4x", "box4y", "b4a", owner="rgt-box4")
+    assert third is not None and "launched by another entry name (tmux session rgt-box4)" in third
+    unknown = renamed_words("box4", "box4x", "b4a")  # no record read: the old name's
+    assert unknown is not None and "(tmux session rgt-box4)" in unknown
 
 
 def test_a_host_torn_down_and_idle_goes_quietly() -> None:

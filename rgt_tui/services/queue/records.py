@@ -118,7 +118,7 @@ def _derived(host: HostConfig, facts: BoxQueueFacts, marks: Mapping[str, CellMar
     )
     # A rank's cells run the group's template, which sources the group's env file first.
     ranked = any(c.command.startswith(ENV_PREFIX) for c in facts.deployed)
-    return replace(view, group_job=ranked, sync_kept=facts.sync_kept)
+    return replace(view, group_job=ranked, sync_kept=facts.sync_kept, owner=facts.owner)
 
 
 async def read_queue_facts(

@@ -153,7 +153,10 @@ class FleetFileHosts:
             same = sharing_account(fleet, host)
             renamed = [n for n in same if n in added]
             if renamed and running is not None:
-                left.append((name, renamed_words(name, renamed[0], running)))
+                view = self.queues.views.get(name)
+                words = renamed_words(name, renamed[0], running, view.owner if view else "")
+                if words:
+                    left.append((name, words))
                 continue
             if same:
                 continue

@@ -219,14 +219,26 @@ class FleetFileWatch:
         return fleet
 
 
-def renamed_words(old: str, new: str, running: str) -> str:
+def renamed_words(old: str, new: str, running: str, owner: str = "") -> str | None:
     """A host renamed (its entry's name changed, the account the same) while its cell
-    runs: the queue runs under the old name (its tmux session, ``rgt-<name>``), and the
-    new entry cannot stop, kill or retry it as its own (s37 fleet hour #1: S said "launched
-    by another host entry … act on it from that entry", which no longer existed)."""
+    runs: the queue runs under the name that launched it (its tmux session, ``owner`` as
+    the box records it; ``rgt-<old>`` when unknown), and another entry cannot stop, kill
+    or retry it as its own (s37 fleet hour #1: S said "launched by another host entry …
+    act on it from that entry", which no longer existed). None when the new name is the
+    one that launched it (renamed back: h602 #3 was told to rename it to the wrong one)."""
+    session = owner or tmux_session_name(old)
+    if session == tmux_session_name(new):
+        return None
+    launcher = next((n for n in (old, new) if tmux_session_name(n) == session), None)
+    if launcher is None:  # launched under a third name: said by its session
+        return (
+            f"{old} was renamed {new} while its cell {running} runs: the queue was launched "
+            f"by another entry name (tmux session {session}), so {new} cannot stop, kill or "
+            "retry it — name the entry as it was at that launch until the queue ends"
+        )
     return (
         f"{old} was renamed {new} while its cell {running} runs: the queue runs under "
-        f"{old}'s name (tmux session {tmux_session_name(old)}), so {new} cannot stop, kill "
+        f"{old}'s name (tmux session {session}), so {new} cannot stop, kill "
         "or retry it — "
         f"rename it back to {old} until the queue ends, then rename it"
     )
