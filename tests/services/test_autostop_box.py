@@ -251,8 +251,8 @@ async def test_no_stop_while_the_fleet_file_is_not_applied(make_queue_fleet, tmp
     await box.sample(auto, 40)
     assert box.runs() == 0
     assert auto.reasons["box1"] == (
-        "the fleet file is not applied (hosts.toml:9: cost_per_hr: unknown key): the stop "
-        "runs the file's command, and the one in force is the last good file's — it waits "
+        "the stop runs the fleet file's command, and the file has a mistake (hosts.toml:9: "
+        "cost_per_hr: unknown key): the command in force is the last good file's — it waits "
         "until the file is applied"
     )
     # Told once, not on the console alone, which nobody reads under systemd (h532 #2).

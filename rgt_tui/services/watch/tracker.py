@@ -629,25 +629,34 @@ def _silent(
             "The box does not answer: an interruptible box, so preempted or released, or "
             "its network is down. Its results are only where they were last pulled to."
         )
+    elif state.connection == "unreached" and memory.boot_id is None:
+        # Never seen answering, by any run: no run of ours is there to be alive (h602 #6).
+        why = "It has never answered." + (
+            ""
+            if state.fix
+            else " Check its address, port and login in the fleet file, and whether the "
+            "box is up yet."
+        )
     else:
         why = (
             "The box does not answer (powered off, network down, or released?). A run "
             "there may still be alive (GEN8); its results are only where they were last "
             "pulled to."
         )
-    if state.error:  # the last try's own words: a bad name or a refused key waits for you
-        why = (
-            f"Last try: {state.error}" + (f" — fix: {state.fix}" if state.fix else "") + ". " + why
-        )
-    # The console prints the title alone: a host that never answered says so, with the
-    # last try's own words (a name that does not resolve, a refused port): four such
-    # hosts read only "silent for 5m03s", like boxes that had gone (hour s19b #7).
+    # The title carries the last try's own words for a host that never answered (a name
+    # that does not resolve, a refused port): four such hosts read only "silent for
+    # 5m03s", like boxes that had gone (hour s19b #7). The body does not say them twice.
     gone = fmt_duration(state.now - since)
     title = f"{host}: silent for {gone}"
+    in_title = state.connection == "unreached" and bool(state.error)
     if state.connection == "unreached":
         title = f"{host}: never answered ({gone})"
         if state.error:
             title += f" — last try: {printable(state.error, 120)}"
+    if state.error:  # the last try's own words: a bad name or a refused key waits for you
+        said = "" if in_title else f"Last try: {state.error}"
+        fix = f"fix: {state.fix}" if state.fix else ""
+        why = " — ".join(w for w in (said, fix) if w) + (". " if said or fix else "") + why
     events.append(WatchEvent("silent", host, f"silent:{host}:{since:.0f}", title, why, "warning"))
     return replace(memory, silent_told=since)
 

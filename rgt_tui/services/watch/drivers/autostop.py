@@ -423,9 +423,11 @@ class AutoStop:
                 host.name,
                 launch,
                 "the fleet file is not applied",
-                f"the fleet file is not applied ({mistake}): the stop runs the file's "
-                "command, and the one in force is the last good file's — it waits until "
-                "the file is applied",
+                # Not the title's words again (h602 #6: "… not applied — the fleet file is
+                # not applied (…)" on the console).
+                f"the stop runs the fleet file's command, and the file has a mistake "
+                f"({mistake}): the command in force is the last good file's — it waits "
+                "until the file is applied",
             )
             return
         claim = await asyncio.to_thread(self._claim, host.name, launch, report, idle_for)

@@ -710,8 +710,10 @@ class PullScheduler:
                 host=host.name,
                 key=f"pull_failed:{host.name}:{told_at:.0f}",  # one per failure told
                 title=f"{host.name}: periodic pull failed",
-                body=f"{why}\nfix: {fix}\nIt is tried again every {interval}; "
-                "what arrived is kept and the next pull resumes it.",
+                # Sentences each: the console joins the lines ("…on the box It is tried
+                # again": h602 #6).
+                body=f"{_sentence(why)}\nfix: {_sentence(fix)}\nIt is tried again every "
+                f"{interval}; what arrived is kept and the next pull resumes it.",
                 severity="warning",
             )
             if new:
@@ -741,3 +743,9 @@ def _shape(why: str) -> str:
 
 # How ``NotEnoughSpace`` and ``LocalDiskFull`` (services.pull.types) begin their words.
 _DISK_FULL = ("not enough local space in ", "local disk full while writing ")
+
+
+def _sentence(text: str) -> str:
+    """``text`` ending as a sentence does (a line of a notification the console joins)."""
+    text = text.rstrip()
+    return text if text.endswith((".", "!", "?")) else text + "."
