@@ -619,8 +619,9 @@ async def test_a_stop_whose_watch_ended_mid_command_is_told_once(make_queue_flee
     await again.on_host(box.host, await box.state())
     [told] = box.events
     assert told.kind == "stop_unknown" and told.severity == "critical"
-    assert "has no recorded outcome — it may still be billing" in told.title
-    assert "Check the provider's console" in told.body
+    # The box answers every sample: known not stopped, not "not known" (h602 #9).
+    assert "has no recorded outcome, and the box still answers — it is billing" in told.title
+    assert "so it did not stop" in told.body and "provider's console" in told.body
     assert box.runs() == 0  # never run a second time
     assert "has no recorded outcome (its watch ended mid-command)" in again.reasons["box1"]
     box.go.touch()  # a stop command still held there ends

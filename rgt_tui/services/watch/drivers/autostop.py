@@ -287,7 +287,8 @@ class AutoStop:
         ):
             # Past the command's time: no process will record its outcome (a watch running
             # it now would have); a restart before then tells it when the time has passed.
-            self._emit(stop_outcome_unknown_event(host, kept.unsettled))  # once: its key
+            answers = state.connection == "connected"
+            self._emit(stop_outcome_unknown_event(host, kept.unsettled, answers=answers))
             kept.unsettled_told = True
         idle_why = idle_refusal(
             state.snapshot, state.connection, self.fleet.thresholds.idle_util_pct

@@ -130,11 +130,28 @@ def answers_after_stop_event(host: HostConfig, stopped_at: float, now: float) ->
     )
 
 
-def stop_outcome_unknown_event(host: HostConfig, claimed_at: float) -> WatchEvent:
+def stop_outcome_unknown_event(
+    host: HostConfig, claimed_at: float, *, answers: bool = False
+) -> WatchEvent:
     """A stop watch claimed and started whose outcome was never recorded: the watch that
     ran it ended while it ran (killed, a reboot, its terminal closed). Whether the box
     stopped is unknown, and no later pass runs it again (the queue's stop is claimed):
-    told once, critical, so a box that bills on is not left unsaid (hour s23a #1)."""
+    told once, critical, so a box that bills on is not left unsaid (hour s23a #1).
+    ``answers``: the box answers now, so it is known not to be stopped (h602 #9: "not
+    known" of a box answering every sample)."""
+    if answers:
+        return WatchEvent(
+            "stop_unknown",
+            host.name,
+            f"stop_unknown:{host.name}:{claimed_at:.0f}",
+            f"{host.name}: a stop watch started at {local_time(claimed_at)} has no recorded "
+            "outcome, and the box still answers — it is billing",
+            f"watch started {host.name}'s stop at {local_time(claimed_at)} and ended before "
+            "the command did; the box answers now, so it did not stop (or was started "
+            "again), and watch does not run the same queue's stop twice. Stop it at the "
+            "provider's console if it should not run.",
+            "critical",
+        )
     return WatchEvent(
         "stop_unknown",
         host.name,
