@@ -135,9 +135,10 @@ async def _watch(call: Call, fleet: Fleet, listen: tuple[str, int] | None) -> in
         if other is not None:  # two started unwarned (s36 watch hour)
             note(
                 f"another rgt-tui watch runs on this fleet (its periodic pulls said so "
-                f"{fmt_duration(other)} ago): the two share the sent log and each host's "
-                "pull cadence, but each prints its events, checks autostop and serves its "
-                "own metrics; stop one unless you meant two"
+                f"{fmt_duration(other)} ago): the two share the sent log, each host's "
+                "pull cadence and each event, which only the watch that sees it first "
+                "prints and counts in its metrics (h602 #2); each checks autostop and "
+                "serves its own metrics; stop one unless you meant two"
             )
     notifier = Notifier(fleet, sent_log_path(journal_dir(fleet.path)), report=note)
     printer = PrintSink()
