@@ -192,6 +192,12 @@ async def _watch(call: Call, fleet: Fleet, listen: tuple[str, int] | None) -> in
         # (a user's hour saw exit 0 after Apprise refused the URL).
         note("not every notification was delivered (above): exit 1")
         return EXIT_PROBLEMS
+    if call.args.once and notifier.unusable:  # none missed yet: the next event would
+        note(
+            f"{plural(len(notifier.unusable), 'notify target')} cannot be used (above), "
+            "though no notification was missed in this pass: exit 1"
+        )
+        return EXIT_PROBLEMS
     if call.args.once and call.left_out:  # a pass that did not look at every entry
         note(f"{plural(len(call.left_out), 'entry', 'entries')} of the fleet file left out "
              "(above): exit 1")  # fmt: skip

@@ -256,6 +256,28 @@ async def test_watch_once_exits_1_when_a_notification_was_not_delivered(make_loo
     assert "not every notification was delivered (above): exit 1" in done.stderr
 
 
+async def test_watch_once_with_no_event_says_a_target_cannot_be_used_not_undelivered(
+    make_loopback_fleet,
+):
+    """h602 #5: a pass that told nothing said "not every notification was delivered"
+    because a target was unusable (an unset ${VAR}): it still exits 1, in true words."""
+    loopback = await make_loopback_fleet(1)
+    with webhook() as hook:
+        targets = json.dumps([hook.url("/${WATCH_UNSET_TOKEN}")])
+        text = loopback.hosts_file.read_text()
+        loopback.hosts_file.write_text(f"[fleet]\nnotify = {targets}\n\n" + text)
+        done = await arun(
+            "watch", "--once", "--hosts", loopback.hosts_file, env={"WATCH_UNSET_TOKEN": None}
+        )
+        assert hook.received == [], hook.received
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "WATCH_UNSET_TOKEN" in done.stderr, done.stderr
+    assert "not every notification was delivered" not in done.stderr, done.stderr
+    assert "1 notify target cannot be used (above), though no notification was missed" in (
+        done.stderr
+    ), done.stderr
+
+
 async def test_a_changed_host_key_is_its_own_critical_event_at_once_and_once(
     make_loopback_fleet,
 ):

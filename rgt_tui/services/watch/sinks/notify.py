@@ -310,6 +310,10 @@ class Notifier(Sink):
         _quiet_library_logs()
         self.fleet = fleet
         self.failures: list[str] = []  # recent delivery problems, oldest first
+        # Targets that cannot be used, found before any event (a mistyped URL, a variable
+        # not set): no delivery failed yet (h602 #5: "not every notification was
+        # delivered" after 0 events); an event one misses is then a failure too.
+        self.unusable: list[str] = []
         # Said as each problem happens (watch's console): a dead target was said only
         # when watch exited, and an overnight watch looked healthy (hour s18a #3).
         self._say = report
@@ -368,8 +372,12 @@ class Notifier(Sink):
         """Say each target that cannot be sent to (``target_problems``); each is said
         again now (the file was applied), and not again at each event it misses."""
         self._said_unusable.clear()
+        self.unusable = []
         for target_id, problem in target_problems(self.fleet, self._environ):
-            self._report(problem, once=target_id)
+            self.unusable.append(problem)
+            self._said_unusable.add(target_id)
+            if self._say is not None:
+                self._say(problem)
 
     async def resume(self) -> int:
         """Retry, once per start, the events of the last day that some target never got
