@@ -99,10 +99,11 @@ def config_refusal(
 def _config_refusal(host: HostConfig, profile: Profile, reversible: Sequence[str]) -> str | None:
     stop = (host.watch.stop or "").strip()
     where = f"{host.name}: autostop refused"
+    example = f', e.g. stop = "{profile.stop_example}"' if profile.stop_example else ""
     if not stop:
         return (
             f"{where} — autostop_minutes needs stop = \"<the provider's reversible stop "
-            'command>", e.g. stop = "vastai stop instance 1234567"'
+            f'command>"{example}'
         )
     if not profile.reversible_stop:
         others = f" (one of: {', '.join(reversible)})" if reversible else ""
@@ -132,7 +133,7 @@ def _config_refusal(host: HostConfig, profile: Profile, reversible: Sequence[str
         return (
             f"{where} — stop contains '{word}', a word of destroying (a guard beside the "
             f"profile's rule: watch never runs anything that may destroy). Write the "
-            f'provider\'s reversible stop, e.g. stop = "vastai stop instance 1234567"'
+            f"provider's reversible stop{example}"
         )
     if "$'" in stop:
         return (

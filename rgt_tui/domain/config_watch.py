@@ -73,8 +73,10 @@ def host_watch(t: Table, fleet: FleetWatch) -> HostWatch:
         t.problems.append(
             t.error(
                 "autostop_minutes",
+                # Both platforms' shapes: vast.ai's alone was offered to RunPod hosts.
                 "autostop_minutes needs the provider's reversible stop command: add "
-                'stop = "vastai stop instance 1234567" (never a destroy command)',
+                'stop = "<it>", e.g. "vastai stop instance 1234567" on vast.ai, '
+                '"runpodctl stop pod abc123xyz" on RunPod (never a destroy command)',
             )
         )
         autostop = None

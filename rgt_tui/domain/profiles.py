@@ -43,6 +43,10 @@ class Profile:
     # with ``autostop_minutes``). False where the only verb destroys (Lambda: terminate)
     # or where there is no stop to speak of (a bare SSH box, Slurm, a pod).
     reversible_stop: bool = False
+    # The platform's reversible stop as a fleet file's ``stop`` would hold it (an example
+    # instance id): autostop's refusals offer it ("" where none is known; h602 #7 offered
+    # vast.ai's to a RunPod host).
+    stop_example: str = ""
     # Seconds between periodic pulls (``watch``, the TUI) of a host that sets no
     # ``pull_every``: where a box can vanish with its disk (spot, auto-release, a pod),
     # results must leave it as they appear. None: no periodic pull unless asked.

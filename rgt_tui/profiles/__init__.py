@@ -35,7 +35,7 @@ OPTIONAL = ("release_after_off_days", "durable_under", "durable_not_under", "dur
 OPTIONAL += ("durable_mount_lost", "durable_mount_fix")
 # Whether the platform's stop can be undone (``Profile.reversible_stop``; absent: false,
 # so ``watch`` never runs a stop on a platform nobody has said has one).
-OPTIONAL += ("reversible_stop",)
+OPTIONAL += ("reversible_stop", "stop_example")
 # The default cadence of periodic pulls (``Profile.pull_every``), a duration: "30m".
 OPTIONAL += ("pull_every",)
 # What `rgt-tui add` offers a new host (``Profile.suggested_workdir``, ``…_durable_dir``).
@@ -119,6 +119,7 @@ def parse_profile(data: dict[str, Any], source: str) -> Profile:
         durable_mount_lost=data.get("durable_mount_lost", ""),
         durable_mount_fix=data.get("durable_mount_fix", ""),
         reversible_stop=data.get("reversible_stop", False),
+        stop_example=_text(data, "stop_example", source),
         pull_every=every_s,
         egress_usd_per_gb=None if egress is None else float(egress),
         interruptible_possible=data.get("interruptible_possible", False),
@@ -128,6 +129,14 @@ def parse_profile(data: dict[str, Any], source: str) -> Profile:
         **_mirrors(data, source),
         **_suggested(data, source),
     )
+
+
+def _text(data: dict[str, Any], key: str, source: str) -> str:
+    """An optional text key ("" when absent)."""
+    value = data.get(key, "")
+    if not isinstance(value, str):
+        raise ProfileError(f"{source}: {key} must be text")
+    return value
 
 
 def _suggested(data: dict[str, Any], source: str) -> dict[str, str]:

@@ -87,6 +87,13 @@ name = "stop-only"
 ssh = "root@10.0.0.13"
 profile = "lambda"
 stop = "lambda-cli stop i-2"
+
+[[hosts]]
+name = "pod-rm"
+ssh = "root@10.0.0.14"
+profile = "runpod"
+stop = "runpodctl remove pod abc"
+autostop_minutes = 30
 """
 
 
@@ -102,7 +109,13 @@ def test_refusals_are_said_at_start_for_each_host_that_can_never_stop(tmp_path):
     said = auto.refusals
     # Allowed: a reversible stop on a platform that has one. No autostop_minutes: no
     # autostop at all, so nothing to refuse (a stop kept for later use).
-    assert set(said) == {"lambda", "bare", "vast-destroy", "vast-teardown", "vast-rm", "autodl-cn"}
+    assert set(said) == {
+        "lambda", "bare", "vast-destroy", "vast-teardown", "vast-rm", "autodl-cn", "pod-rm"
+    }  # fmt: skip
+    # The example is the platform's own stop (h602 #7 was offered vast.ai's on RunPod).
+    assert 'e.g. stop = "runpodctl stop pod abc123xyz"' in said["pod-rm"], said
+    assert 'e.g. stop = "vastai stop instance 1234567"' in said["vast-rm"], said
+    assert "e.g. stop" not in said["autodl-cn"], said  # no command line to offer there
     assert (
         "profile lambda (Lambda Cloud) has no reversible stop: terminate (there is no stop)"
         in (said["lambda"])
