@@ -62,7 +62,14 @@ def ask(prompt: str, *, flush: bool = True) -> str | None:
                     sys.stdout.flush()
                 return _typed(line) if line else None
             if byte == b"\n":
-                return _typed(line)
+                if not _KEY_SEQUENCE.search(line):
+                    return _typed(line)
+                # An arrow moved no cursor here: what it meant cannot be known, and a
+                # guess writes another value than the one meant (review h605 #7).
+                sys.stdout.write(ARROWS_SAID + prompt)
+                sys.stdout.flush()
+                line.clear()
+                continue
             line += byte
     except KeyboardInterrupt:
         # The terminal echoed ^C where the answer was being typed: end that line, so
@@ -83,8 +90,12 @@ def ask(prompt: str, *, flush: bool = True) -> str | None:
 _KEY_SEQUENCE = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|O.|)")
 
 
+ARROWS_SAID = "arrow keys do not edit here (Backspace and Ctrl-U do): type it again\n"
+
+
 def _typed(line: bytes) -> str:
-    """The answer ``line`` gives: without the keys' escape sequences, stripped."""
+    """The answer ``line`` gives, stripped (at the end of input, without the keys'
+    escape sequences: there is no asking again)."""
     return _KEY_SEQUENCE.sub(b"", line).decode(errors="replace").strip()
 
 

@@ -37,8 +37,9 @@ IDLE_ALERT = "cost.idle"  # P1: GPUs idle while billed, no cell running
 CLOCK_JUMP_S = 86400.0
 CLOCK_BACK_S = 60.0
 # The longest gap between two samples an idle clock counts across (a restart of watch,
-# watch --once from cron every few minutes, a dropped link): past it, it starts again.
-IDLE_GAP_S = 3600.0
+# watch --once from cron, hourly too with a run missed, a dropped link): past it, it
+# starts again. Not an hour: an hourly cron's jitter reset it every other run (h605 #5).
+IDLE_GAP_S = 3 * 3600.0
 
 
 def clock_jumped(before: float | None, now: float) -> bool:

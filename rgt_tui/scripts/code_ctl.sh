@@ -19,7 +19,7 @@
 #                       other is kept and named), then writes the record's LINEs to
 #                       DIR/.rgt-sync.record atomically
 
-record_name=.rgt-sync.record
+# record_name: queue_ctl.sh's (the sync record; a launch checks its stamp there too)
 
 code_scan() {
     local dir rec line at free

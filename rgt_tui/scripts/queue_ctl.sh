@@ -420,6 +420,11 @@ launch() {
         owner_ok "$session"
         refuse running "$why"
     fi
+    # A sync since the plan's code check (it switches under this lock): the cells would
+    # record the code the plan saw, not the code they run (h603 #1). Before anything
+    # moves: a --fresh launch refused here archived the queue first (review h605 #1).
+    [ -z "$code_stamp" ] || [ "$(record_stamp "$workdir/$record_name")" = "$code_stamp" ] ||
+        refuse code-changed "the code in $workdir was synced since the plan checked it: the cells would record the code the plan saw, not the code they run — plan the launch again"
     if [ "$fresh" = 1 ] && [ -e "$q/runner.state" -o -e "$q/cells.tsv" -o -e "$q/queue.txt" ]; then
         archived="$rgt/queue.archived.$(date +%Y%m%d-%H%M%S).$$"
         mv "$q" "$archived" && mkdir -p "$q/cells" || refuse io "cannot move $q aside to $archived"
@@ -427,10 +432,6 @@ launch() {
     fi
     [ "$(count_bytes "$q/queue.txt")" = "$qbytes" ] && [ "$(count_lines "$q/cells.tsv")" = "$clines" ] ||
         refuse changed "queue.txt or cells.tsv on the box changed since the plan was made"
-    # A sync since the plan's code check (it switches under this lock): the cells would
-    # record the code the plan saw, not the code they run (h603 #1).
-    [ -z "$code_stamp" ] || [ "$(record_stamp "$workdir/.rgt-sync.record")" = "$code_stamp" ] ||
-        refuse code-changed "the code in $workdir was synced since the plan checked it: the cells would record the code the plan saw, not the code they run — plan the launch again"
     method=$detach
     if [ "$method" = auto ]; then
         if command -v tmux >/dev/null 2>&1; then method=tmux; else method=nohup; fi
@@ -532,6 +533,8 @@ credentials_remove() {
 # --- Code sync (U42): the listed files of a tree under a workdir, by hash; a staging dir
 # beside them; the switch. Paths arrive NUL-separated on stdin, relative to the dir; a
 # box's symlink is never followed, for reading or writing.
+
+record_name=.rgt-sync.record  # the workdir's sync record (code_ctl.sh writes it)
 
 record_stamp() {  # FILE -> "inode.size.mtime" of the sync record, or "none"
     stat -c '%i.%s.%Y' -- "$1" 2>/dev/null || printf 'none'
@@ -654,10 +657,11 @@ code_stage() {
     # cut off is removed once 2 minutes pass. Only real directories of that name: find's
     # -type d does not follow a link.
     local live
+    # -mmin, not -newermt: BusyBox's find has it too (review h605 #2).
     live=$(find "$dir" -mindepth 1 -maxdepth 1 -type d -name '.rgt-sync.*' \
-        -exec find {} -newermt '-2 minutes' -print -quit \; 2>/dev/null | head -n 1)
+        -exec find {} -mmin -2 -print -quit \; 2>/dev/null | head -n 1)
     [ -z "$live" ] ||
-        refuse busy "another sync is sending to $dir now (${live#"$dir"/}, written to within 2 minutes): wait for it to end, then sync again"
+        refuse busy "another sync is sending to $dir, or one was cut off less than 2 minutes ago (${live#"$dir"/} was written to within 2 minutes): wait for it to end, or 2 minutes, then sync again"
     find "$dir" -mindepth 1 -maxdepth 1 -type d -name '.rgt-sync.*' -exec rm -rf -- {} + 2>/dev/null
     stage_dir="$dir/.rgt-sync.$token"
     err=$(LC_ALL=C mkdir -m 700 -- "$stage_dir" 2>&1) || refuse io "cannot create $stage_dir: $(io_reason "$err")"

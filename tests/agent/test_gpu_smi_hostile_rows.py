@@ -93,10 +93,11 @@ def test_a_number_too_long_for_a_float_loses_that_cell_not_the_gpu(tmp_path: Pat
     """h602 #4: a 400-digit memory.used read as inf, int() of it raised OverflowError, and
     every GPU of the box was gone ("no GPU: GPU probe failed") with its alerts and the
     autostop's view of it. That cell alone reads as unknown."""
-    fields = [f.strip() for f in GPU_ROW.split(",")]
-    fields[7] = "9" * 400  # memory.used (41843 in the recording)
-    source = gpu_smi.SmiSource(str(_stand_in(tmp_path, ", ".join(fields) + "\n")))
-    gpus, why, errors = source.gpus()
-    assert why is None, (why, errors)
-    (gpu,) = gpus
-    assert gpu["mem_used"] is None and gpu["util_pct"] == 96.0 and "H200" in gpu["name"]
+    for digits in (400, 305):  # inf as read; finite as read, inf once in bytes (h605 #6)
+        fields = [f.strip() for f in GPU_ROW.split(",")]
+        fields[7] = "9" * digits  # memory.used (41843 in the recording)
+        source = gpu_smi.SmiSource(str(_stand_in(tmp_path, ", ".join(fields) + "\n")))
+        gpus, why, errors = source.gpus()
+        assert why is None, (digits, why, errors)
+        (gpu,) = gpus
+        assert gpu["mem_used"] is None and gpu["util_pct"] == 96.0 and "H200" in gpu["name"]

@@ -71,7 +71,7 @@ async def test_small_files_are_counted_in_the_disks_blocks(make_loopback_fleet, 
             await transport.close()
         said = f"{refused.value.message} — {refused.value.fix}"
         assert f"the box's disk holding {disk / 'code'} has" in said, said
-        assert "this sync sends 4.7M" in said, said
+        assert "this sync needs 4.7M there, in its 4 KiB blocks" in said, said
 
 
 def test_rsyncs_own_cause_is_said_not_only_its_last_line(tmp_path):
@@ -103,3 +103,34 @@ def test_rsyncs_own_cause_is_said_not_only_its_last_line(tmp_path):
     said = rsync_failure("box1", gone.returncode, gone.stderr)
     assert gone.returncode == 23 and "No such file or directory" in said.message, said
     assert "changed or vanished here while it was sent" in said.fix, said.fix
+
+
+def test_rsyncs_cause_comes_before_an_ssh_banner_and_a_local_file_is_not_the_boxs():
+    """Review h605 #4: a login banner on stderr put "ssh: ** Authorized use only **" in the
+    message and hid the full disk; a file here rsync could not read was blamed on the box.
+    The lines as rsync 3.2 and sshd write them."""
+    from rgt_tui.services.code_sync.rsync import rsync_failure
+
+    banner = (
+        "** Authorized use only **\n"
+        'rsync: [receiver] write failed on "/w/big.bin": No space left on device (28)\n'
+        "rsync error: error in file IO (code 11) at receiver.c(380) [receiver=3.2.7]\n"
+    )
+    said = rsync_failure("box1", 11, banner)
+    assert "No space left on device" in said.message and "Authorized" not in said.message
+    local = (
+        'rsync: [sender] send_files failed to open "/home/me/proj/a.py": Permission denied (13)\n'
+        "rsync error: some files/attrs were not transferred (see previous errors) (code 23)\n"
+    )
+    said = rsync_failure("box1", 23, local)
+    assert "a file of the code tree here cannot be read" in said.fix, said.fix
+    refused = (
+        "root@10.0.0.5: Permission denied (publickey).\n"
+        "rsync: connection unexpectedly closed (0 bytes received so far) [sender]\n"
+        "rsync error: unexplained error (code 255) at io.c(232) [sender=3.2.7]\n"
+    )
+    said = rsync_failure("box1", 255, refused)
+    assert (
+        said.message == "rsync exited with 255: ssh: root@10.0.0.5: Permission denied (publickey)."
+    )
+    assert "found no key box1 accepts" in said.fix, said.fix

@@ -160,6 +160,18 @@ async def test_a_sync_between_the_plan_and_its_start_refuses_the_launch(
         plan = await plan_launch(fleet, host, transport, acks=("code",))
         assert plan.ok and plan.code_id.startswith(f"tree={synced.identity.tree}"), plan.code_id
         await launch(plan, transport)
+        await wait_view(qf, lambda v: v.state == FINISHED)
+        # A --fresh plan refused so moves nothing first: it archived the queue, then
+        # refused (review h605 #1).
+        fresh = await plan_launch(fleet, host, transport, acks=("code",), fresh=True)
+        assert fresh.ok, fresh.problems
+        (tmp_path / "code" / "src" / "train.py").write_text("print('and again')\n")
+        await sync_code(host, transport)
+        with pytest.raises(QueueError) as refused:
+            await launch(fresh, transport)
+        assert refused.value.code == "code-changed"
+        assert not list(qf.qdir().parent.glob("queue.archived.*"))
+        assert (qf.qdir() / "runner.state").exists()  # the finished queue, where it was
     finally:
         await transport.close()
 

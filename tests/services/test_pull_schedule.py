@@ -314,8 +314,10 @@ async def test_a_failing_pull_is_told_once_per_run_of_failures(make_loopback_fle
     assert failed.kind == "pull_failed" and failed.key == "pull_failed:box1:5000"
     assert "fix:" in failed.body and failed.severity == "warning"
     assert "It is tried again every 1 min;" in failed.body, failed.body
-    # Each line a sentence: the console joins them (h602 #6: "…on the box It is tried").
-    assert all(line.endswith((".", "!", "?")) for line in failed.body.splitlines()), failed.body
+    # Each line but the fix a sentence, the fix last: the console joins them (h602 #6:
+    # "…on the box It is tried"), and a full stop after a command breaks its copy.
+    *said, fix = failed.body.splitlines()
+    assert all(line.endswith((".", "!", "?")) for line in said) and fix.startswith("fix: ")
     assert scheduler.failure("box1")[0] == 5300.0  # the pane's line still follows each try
 
     # watch restarted (a new scheduler, its own clock): the same failure is not told again.

@@ -106,7 +106,10 @@ def _mib_to_bytes(cell):
 
 
 def _mib(value):
-    return None if value is None else int(round(value * MIB))
+    if value is None:
+        return None
+    value *= MIB  # 305 nines is a float, and inf once in bytes (review h605 #6)
+    return int(round(value)) if math.isfinite(value) else None
 
 
 def _int_or_none(value):

@@ -107,6 +107,7 @@ async def rsync_send(
 
 
 _SUMMARY = ("rsync error:", "rsync warning:")
+_AFTERMATH = ("Broken pipe", "connection unexpectedly closed")
 
 
 def _rsyncs(line: str) -> bool:
@@ -124,16 +125,20 @@ def rsync_failure(host: str, status: int, stderr: str) -> SyncError:
     # rsync's own cause ("rsync: [receiver] write failed on …: No space left on device"),
     # not only its last line ("error in file IO (code 11)"), which said nothing (h603 #4).
     cause = [ln[:_LINE] for ln in lines if _rsyncs(ln) and not ln.startswith(_SUMMARY)]
-    cause = [ln for ln in cause if "Broken pipe" not in ln][:_SSH_LINES]  # the aftermath
-    if ssh:
-        said = "ssh: " + "; ".join(ssh)
-    elif cause:
+    # The aftermath of another failure (ssh's, the other side's), not a cause.
+    cause = [ln for ln in cause if not any(a in ln for a in _AFTERMATH)][:_SSH_LINES]
+    # rsync's cause first when it gave one: ssh's lines then may be a banner or a
+    # warning, not the failure (review h605 #4).
+    if cause:
         said = "; ".join(cause)
+    elif ssh:
+        said = "ssh: " + "; ".join(ssh)
     else:
         said = lines[-1][:_LINE] if lines else "no message"
     message = f"rsync exited with {status}: {said}"
     words = " ".join(ssh)
     causes = " ".join(cause)
+    local = " ".join(ln for ln in cause if ln.startswith("rsync: [sender]"))
     if "No space left on device" in causes or "Disk quota exceeded" in causes:
         fix = (
             f"the box's disk holding the workdir is full (df -h; df -i on {host}): free space "
@@ -144,6 +149,12 @@ def rsync_failure(host: str, status: int, stderr: str) -> SyncError:
         fix = (
             "a file of the code tree changed or vanished here while it was sent (an editor "
             f"saving, a build): rgt-tui sync {host} again; the workdir is unchanged"
+        )
+    elif "Permission denied" in local:
+        fix = (
+            "a file of the code tree here cannot be read (its mode or owner on this "
+            f"machine): fix it, or leave it out with code_exclude, then rgt-tui sync {host}; "
+            "the workdir is unchanged"
         )
     elif "Permission denied" in causes:
         fix = (

@@ -173,8 +173,8 @@ async def sync_code(
         raise SyncError(
             host.name,
             f"the box's disk holding {host.workdir} has {fmt_bytes(before.free)} free; this "
-            f"sync sends {fmt_bytes(need)} ({biggest.path} alone is "
-            f"{fmt_bytes(biggest.size)})",
+            f"sync needs {fmt_bytes(need)} there, in its 4 KiB blocks ({biggest.path} "
+            f"alone is {fmt_bytes(biggest.size)})",
             "free space there (df -h on the box), or leave data out of the code: "
             'code_exclude = ["data/"] in the host\'s block',
         )

@@ -630,8 +630,12 @@ def _silent(
             "its network is down. Its results are only where they were last pulled to."
         )
     elif state.connection == "unreached" and memory.boot_id is None:
-        # Never seen answering, by any run: no run of ours is there to be alive (h602 #6).
-        why = "It has never answered." + (
+        # Never seen answering by any watch: said so, not "does not answer (powered off…)"
+        # (h602 #6); a run may still be there, started before rgt-tui watched it.
+        why = (
+            "No watch has seen it answer; a run there, if one was started, may still be "
+            "alive (GEN8)."
+        ) + (
             ""
             if state.fix
             else " Check its address, port and login in the fleet file, and whether the "

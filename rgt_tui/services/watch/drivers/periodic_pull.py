@@ -710,10 +710,11 @@ class PullScheduler:
                 host=host.name,
                 key=f"pull_failed:{host.name}:{told_at:.0f}",  # one per failure told
                 title=f"{host.name}: periodic pull failed",
-                # Sentences each: the console joins the lines ("…on the box It is tried
+                # Sentences each, the fix last (it may end in a command, which a full stop
+                # would break): the console joins the lines ("…on the box It is tried
                 # again": h602 #6).
-                body=f"{_sentence(why)}\nfix: {_sentence(fix)}\nIt is tried again every "
-                f"{interval}; what arrived is kept and the next pull resumes it.",
+                body=f"{_sentence(why)}\nIt is tried again every {interval}; what arrived "
+                f"is kept and the next pull resumes it.\nfix: {fix}",
                 severity="warning",
             )
             if new:
