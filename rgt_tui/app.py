@@ -35,7 +35,7 @@ from rgt_tui.controllers.spot import SpotWatch
 from rgt_tui.controllers.type_ahead import TypeAhead
 from rgt_tui.controllers.watch_notify import TuiNotify
 from rgt_tui.controllers.workers import run_work
-from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.config import ConfigError, Fleet, HostConfig
 from rgt_tui.domain.errors import HostKeyError
 from rgt_tui.domain.history import HostHistory
 from rgt_tui.domain.queue_state import FINISHED, GROUP_STOPPED, Q_RUNNING, STOPPED, QueueView
@@ -61,6 +61,7 @@ from rgt_tui.screens.shell_keys import ShellRequested, open_shell
 from rgt_tui.screens.tabs.logs_recall import LogRecall
 from rgt_tui.screens.type_ahead import take_key
 from rgt_tui.services.connections import FleetConnections
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.records_watch import WATCH_EVERY_S
 from rgt_tui.services.runtime.events import (
     ClocksDue,
@@ -565,8 +566,20 @@ class RgtApp(ThemedApp):
             # The stand-in "local" of a fleet with no file goes with the first box added:
             # kept, it read "2 hosts", and the next edit of the file told it "removed …
             # still bills" (h604 #3).
-            hosts = (host,) if self.fleet.is_default else (*self.fleet.hosts, host)
-            self.runtime.adopt(replace(self.fleet, hosts=hosts, path=fleet_file, is_default=False))
+            if self.fleet.is_default:
+                # The file as written now: another process (rgt-tui add) may have added
+                # boxes and settings to it since this one started (h606 #2).
+                try:
+                    self.runtime.adopt(load_fleet(fleet_file))
+                except ConfigError:
+                    hosts = (host,)
+                    fleet = replace(self.fleet, hosts=hosts, path=fleet_file, is_default=False)
+                    self.runtime.adopt(fleet)
+            else:
+                hosts = (*self.fleet.hosts, host)
+                self.runtime.adopt(
+                    replace(self.fleet, hosts=hosts, path=fleet_file, is_default=False)
+                )
         self.fleet_screen.select_added(host.name)
         note = f"; {screen.added_note}" if screen.added_note else ""  # "created queues/…"
         self.notify(f"added {host.name} to {fleet_file}{note}", title=host.name)

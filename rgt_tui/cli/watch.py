@@ -137,7 +137,7 @@ async def _watch(call: Call, fleet: Fleet, listen: tuple[str, int] | None) -> in
                 f"another rgt-tui watch runs on this fleet (its periodic pulls said so "
                 f"{fmt_duration(other)} ago): the two share the sent log, each host's "
                 "pull cadence and each event, which only the watch that sees it first "
-                "prints and counts in its metrics (h602 #2); each checks autostop and "
+                "prints and counts in its metrics; each checks autostop and "
                 "serves its own metrics; stop one unless you meant two"
             )
     notifier = Notifier(fleet, sent_log_path(journal_dir(fleet.path)), report=note)

@@ -822,7 +822,7 @@ async def test_a_name_taken_while_add_asks_is_asked_again_before_the_key_is_trus
     taken = HAND_WRITTEN + '\n[[hosts]]\nname = "nb"\nssh = "local"\n'  # another editor
     hosts.write_text(taken)
     adding.type("yes")
-    await adding.expect("Name [")
+    await adding.expect("Name [nb-2]: ")  # the free name its fix offers (h606 #10)
     assert not (home / ".ssh" / "known_hosts").exists()  # nothing trusted yet
     adding.type("nb2")
     code, out, _ = await adding.finish()

@@ -160,7 +160,7 @@ async def test_a_repository_inside_the_tree_and_an_odd_name_are_said_each_with_i
     git(inner, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "inner")
     (code / os.fsdecode(b"odd\xff.py")).write_text("Y = 1\n")
     git_tree(code)  # the outer tree: the inner one is a gitlink entry
-    host, _root = await _box1(make_loopback_fleet, code)
+    host, root = await _box1(make_loopback_fleet, code)
     t = transport_for(host)
     try:
         result = await sync_code(host, t, method="sftp")
@@ -173,6 +173,16 @@ async def test_a_repository_inside_the_tree_and_an_odd_name_are_said_each_with_i
     note = skipped_note(result.skipped)
     assert "install it on the box, or vendor its files" in note, note
     assert "rename a file whose name is not plain text" in note and "symlink" not in note
+    # The box holds the inner repository's files (cloned there, or synced before the
+    # tree became a git one): "git check-ignore failed … is in submodule" (h606 #1).
+    write(root, "third_party/lib/lib.py", "X = 1\n")
+    t = transport_for(host)
+    try:
+        again = await sync_code(host, t, method="sftp")
+        status = await code_status(host, t)
+    finally:
+        await t.close()
+    assert status is not None and again.skipped == result.skipped
 
 
 async def test_a_box_symlink_is_never_followed_or_written_through(make_loopback_fleet, tmp_path):

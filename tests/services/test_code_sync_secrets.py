@@ -48,7 +48,10 @@ async def _sync(host, *, check: bool = False):  # type: ignore[no-untyped-def]
      # h603 #2: sent before, every one.
      "credentials.json", "gcp/service-account.json", "client_secret_123.apps.json", "key.pem",
      "certs/server.key", "my.p12", "id_rsa.bak", "keys/id_ed25519.old", ".gnupg/secring.gpg",
-     ".kube/config", "deploy/.vault-token", "wandb-api.key"],
+     ".kube/config", "deploy/.vault-token", "wandb-api.key",
+     # h606 #7: their copies.
+     "credentials (1).json", "credentials.json.bak", "application_default_credentials.json",
+     "server.pem.bak", "server.key.orig", "putty.ppk", "id_ed25519~", "_netrc"],
 )  # fmt: skip
 def test_secret_names(rel: str) -> None:
     assert is_secret(rel)

@@ -103,6 +103,10 @@ async def test_the_first_box_added_to_a_file_with_none_replaces_the_stand_in_loc
     app = RgtApp(fleet, config_dir=tmp_path / "config")
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(lambda: "has no [[hosts]] entry" in screen_text(app), pilot=pilot)
+        # Meanwhile `rgt-tui add` in another terminal writes a box (h606 #2: the first
+        # + then kept only its own box, dropping this one until the file changed again).
+        with hosts.open("a") as f:
+            f.write('\n[[hosts]]\nname = "other"\nssh = "local"\n')
         await pilot.press("plus")
         screen = await wait_for(
             lambda: isinstance(app.screen, AddHostScreen) and app.screen, pilot=pilot
@@ -117,8 +121,9 @@ async def test_the_first_box_added_to_a_file_with_none_replaces_the_stand_in_loc
         await wait_for(lambda: not add.disabled, pilot=pilot)
         await click(pilot, add)
         await wait_for(lambda: "first" in app.fleet_screen.panes, pilot=pilot)
-        assert list(app.fleet_screen.panes) == ["first"]
-        assert [h.name for h in app.fleet.hosts] == ["first"] and not app.fleet.is_default
+        await wait_for(lambda: "other" in app.fleet_screen.panes, pilot=pilot)
+        assert sorted(app.fleet_screen.panes) == ["first", "other"]
+        assert [h.name for h in app.fleet.hosts] == ["other", "first"] and not app.fleet.is_default
         await wait_for(lambda: "has no [[hosts]] entry" not in screen_text(app), pilot=pilot)
         # The user edits the file: read again, and nothing is said of "local".
         hosts.write_text(hosts.read_text().replace("poll_seconds = 1", "poll_seconds = 3"))
@@ -127,4 +132,4 @@ async def test_the_first_box_added_to_a_file_with_none_replaces_the_stand_in_loc
         await pilot.pause()
         said = notes(app)
         assert not [n for n in said if "local" in n], said
-        assert list(app.fleet_screen.panes) == ["first"]
+        assert sorted(app.fleet_screen.panes) == ["first", "other"]

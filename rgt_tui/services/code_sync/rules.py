@@ -72,9 +72,12 @@ _PRIVATE_KEYS = frozenset(
 # pair's "mykey.pem", a PKCS#12 bundle), and the names cloud keys are saved under
 # (a Google service account's JSON key, an OAuth client's secret): h603 #2 found them
 # all sent. A public certificate named .pem stays here too: the not-sent line names it.
-_KEY_ENDINGS = (".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".gpg", ".asc")
+_KEY_ENDINGS = (".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".gpg", ".asc", ".ppk")
+_BACKUP = re.compile(r"(?:\.(?:bak|orig|old|backup|save|swp)|~)+$")
+_BROWSER_COPY = re.compile(r" \(\d+\)(?=\.[^.]+$)")
 _KEY_NAMES = re.compile(
-    r"credentials\.json|(?:client_secret|service[-_]account)[^/]*\.json|\.vault-token"
+    r"(?:application_default_)?credentials\.json|(?:client_secret|service[-_]account)[^/]*\.json"
+    r"|\.vault-token"
 )
 # A home's own stores, at any depth of the tree: GnuPG's keyring, kubectl's config.
 _KEY_FOLDERS = frozenset({".gnupg", ".kube"})
@@ -93,7 +96,10 @@ def is_secret(rel: str) -> bool:
         return True
     if _KEY_FOLDERS & set(parts[:-1]) or name in _KEY_FOLDERS:
         return True
-    if name.endswith(_KEY_ENDINGS) or _KEY_NAMES.fullmatch(name):
+    # A copy is the same secret: "server.key.orig", "credentials (1).json", "id_ed25519~"
+    # (h606 #7).
+    name = _BROWSER_COPY.sub("", _BACKUP.sub("", name))
+    if name.endswith(_KEY_ENDINGS) or _KEY_NAMES.fullmatch(name) or name == "_netrc":
         return True
     # id_rsa, and its copies (id_rsa.bak, id_ed25519.old): not the public half.
     return any(name == k or name.startswith(k + ".") for k in _PRIVATE_KEYS) and not (
@@ -338,8 +344,14 @@ class SendRules:
         return set(asked) - ignored
 
     def _git_ignored(self, paths: list[str], host: str) -> set[str]:
+        # A path inside a repository in the tree (a submodule, a clone) is none of this
+        # tree's files, and git check-ignore refuses it whole ("fatal: Pathspec … is in
+        # submodule": every sync and preflight failed, h606 #1): not sent, unasked.
+        nested = {a for p in paths for a in _ancestors(p) if (self.root / a / ".git").exists()}
+        inside = {p for p in paths if any(a in nested for a in _ancestors(p))}
+        paths = [p for p in paths if p not in inside]
         if not paths:
-            return set()
+            return inside
         try:
             done = subprocess.run(
                 ["git", "-C", str(self.root), "check-ignore", "-z", "--stdin"],
@@ -352,4 +364,4 @@ class SendRules:
         if done.returncode not in (0, 1):  # 1: none of them is ignored
             err = done.stderr.decode(errors="replace").strip()
             raise SyncError(host, f"git check-ignore failed in {self.root}: {err}")
-        return {os.fsdecode(n) for n in done.stdout.split(b"\0") if n}
+        return inside | {os.fsdecode(n) for n in done.stdout.split(b"\0") if n}
