@@ -16,6 +16,16 @@ from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.transport import transport_for
 
 
+def _box1_working_on(fleet, code, root, disk):  # type: ignore[no-untyped-def]
+    """box1 with ``code`` as its tree and its workdir on ``disk`` (``root``'s was)."""
+    add_code(fleet.hosts_file, code)
+    text = fleet.hosts_file.read_text()
+    fleet.hosts_file.write_text(
+        text.replace(f'workdir = "{root}"', f'workdir = "{disk / "code"}"', 1)
+    )
+    return load_fleet(fleet.hosts_file).host("box1")
+
+
 async def test_a_sync_bigger_than_the_box_disk_is_refused_naming_the_space(
     make_loopback_fleet, tmp_path
 ):
@@ -26,12 +36,7 @@ async def test_a_sync_bigger_than_the_box_disk_is_refused_naming_the_space(
     (code / "data" / "blob.bin").write_bytes(os.urandom(6 << 20))
     root = fleet.box("box1").root
     with tmpfs(root / "small", "4m") as disk:
-        add_code(fleet.hosts_file, code)
-        text = fleet.hosts_file.read_text()
-        fleet.hosts_file.write_text(
-            text.replace(f'workdir = "{root}"', f'workdir = "{disk / "code"}"', 1)
-        )
-        host = load_fleet(fleet.hosts_file).host("box1")
+        host = _box1_working_on(fleet, code, root, disk)
         assert host.workdir == str(disk / "code")
         transport = transport_for(host)
         try:
@@ -57,12 +62,7 @@ async def test_small_files_are_counted_in_the_disks_blocks(make_loopback_fleet, 
         write(code, f"pkg/m{i:04d}.py", "x = 1\n" * 16)
     root = fleet.box("box1").root
     with tmpfs(root / "small", "4m") as disk:
-        add_code(fleet.hosts_file, code)
-        text = fleet.hosts_file.read_text()
-        fleet.hosts_file.write_text(
-            text.replace(f'workdir = "{root}"', f'workdir = "{disk / "code"}"', 1)
-        )
-        host = load_fleet(fleet.hosts_file).host("box1")
+        host = _box1_working_on(fleet, code, root, disk)
         transport = transport_for(host)
         try:
             with pytest.raises(SyncError) as refused:

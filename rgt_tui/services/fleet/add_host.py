@@ -14,6 +14,9 @@ add screen share.
    account (a launch of either would be refused: one account holds one queue).
 4. ``fleet_in_code``: a warning when the fleet file (or the new queue file) lies in the
    host's code tree where git lists it: sync never sends it, but a commit would.
+
+Just past 450 lines on purpose: these are the add's checks, which the command line and the
+add screen both call in this order; split, each half would be read only with the other.
 """
 
 from __future__ import annotations
