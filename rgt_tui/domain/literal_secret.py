@@ -243,10 +243,23 @@ def _cut(value: str) -> str:
 _BARE_KEY = re.compile(r"(?=[A-Za-z0-9]*[0-9])(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{32,}")
 
 
+# Keys whose provider's shape is also a valid variable name, so ENV_NAME_RE let them
+# through to "AKIAIOSFODNN7EXAMPLE is not set here" (s60's note): an AWS access key id,
+# Stripe's secret and restricted keys, a Google API key written without a '-'.
+_SHAPED_KEY = re.compile(
+    r"(?:AKIA|ASIA)[A-Z0-9]{16}|(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|AIza[A-Za-z0-9_-]{35}"
+)
+
+
 def looks_like_a_key(value: str) -> bool:
-    """Whether ``value`` is a token by its provider's shape, or a bare key (32+ letters
-    and digits, both): never a variable's name nor a file's."""
-    return is_provider_token(value) or _BARE_KEY.fullmatch(value) is not None
+    """Whether ``value`` is a token by its provider's shape (``hf_…``, ``AKIA…``,
+    ``sk_live_…``), or a bare key (32+ letters and digits, both): never a variable's name
+    nor a file's."""
+    return (
+        is_provider_token(value)
+        or _BARE_KEY.fullmatch(value) is not None
+        or _SHAPED_KEY.fullmatch(value) is not None
+    )
 
 
 def is_provider_token(value: str) -> bool:

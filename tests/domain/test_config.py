@@ -871,7 +871,11 @@ def test_a_token_pasted_where_its_source_goes_is_refused_without_repeating_it(
         'WANDB_KEY = { env = "a3f9c2e18b7d4f6a9c0e2b5d8f1a4c7e9b2d5f80" }\n'  # 11
         'OPENAI_API_KEY = { env = "sk-proj-Zq8xY2VbN0" }\n'  # 12
         'NETRC_KEY = { netrc = "a3f9c2e18b7d4f6a9c0e2b5d8f1a4c7e9b2d5f81" }\n'  # 13
-        'LONG_NAME = { env = "WANDB_API_KEY_FOR_PROJECT_2024_11_30_TEAM" }\n',
+        'LONG_NAME = { env = "WANDB_API_KEY_FOR_PROJECT_2024_11_30_TEAM" }\n'
+        # Keys that are valid variable names by shape (an AWS key id, Stripe's).
+        'AWS_ACCESS_KEY_ID = { env = "AKIAIOSFODNN7EXAMPLE" }\n'  # 15
+        'STRIPE_KEY = { env = "sk_live_4eC39HqLyjWDarjtT1zdp7dc" }\n'  # 16
+        'AWS_KEY_NAME = { env = "AKIA_KEY_FOR_TEAM" }\n',  # a name
     )
     assert [(p.line, p.key) for p in err.problems] == [
         (3, "HF_TOKEN"),
@@ -880,10 +884,13 @@ def test_a_token_pasted_where_its_source_goes_is_refused_without_repeating_it(
         (11, "WANDB_KEY"),
         (12, "OPENAI_API_KEY"),
         (13, "NETRC_KEY"),
+        (15, "AWS_ACCESS_KEY_ID"),
+        (16, "STRIPE_KEY"),
     ]
     said = " ".join(p.message for p in err.problems) + str(err)
     assert "ENVNAMESECRET" not in said and "abcdefghijklmnop" not in said, said
     assert "NqVwYSVP" not in said and "c2e18b7d" not in said and "Zq8xY" not in said, said
+    assert "IOSFODNN" not in said and "4eC39Hq" not in said, said
     assert "env must name an environment variable" in said, said
     assert "the env given is a token itself (hf_…), not where one is" in said, said
     assert "the file given is a token itself (ghp…)" in said, said  # by the file's name
