@@ -51,6 +51,7 @@ class Outcome:
     message: str = ""
     error: str = ""
     result: LaunchResult | None = None
+    code: str = ""  # the box's refusal code when it refused (code-changed, changed, …)
 
 
 class LaunchControl:
@@ -161,7 +162,7 @@ class LaunchControl:
                 self.host.name, lambda t: launch_recorded(fleet, backend, plan, t)
             )
         except Exception as exc:  # QueueError / TransportError: said, the dialog stays
-            return Outcome(error=error_text(exc))
+            return Outcome(error=error_text(exc), code=getattr(exc, "code", ""))
         return Outcome(message=launched_words(result, unrecorded), result=result)
 
     async def plan_retry(

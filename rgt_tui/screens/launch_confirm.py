@@ -151,6 +151,10 @@ def preflight_notes(plan: LaunchPlan) -> Content:
 
 # Said when Launch is pressed on a plan made before a fleet-file edit (review s37).
 STALE_PLAN = "the fleet file changed since this plan: planned again with it; launch again"
+# The box's refusals of a plan that went stale between the plan and Launch (a sync landed,
+# the queue's files changed, another launch started it): the dialog plans again rather
+# than leave Enter on Cancel under a plan that can no longer run (s60's note).
+REPLAN_ON = frozenset({"code-changed", "changed", "running"})
 
 
 class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
@@ -207,6 +211,9 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
         # Enter pressed in the start box: typing is over, so the plan's button takes the
         # focus from the box (end_replan leaves an Input alone while the user types).
         self._leave_box = False
+        # Why the plan on its way was asked again (a stale plan's refusal): shown above
+        # its status when it comes, where the status line alone was overwritten by it.
+        self._note = ""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="launch-box", classes="dialog-box"):
@@ -367,10 +374,14 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
             # its way, or is asked for when the box's Changed comes.
             return
         status = self.query_one("#launch-status", Static)
+        note, self._note = self._note, ""
         if message.plan is None:
             self.plan = None  # the one shown was for another start or other acks
             status.update(
-                Content.styled(shown(f"Could not plan: {message.error}", lines=True), "$error")
+                self._noted(
+                    note,
+                    Content.styled(shown(f"Could not plan: {message.error}", lines=True), "$error"),
+                )
             )
             self.query_one("#launch-go", Button).display = False
             show_refusal(self.query_one("#launch-refused", Static), ())
@@ -441,7 +452,16 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
             )
         else:
             said = Content.styled("Refused: this queue cannot be launched now", "bold $error")
-        status.update(said)
+        status.update(self._noted(note, said))
+
+    @staticmethod
+    def _noted(note: str, said: Content) -> Content:
+        """The plan's status ``said``, under ``note`` (why it was planned again) if any."""
+        if not note:
+            return said
+        return Content.assemble(
+            Content.styled(shown(note, lines=True), "bold $warning"), "\n", said
+        )
 
     @on(Button.Pressed, "#launch-fresh")
     def _start_over(self) -> None:
@@ -493,6 +513,7 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
         if plan is None or not plan.ok or self.launching or self._start_text() != self._asked_for:
             return  # no plan, a refused one, or the box changed and its Changed is queued
         if self.control.stale():  # the fleet file changed under the plan shown: plan again
+            self._note = STALE_PLAN
             self.plan_for_start_box(again=True)
             self.query_one("#launch-status", Static).update(Content.styled(STALE_PLAN, "$warning"))
             return
@@ -507,6 +528,15 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
     async def _launch(self, plan: LaunchPlan) -> None:
         app: Any = self.app
         done = await self.control.launch(plan)
+        if done.result is None and done.code in REPLAN_ON:
+            # The plan went stale on the box: said once, above the plan made again (no
+            # toast repeating the status line), whose button takes the focus.
+            why = done.error.removesuffix(" — plan the launch again")
+            self._note = f"Not launched: {why} — planned again below"
+            self.launching = False
+            self.end_replan(self.query_one("#launch-cancel", Button))
+            self.plan_for_start_box(again=True)
+            return
         if done.result is None:  # QueueError / TransportError: shown, the modal stays
             app.notify(
                 shown(done.error, lines=True), title=f"{self.host.name}: launch failed",

@@ -8,8 +8,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from support.code_trees import add_code, git_tree
-from support.pilot import SIZE, click, make_app, palette_titles, screen_text, text_of, wait_for
+from support.code_trees import add_code, git, git_tree
+from support.pilot import (
+    SIZE,
+    click,
+    make_app,
+    notes,
+    palette_titles,
+    screen_text,
+    text_of,
+    wait_for,
+)
 from support.queues import SCRIPT_RUN, wait_view
 from textual.widgets import Button, Static
 
@@ -174,3 +183,59 @@ async def test_launch_pressed_on_a_plan_made_before_a_fleet_edit_plans_again(
         assert isinstance(app.screen, LaunchConfirmScreen)  # nothing launched
     view = await wait_view(qf, lambda v: True, what="the queue as it is")
     assert view.launch is None
+
+
+async def test_a_sync_after_the_plan_refuses_launch_and_the_dialog_plans_again(
+    make_queue_fleet, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """s60's note: a sync that landed while the plan was on screen made the box refuse the
+    launch (code-changed); the dialog said it twice (a toast and its status) and left Enter
+    on Cancel under a plan that could no longer run. It plans again, says why once above
+    the new plan, and that plan launches with the code now on the box."""
+    from rgt_tui.services.code_sync import sync_code
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    qf.set_preflight_ack(("torch", "arch", "gpu", "driver"))
+    code = tmp_path / "code"
+    git_tree(code)
+    add_code(qf.loopback.hosts_file, code, ("cells/",))
+    fleet = load_fleet(qf.loopback.hosts_file)
+    qf.write_queue(f"{qf.cell_script('one', 'echo one')} t\n")
+    transport = qf.transport()
+    await transport.connect()
+    try:
+        await sync_code(fleet.host("box1"), transport)
+        app = _app(fleet, tmp_path)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("L")
+            modal = await _plan_with(pilot, app, ())
+            assert modal.plan is not None and modal.plan.ok, modal.plan.problems
+            first = modal.plan
+            (code / "src" / "train.py").write_text("print('synced while the plan was up')\n")
+            git(code, "commit", "-qam", "changed while the plan was up")
+            synced = await sync_code(fleet.host("box1"), transport)  # another terminal
+            await click(pilot, "#launch-go")
+            status = modal.query_one("#launch-status", Static)
+            await wait_for(
+                lambda: (
+                    modal.plan is not None
+                    and modal.plan is not first
+                    and not modal.replanning
+                    and "Not launched" in text_of(status)
+                ),
+                what="the plan made again",
+                pilot=pilot,
+            )
+            said = text_of(status)
+            assert "was synced since the plan checked it" in said, said
+            assert "1 cell in the queue" in said, said  # the new plan's own status, below
+            assert not any("launch failed" in n for n in notes(app)), notes(app)
+            assert modal.plan.ok and modal.plan.code_id.startswith(
+                f"tree={synced.identity.tree}"
+            ), modal.plan.code_id
+            assert app.focused is modal.query_one("#launch-go", Button)
+            await pilot.press("enter")
+            await wait_for(lambda: isinstance(app.screen, FleetScreen), pilot=pilot)
+        await wait_view(qf, lambda v: v.count("done") == 1, what="the launch")
+    finally:
+        await transport.close()
