@@ -160,10 +160,14 @@ async def _watch(call: Call, fleet: Fleet, listen: tuple[str, int] | None) -> in
         fleet, sinks=sinks, hosts=hosts, report=note, left_out=tuple(call.left_out.items())
     )
     where = fleet.path or "this machine"
-    targets = sum(1 for h in hosts if h.watch.notify)
+    # Only targets that can be sent to: a host whose one URL is mistyped was counted as
+    # told, beside the line that says it cannot be used (s60's note).
+    targets = sum(1 for h in hosts if notifier.reaches(h.name))
+    unreached = sum(1 for h in hosts if h.watch.notify and not notifier.reaches(h.name))
     note(
         f"{'one pass over' if call.args.once else 'watching'} {plural(len(hosts), 'host')} "
         f"of {where}; {targets} with notification targets"
+        + (f" ({unreached} more whose targets cannot be used, above)" if unreached else "")
         # The server's own URL: the port it got (":0" asks for any) and an IPv6 address
         # in brackets (h582 #6: "http://0.0.0.0:0/metrics", "http://::1:9101/metrics").
         + (f"; metrics at {server.url}" if server is not None else "")

@@ -276,6 +276,10 @@ async def test_watch_once_with_no_event_says_a_target_cannot_be_used_not_undeliv
     assert "1 notify target cannot be used (above), though no notification was missed" in (
         done.stderr
     ), done.stderr
+    # Its host is not counted as told (s60's note: "1 with notification targets").
+    assert "0 with notification targets (1 more whose targets cannot be used, above)" in (
+        done.stderr
+    ), done.stderr
 
 
 async def test_a_changed_host_key_is_its_own_critical_event_at_once_and_once(

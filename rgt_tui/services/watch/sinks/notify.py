@@ -363,6 +363,11 @@ class Notifier(Sink):
         self.fleet = fleet
         self._check_targets()
 
+    def reaches(self, host: str) -> bool:
+        """Whether some target of ``host`` can be sent to, as the fleet file was last
+        applied (a host whose only URL is mistyped has none)."""
+        return any(t.id not in self._unusable_ids for t in self._targets(host))
+
     def _targets(self, host: str) -> tuple[Target, ...]:
         """``host``'s targets: the fleet's, or, for a host the file dropped, its own then."""
         gone = self._gone.get(host)
@@ -373,9 +378,11 @@ class Notifier(Sink):
         again now (the file was applied), and not again at each event it misses."""
         self._said_unusable.clear()
         self.unusable = []
+        self._unusable_ids: set[str] = set()
         for target_id, problem in target_problems(self.fleet, self._environ):
             self.unusable.append(problem)
             self._said_unusable.add(target_id)
+            self._unusable_ids.add(target_id)
             if self._say is not None:
                 self._say(problem)
 
