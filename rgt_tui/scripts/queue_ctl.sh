@@ -124,6 +124,21 @@ running_reason() {  # SESSION -> prints why, returns 0 when running
     return 1
 }
 
+# A cell that still runs though its runner is gone (the runner killed; a cell that ignored
+# the hang-up): a launch would start a second copy beside it (h612 #1). Prints why.
+orphan_reason() {
+    local name
+    [ -r "$q/cells.tsv" ] || return 1
+    while IFS= read -r name; do
+        cell_name_safe "$name" || continue
+        if cell_pid_check "$name" && [ -n "$cell_pid" ]; then
+            printf 'cell %s (pid %s) still runs though its runner is gone: a launch would start a second copy beside it — kill it first' "$name" "$cell_pid"
+            return 0
+        fi
+    done < <(awk -F'\t' '{ print $2 }' "$q/cells.tsv")
+    return 1
+}
+
 # A cell log's last printed line (not the runner's "[rgt ..." marks, not blank), read from
 # its last 4 KiB only: the log is the box's text, of any size. Not through a symlink.
 log_last_line() {  # LOG
@@ -420,6 +435,7 @@ launch() {
         owner_ok "$session"
         refuse running "$why"
     fi
+    if why=$(orphan_reason); then refuse running "$why"; fi
     # A sync since the plan's code check (it switches under this lock): the cells would
     # record the code the plan saw, not the code they run (h603 #1). Before anything
     # moves: a --fresh launch refused here archived the queue first (review h605 #1).

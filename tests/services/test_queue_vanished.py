@@ -6,6 +6,7 @@ import os
 import re
 import signal
 
+import pytest
 from support.machine import alive
 from support.queues import GATE, SCRIPT_RUN, wait_view
 from support.waiting import wait_for
@@ -144,3 +145,41 @@ async def test_a_killed_tmux_session_without_reboot_is_a_manual_kill(make_queue_
     assert diagnosis.cause == MANUAL_KILL and "stopped without an end record" in diagnosis.summary
     evidence = {e.cause: e for e in diagnosis.evidence}
     assert evidence[REBOOT].verdict == NO and "gone now" in evidence[HANGUP].detail
+
+
+async def test_a_cell_that_outlived_its_runner_refuses_a_second_launch_beside_it(make_queue_fleet):
+    """h612 #1: the runner gone (its tmux session killed) while its cell, which ignores the
+    hang-up, still ran: a launch started a second copy of that cell beside the first, both
+    writing its output. The plan refuses it, naming the cell and the kill that settles it,
+    and so does the box under its lock (a plan made another way, or another rgt-tui)."""
+    import dataclasses
+
+    from rgt_tui.services.box_ctl import QueueError
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    deaf = qf.cell_script("deaf", "trap '' HUP; " + GATE)
+    qf.write_queue(f"{deaf} t\n")
+    await _launch(qf)
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="the cell to start")
+    cell_pid = start_pid(qf.state("deaf"))
+    qf.kill_session()
+    view = await wait_view(
+        qf, lambda v: not v.runner_alive and not v.session_present, what="the runner to die"
+    )
+    assert alive(cell_pid) and view.cells[0].status == RUNNING, view.cells[0]
+    transport = qf.transport()
+    try:
+        plan = await plan_launch(qf.fleet, qf.host(), transport)
+        assert not plan.ok
+        (problem,) = [p for p in plan.problems if "still runs" in p]
+        assert "cell 0 (deaf) still runs on box1 though its runner is gone" in problem, problem
+        assert "rgt-tui queue kill box1 deaf" in problem, problem
+        with pytest.raises(QueueError) as refused:
+            await launch(dataclasses.replace(plan, problems=()), transport)
+        assert refused.value.code == "running", refused.value
+        assert f"cell deaf (pid {cell_pid}) still runs though its runner is gone" in str(
+            refused.value
+        )
+    finally:
+        await transport.close()
+    assert len(re.findall(r"^start ", qf.state("deaf"), re.M)) == 1  # no second copy

@@ -295,7 +295,7 @@ def running_problem(
     if launch is None or launch.done is not None or launch.boot_id != view.boot_id:
         return None
     if not (view.runner_alive or view.session_present):
-        return None
+        return _orphan_problem(host, view)
     where = f"runner pid {launch.pid}" if view.runner_alive else f"tmux session {session}"
     current = view.current
     on = f", on cell {current.index} ({current.name})" if current else ""
@@ -313,6 +313,21 @@ def running_problem(
         "— wait for it, append cells to it (they join the running queue), or stop it first: "
         "S / X on the Queue tab, queue stop / queue kill on the command line (they record "
         "who stopped it; a tmux kill-session or kill reads later as a manual kill)"
+    )
+
+
+def _orphan_problem(host: str, view: QueueView) -> str | None:
+    """A cell that still runs though its runner is gone (the runner killed, a cell that
+    outlived its hang-up): a launch would start a second copy of it beside the first,
+    both writing its output (h612 #1). None when no cell runs."""
+    cell = view.current
+    if cell is None:
+        return None
+    name = printable(cell.name, 60)
+    return (
+        f"cell {cell.index} ({name}) still runs on {host} though its runner is gone: a launch "
+        f"now would start a second copy beside it — kill it first (X on the Queue tab, or "
+        f"rgt-tui queue kill {host} {name}), then launch"
     )
 
 
