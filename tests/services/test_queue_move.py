@@ -363,3 +363,46 @@ async def test_a_move_warns_of_a_config_the_target_box_lacks(make_queue_fleet, t
     assert one.returncode == 0, one.stdout + one.stderr
     said = " ".join(one.stdout.split())
     assert "src/new.sh is not on box2" in said and "moved new from box1 to box2" in said, said
+
+
+async def test_a_move_to_a_host_with_no_code_tree_asks_its_box_for_the_configs(make_queue_fleet):
+    """h612 #2 and #3: with no `code` key, nothing asked the target's box for the moved
+    cells' configs (each failed at its start there, paid time spent), nor did its launch
+    plan; and a cell that had failed moved among others with no word that it starts over
+    (a one-cell move refuses it without --from-scratch). Both plans now warn."""
+    import os
+    import re
+    import signal
+
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    first = qf.cell_script("first", GATE)  # on box1's workdir only
+    later = qf.cell_script("later", "echo later")
+    qf.write_queue(f"{first} t\n")
+    qf.write_queue("", "box2")
+    transport = qf.transport()
+    try:
+        await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)
+    finally:
+        await transport.close()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="the cell to start")
+    pid = int(re.findall(r"^start \d+ \S+ (\d+)$", qf.state("first"), re.M)[-1])
+    os.kill(pid, signal.SIGKILL)
+    await wait_view(qf, lambda v: v.state == FINISHED, what="the queue to end")
+    qf.append_queue(f"{later} t\n")
+
+    moved = await arun("queue", "move", "first", "later", "--to", "box2", "--yes", "--hosts", qf.loopback.hosts_file)  # fmt: skip
+    assert moved.returncode == 0, moved.stdout + moved.stderr
+    said = " ".join(moved.stdout.split())
+    assert "cells/first.sh is not on box2" in said and "cells/later.sh is not on box2" in said
+    assert "copy it to the box (no code tree is set for box2 to sync" in said, said
+    assert "rgt-tui sync box2" not in said, said
+    assert "first did not finish on box1 (failed): on box2 it starts over" in said, said
+    assert "later did not finish" not in said, said  # it never ran
+
+    transport = qf.transport("box2")
+    try:
+        plan = await plan_launch(qf.fleet, qf.host("box2"), transport)
+    finally:
+        await transport.close()
+    warned = [w for w in plan.warnings if "is not on box2" in w]
+    assert len(warned) == 2 and warned[0].startswith("cells/first.sh is not on box2"), warned

@@ -357,12 +357,17 @@ def launch_refusals(fleet: Fleet, host: HostConfig) -> list[str]:
     return [*host_problems(fleet, host, checked), *map(str, missing_configs(fleet, host, cells))]
 
 
-def tree_configs(host: HostConfig, cells: Iterable[QueueCell]) -> dict[str, list[QueueCell]]:
+def tree_configs(
+    host: HostConfig, cells: Iterable[QueueCell], *, without_code: bool = False
+) -> dict[str, list[QueueCell]]:
     """The code tree's files that ``cells`` read as their config, by their path from the
     tree's top (the box's workdir: sync puts the tree there), each with the cells that
-    read it. Only with the host's ``code`` set and ``{cfg}`` in its run template; never
-    an absolute or ``~`` path, one that leaves the tree, or a moved cell's (pure)."""
-    if host.ready.code is None or host.run is None or "{cfg}" not in host.run:
+    read it. Only with the host's ``code`` set (or ``without_code``: the workdir's files,
+    for a host with no tree) and ``{cfg}`` in its run template; never an absolute or
+    ``~`` path, one that leaves the tree, or a moved cell's (pure)."""
+    if host.ready.code is None and not without_code:
+        return {}
+    if host.run is None or "{cfg}" not in host.run:
         return {}
     sub = _cfg_base(host.run, host.workdir)
     if sub is None:

@@ -574,6 +574,15 @@ async def plan_launch(
         )
         problems += missing
         warnings += unread
+    elif host.ready.code is None and transport.connected:
+        # No code tree says what the box holds: it is asked for the due cells' configs
+        # (h612 #2: cells moved there failed at their start, paid time spent). A warning:
+        # without a tree, a {cfg} that names no file of the workdir may be a name the run
+        # reads its own way.
+        missing, unread = await configs_not_on_box(
+            host, transport, [cells[i] for i in due], code_acked=False
+        )
+        warnings += missing + unread
     again = [c.index for c in planned[start_index:] if c.status == DONE]
     if again:
         warnings.append(
@@ -620,7 +629,7 @@ async def configs_not_on_box(
     from rgt_tui.services.box_script import box_path, box_refusal, run_box_script
     from rgt_tui.services.queue.check import tree_configs
 
-    configs = tree_configs(host, cells)
+    configs = tree_configs(host, cells, without_code=True)
     if not configs:
         return [], []
     names = sorted(configs)[:CONFIGS_LOOKED_AT]
@@ -643,19 +652,24 @@ async def configs_not_on_box(
     # Said only when true (a user's second hour, s41: "acknowledged" beside the code
     # check's own unacknowledged refusal).
     acked = "the code check is acknowledged, but " if code_acked else ""
+    fix = (
+        f"rgt-tui sync {host.name} (y in the TUI)"
+        if host.ready.code is not None
+        else f"copy it to the box (no code tree is set for {host.name} to sync: docs/ready.md)"
+    )
     return [
         f"{printable(rel, 200)} is not on {host.name} (its workdir {host.workdir}): cell "
         f"{', '.join(printable(c.name, 60) for c in configs[rel][:3])} would fail at once — "
-        f"{acked}no cell runs without its config: rgt-tui sync "
-        f"{host.name} (y in the TUI), or fix the path in the queue file"
+        f"{acked}no cell runs without its config: {fix}, or fix the path in the queue file"
         for rel in gone
     ], []
 
 
 def _configs_unasked(host: HostConfig, why: str) -> str:
+    fix = f" — rgt-tui sync {host.name}" if host.ready.code is not None else ""
     return (
-        f"could not ask {host.name} for the cells' configs ({why}): a config its code "
-        f"lacks fails its cell at once — rgt-tui sync {host.name}"
+        f"could not ask {host.name} for the cells' configs ({why}): a config the box "
+        f"lacks fails its cell at once{fix}"
     )
 
 

@@ -544,6 +544,16 @@ async def plan_move(
                 f"{cell.name} finished on {source.name} but has no verified results: "
                 f"{dest} runs it again; its outputs on {source.name} stay where they are"
             )
+        elif state in UNFINISHED and state != RETRY and cell.name not in verified and not resume:
+            # A move of several cells takes lines, not checkpoints: one that stopped
+            # before its end starts over there, said (h612 #3: a one-cell move refuses it
+            # without --from-scratch, and two cells moved it silently).
+            warnings.append(
+                f"{cell.name} did not finish on {source.name} ({state}): on {dest} it "
+                f"starts over, and its checkpoints on {source.name} stay there — move it alone "
+                f"to resume from a verified one (rgt-tui queue move {shell_word(cell.name)} "
+                f"--to {dest})"
+            )
         if not cell.epochs_given and source.epochs != target.epochs:
             warnings.append(
                 f"{cell.name}'s line gives no epochs: on {dest} it takes {dest}'s default "
