@@ -382,7 +382,15 @@ def run_teardown(call: Call) -> int:
     try:
         outcome = call.on_host(confirm)
     except PermissionError as exc:
-        print(f"refused: {exc}; nothing was torn down", file=sys.stderr)
+        report = getattr(exc, "report", None)  # GateLocked: the checklist at the name
+        if report is not None:
+            # The checklist on screen was the one before the name, every line ticked: the
+            # one that refused it, with what settles each line, is printed (h613 #1: "see
+            # the checklist" named one nowhere on screen, and no command).
+            print("The checklist when the name was checked:")
+            print(format_checklist(report))
+        fix = " — what settles each line is under it above" if report is not None else ""
+        print(f"refused: {exc}; nothing was torn down{fix}", file=sys.stderr)
         return EXIT_PROBLEMS
     except KeyboardInterrupt:
         if not pids:
