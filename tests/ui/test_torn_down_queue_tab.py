@@ -52,6 +52,36 @@ async def test_a_torn_down_hosts_queue_tab_says_it_is_not_read(
             assert "connection refused" not in str(refused.message)
 
 
+async def test_a_box_down_since_the_start_says_so_on_its_queue_tab_then_reads_it(
+    tmp_path: Path, state_dir: Path
+) -> None:
+    """h614 #6: a box down since the app started read "reading the queue…" for good: the
+    tab says it does not answer, and reads the queue once the box is back."""
+    queues = tmp_path / "queues"
+    queues.mkdir()
+    (queues / "box1.txt").write_text("configs/a.yaml cls 1\n")
+    async with LoopbackFleet(1, tmp_path / "fleet", queue_dir=queues, run="true") as boxes:
+        box = boxes.box("box1")
+        await box.stop()
+        app = RgtApp(load_fleet(boxes.hosts_file), config_dir=tmp_path / "config")
+        async with app.run_test(size=SIZE) as pilot:
+            app.open_host("box1")
+            await wait_for(lambda: isinstance(app.screen, HostDetailScreen), pilot=pilot)
+            await pilot.press("7")  # the Queue tab
+            await wait_for(lambda: "box1 does not answer" in screen_text(app), pilot=pilot)
+            text = screen_text(app)
+            assert "reading the queue" not in text and "r tries now" in text, text
+            assert "queues/box1.txt" in text, text
+            await box.start()
+            await pilot.press("r")
+            await wait_for(
+                lambda: "box1 does not answer" not in screen_text(app)
+                and "not sent" in screen_text(app),
+                what="the queue read once the box is back",
+                pilot=pilot,
+            )
+
+
 def test_a_torn_down_hosts_queue_lines_offer_no_launch_or_retry() -> None:
     """h542 #3: a queue read before the teardown still offered "R retry or resume a cell"
     and "L relaunch", which the box refuses: the hint says it is torn down, and m."""

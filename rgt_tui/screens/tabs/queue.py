@@ -23,6 +23,7 @@ from rgt_tui.content.box_text import shown
 from rgt_tui.content.queue_text import cell_line, not_sent_lines, queue_lines, running_risk_lines
 from rgt_tui.content.ready_text import ready_lines
 from rgt_tui.controllers.jobs import HostJobs
+from rgt_tui.controllers.notices import NOT_ANSWERING
 from rgt_tui.controllers.queue_control import QueueControl
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.group_run import RankView
@@ -195,6 +196,20 @@ class QueueTab(DetailTab):
                     MUTED,
                 )
             )
+        elif view.update is not None and view.update.connection.status in NOT_ANSWERING:
+            # Nothing polls a box that does not answer: "reading the queue…" waited for
+            # good on a box down since the app started (h614 #6).
+            error = view.update.connection.error
+            why = f" ({shown(error)})" if error else ""
+            body.update(
+                Content.styled(
+                    f"{view.host.name} does not answer{why}: its queue is read once it does "
+                    f"(r tries now); its queue file here: {view.host.queue}",
+                    "$warning",
+                )
+            )
+        else:
+            body.update(Content.styled("reading the queue…", MUTED))
 
     def _group_rank(self, host: HostConfig) -> tuple[str, int] | None:
         """(group, rank) when ``host`` has no queue of its own and is a rank of a group:
