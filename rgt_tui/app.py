@@ -57,6 +57,7 @@ from rgt_tui.screens.palette import RgtCommands, help_screen
 from rgt_tui.screens.queue_keys import QueueActionRequested, QueueViewed
 from rgt_tui.screens.queue_move_dialog import QueueMoveScreen
 from rgt_tui.screens.quit_confirm import QuitConfirmScreen, busy_line
+from rgt_tui.screens.retry_confirm import RetryConfirmScreen
 from rgt_tui.screens.shell_keys import ShellRequested, open_shell
 from rgt_tui.screens.tabs.logs_recall import LogRecall
 from rgt_tui.screens.type_ahead import take_key
@@ -506,6 +507,9 @@ class RgtApp(ThemedApp):
     def _queue_viewed(self, message: QueueViewed) -> None:
         for screen in self._fleet_views():
             screen.queue_viewed(message.host, message.view)
+        for screen in self.screen_stack:  # an open retry plan follows the queue it plans on
+            if isinstance(screen, RetryConfirmScreen) and screen.host.name == message.host:
+                screen.queue_viewed(message.view)
         # A runner seen running, now gone without its done record (killed from outside,
         # the box's OOM killer): told once, as watch tells it, not only a pane line under
         # "✓ no alerts" (a user's hour).

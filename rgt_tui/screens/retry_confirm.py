@@ -33,7 +33,7 @@ from rgt_tui.content.box_text import shown
 from rgt_tui.controllers.launch_plan import LaunchControl
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import Fleet, HostConfig
-from rgt_tui.domain.queue_state import DONE, RETRY, CellView
+from rgt_tui.domain.queue_state import DONE, RETRY, CellView, QueueView
 from rgt_tui.screens.dialog import DialogBody, DialogButton, KeyHint, ReplanScreen, enter_does
 from rgt_tui.screens.launch_confirm import (
     STALE_PLAN,
@@ -107,6 +107,13 @@ def retry_notes(plan: RetryPlan) -> Content:
     return Content("\n").join(lines)
 
 
+def _noted(note: str, said: Content) -> Content:
+    """The plan's status ``said``, under ``note`` (why it was planned again) if any."""
+    if not note:
+        return said
+    return Content.assemble(Content.styled(note, "bold $warning"), "\n", said)
+
+
 def retry_problems(plan: RetryPlan) -> tuple[str, ...]:
     """Everything that refuses the retry: its own problems and its launch's."""
     return (*plan.problems, *(plan.launch.problems if plan.launch else ()))
@@ -150,6 +157,9 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
         # (its {out} set aside then, or not), whichever button is pressed now (s44 note:
         # Retry and Resume both offered, each doing what the first mark did).
         self.waiting = cell.status == RETRY
+        # Why the plan on its way was made again (the queue ended or started while the
+        # dialog was open): said above its status when it comes.
+        self._note = ""
         # A done cell has nothing to resume: only Retry (its outputs made again).
         self.resumable = cell.status not in (DONE, RETRY)
 
@@ -285,14 +295,33 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
         plan, error = await self.control.plan_retry(self.cell, self.acks, self.use_launch_acks)
         self.post_message(self.Planned(plan, error))
 
+    def queue_viewed(self, view: QueueView) -> None:
+        """A new read of the host's queue (the app's poll): a plan made while the queue ran
+        that it no longer runs (or the reverse) is made again. "The running queue runs it
+        before its next cell" stood after the queue ended, and Retry then marked a cell
+        nothing would run (h611 #2)."""
+        plan = self.plan
+        if plan is None or self.retrying or self.replanning or plan.running == view.runner_alive:
+            return
+        self._note = (
+            "the queue ended while this was open: planned again"
+            if plan.running
+            else "the queue started while this was open: planned again"
+        )
+        self.replan()
+
     @on(Planned)
     def _planned(self, message: Planned) -> None:
         status = self.query_one("#retry-status", Static)
         cancel = self.query_one("#retry-cancel", Button)
         plan = self.plan = message.plan
+        note, self._note = self._note, ""
         if plan is None:
             status.update(
-                Content.styled(shown(f"Could not plan: {message.error}", lines=True), "$error")
+                _noted(
+                    note,
+                    Content.styled(shown(f"Could not plan: {message.error}", lines=True), "$error"),
+                )
             )
             show_refusal(self.query_one("#retry-refused", Static), ())
             self.end_replan(cancel)
@@ -353,7 +382,7 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
             )
         else:
             said = Content.styled("Refused: this cell cannot be retried now", "bold $error")
-        status.update(said)
+        status.update(_noted(note, said))
 
     @on(Button.Pressed, "#retry-ack")
     def _acknowledge(self) -> None:

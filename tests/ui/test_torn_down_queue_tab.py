@@ -75,8 +75,10 @@ async def test_a_box_down_since_the_start_says_so_on_its_queue_tab_then_reads_it
             await box.start()
             await pilot.press("r")
             await wait_for(
-                lambda: "box1 does not answer" not in screen_text(app)
-                and "not sent" in screen_text(app),
+                lambda: (
+                    "box1 does not answer" not in screen_text(app)
+                    and "not sent" in screen_text(app)
+                ),
                 what="the queue read once the box is back",
                 pilot=pilot,
             )
