@@ -29,7 +29,7 @@ from rgt_tui.controllers.box_watch import BoxWatch
 from rgt_tui.controllers.fleet_view import FleetView
 from rgt_tui.controllers.host_keys import HostKeys
 from rgt_tui.controllers.jobs import JobRunner
-from rgt_tui.controllers.notices import note_connection, notices_of, toasts_of
+from rgt_tui.controllers.notices import note_connection, notices_of, short_names, toasts_of
 from rgt_tui.controllers.queue_actions import QueueController
 from rgt_tui.controllers.spot import SpotWatch
 from rgt_tui.controllers.type_ahead import TypeAhead
@@ -653,7 +653,8 @@ class RgtApp(ThemedApp):
         # With the notices list open, the list shows it (newest first, within a second):
         # a toast drew over the list being read (session 29's hour).
         if told is not None and not isinstance(self.screen, NoticesScreen):
-            text, title = told
+            names = [h.name for h in self.fleet.hosts]
+            text, title = (short_names(part, names) for part in told)
             super().notify(text, title=title, severity=severity, timeout=seconds, markup=False)
 
     def action_notices(self) -> None:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -128,6 +128,22 @@ class Toasts:
         self._showing[key] = now + seconds
         self.notices.add(title, title, message, severity)
         return message, title
+
+
+# A host name longer than this is cut in a toast (its start and end kept): a 197-character
+# name, in a toast's title and again in its body, made each toast ten rows high and a few
+# of them covered the screen (h611 #3). The notices list (n) keeps every name whole.
+TOAST_NAME_CELLS = 40
+
+
+def short_names(text: str, names: Iterable[str], cells: int = TOAST_NAME_CELLS) -> str:
+    """``text`` with each of ``names`` longer than ``cells`` cut to its start, "…" and its
+    end (``cells`` characters in all); longer names first, so one that holds another goes
+    whole."""
+    half = (cells - 1) // 2
+    for name in sorted((n for n in names if len(n) > cells), key=len, reverse=True):
+        text = text.replace(name, f"{name[:half]}…{name[-(cells - 1 - half) :]}")
+    return text
 
 
 _toasts: weakref.WeakKeyDictionary[Any, Toasts] = weakref.WeakKeyDictionary()
