@@ -22,7 +22,7 @@ from rgt_tui.controllers.queue_actions import error_text
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.errors import TransportError
-from rgt_tui.domain.queue_state import QueueView
+from rgt_tui.domain.queue_state import DONE, QueueView
 from rgt_tui.domain.vanished import Diagnosis, Evidence, with_preemption
 from rgt_tui.screens.dialog import DialogScreen, KeyHint
 from rgt_tui.services.connections import FleetConnections
@@ -75,13 +75,28 @@ def diagnosis_body(view: QueueView, diag: Diagnosis) -> Content:
             Content.assemble(("next step  ", "bold $accent"), shown(diag.next_step)),
         ]
     if diag.resume_index is not None:
-        lines.append(
-            Content.styled(
-                f"to resume: Escape, then L — the launch plan starts at cell {diag.resume_index}",
-                muted,
-            )
-        )
+        lines.append(Content.styled(resume_keys(view, diag.resume_index), muted))
     return Content("\n").join(lines)
+
+
+def resume_keys(view: QueueView, index: int) -> str:
+    """How to resume from cell ``index`` by keys, as the command line's ``resume_line``
+    says it by commands: L's plan starts where its own rule says (the first cell not done
+    after the last done one), which may not be ``index``, so the index to type is named,
+    and the done cells after it that such a launch runs again, with R for the cell alone
+    (h612 #4: "the launch plan starts at cell 1" while L opened at 4)."""
+    name = next((c.name for c in view.cells if c.index == index), "")
+    cell = f"cell {index}" + (f" ({shown(name)})" if name else "")
+    done = [c.index for c in view.cells if c.index > index and c.status == DONE]
+    launch = f"L, then type {index} in its start box (it may offer another)"
+    if not done:
+        return f"to resume from {cell}: Escape, then {launch}"
+    again = ", ".join(map(str, done[:5])) + (" …" if len(done) > 5 else "")
+    return (
+        f"to resume {cell}: Escape, then R on the Queue tab resumes it alone from its "
+        f"checkpoint; or {launch}, which runs done cell{'s' if len(done) > 1 else ''} "
+        f"{again} again too"
+    )
 
 
 class DiagnosisScreen(DialogScreen[None]):

@@ -284,3 +284,33 @@ def test_the_cli_resume_line_names_the_done_cells_a_relaunch_runs_again():
     )
     assert "runs done cell 2 again too" in format_diagnosis(d, cells)
     assert resume_line("box1", 2, cells) == "resume: rgt-tui launch box1 --start 2"
+
+
+def test_the_tui_resume_hint_names_the_index_to_type_and_the_done_cells_it_reruns():
+    """h612 #4: the TUI said "Escape, then L — the launch plan starts at cell 1" while L
+    opened at another start (its own rule), and a start at 1 also ran done cell 2 again:
+    the hint names the index to type, those done cells, and R for the cell alone, as the
+    command line's resume line does by its commands."""
+    from rgt_tui.screens.diagnosis import resume_keys
+
+    deployed = parse_cells_tsv(
+        cells_tsv_line(0, "a", "run a") + cells_tsv_line(1, "b", "run b")
+        + cells_tsv_line(2, "c", "run c")
+    )  # fmt: skip
+    launches = parse_runner_state(f"launch 1000 {BOOT} tmux 0 /h/.rgt/bin/run_queue.x.sh 42\n")
+    attempts = {
+        "a": parse_cell_state(f"start 1000 {BOOT} 4710\nend 1010 0\n"),
+        "b": parse_cell_state(f"start 1010 {BOOT} 4711\n"),
+        "c": parse_cell_state(f"start 1020 {BOOT} 4712\nend 1030 0\n"),
+    }
+    view = derive_view(
+        "box1", deployed, launches, attempts, boot_id=BOOT, now=1100, runner_alive=False
+    )
+    said = resume_keys(view, 1)
+    assert said.startswith("to resume cell 1 (b): Escape, then R on the Queue tab resumes it alone")
+    assert "L, then type 1 in its start box" in said and "runs done cell 2 again too" in said
+    alone = resume_keys(view, 2)
+    assert alone == (
+        "to resume from cell 2 (c): Escape, then L, then type 2 in its start box (it may "
+        "offer another)"
+    ), alone
