@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import shlex
 import time
 from collections.abc import Sequence
 
@@ -36,7 +37,7 @@ from rgt_tui.cli.args import positive_seconds
 from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK
 from rgt_tui.cli.fence import Vetted, unfenced
 from rgt_tui.cli.runner import Call, console
-from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.logscan import CRITICAL, LogChunk, LogLine, classify_line
 from rgt_tui.domain.queue_state import PENDING, RETRY, RUNNING, SKIPPED, queue_is
@@ -143,7 +144,7 @@ async def _print_log(call: Call, transport: Transport, path: str, where: str) ->
                 printer.lines(chunk.lines)
                 last = chunk
         except FileNotFoundError:
-            if args.cell and (unknown := await _not_a_cell(host, args.cell)):
+            if args.cell and (unknown := await _not_a_cell(call.fleet, host, args.cell)):
                 return call.fail(unknown, code=EXIT_BAD_INPUT)
             if host.is_login_node and not args.cell:
                 # A login node runs no queue runner: each task writes its cell's own log
@@ -246,19 +247,37 @@ def _status_line(host: str, path: str, chunk: LogChunk) -> str:
     return f"-- {host}: following {path} again"
 
 
-async def _not_a_cell(host: HostConfig, cell: str) -> str:
+async def _not_a_cell(fleet: Fleet, host: HostConfig, cell: str) -> str:
     """Why ``cell`` is no cell of ``host``'s queue file; '' when it is one, or when there is
-    no queue file to tell by (then the missing log says what it can)."""
-    from rgt_tui.services.teardown.acknowledge import queue_cells
+    no queue file to tell by (then the missing log says what it can). A cell moved to
+    another host, or in another host's file, is named there with its command (h612 #6:
+    "no cell named" for a cell whose line read ``#moved-to box3``)."""
+    from rgt_tui.services.queue.check import read_queue_file
 
-    def read() -> tuple[str, ...] | None:
+    def read() -> tuple[tuple[str, ...], str, str] | None:
         if host.queue is None or not host.queue.is_file():
             return None
-        return queue_cells(host)
+        parsed = read_queue_file(host.queue, host=host.name, default_epochs=host.epochs).parsed
+        names = tuple(c.name for c in parsed.cells)
+        moved = next((c.moved_to for c in parsed.moved if c.name == cell), "")
+        elsewhere = ""
+        for other in fleet.hosts:
+            if other.name == host.name or other.queue is None or not other.queue.is_file():
+                continue
+            theirs = read_queue_file(other.queue, host=other.name, default_epochs=other.epochs)
+            if any(c.name == cell for c in theirs.parsed.cells):
+                elsewhere = other.name
+                break
+        return names, moved, elsewhere
 
-    cells = await asyncio.to_thread(read)
-    if cells is None or cell in cells:
+    found = await asyncio.to_thread(read)
+    if found is None or cell in found[0]:
         return ""
+    cells, moved, elsewhere = found
+    if moved or elsewhere:
+        to = moved or elsewhere
+        how = "was moved to" if moved else "is not its: it is in the queue of"
+        return f"{host.name}: cell {cell!r} {how} {to}: rgt-tui logs {to} {shlex.quote(cell)}"
     return (
         f"{host.name}: no cell named {cell!r} in its queue ({host.queue}): no log to show. "
         f"Its cells: {', '.join(cells) or 'none'}"
@@ -308,7 +327,12 @@ async def _wait_for_log(
             break
         seen = next((c for c in view.cells if c.name == cell), None)
         if seen is None:
-            return f"no cell {cell!r} and {queue_is(view.state)}: stopped waiting"
+            # In the local file, never sent (h612 #6: read as no such cell).
+            return (
+                f"cell {cell!r} is not on the box yet and {queue_is(view.state)}: stopped "
+                f"waiting — send it: rgt-tui launch {host.name} (rgt-tui queue append "
+                f"{host.name} while a queue runs there)"
+            )
         if seen.status not in (PENDING, RETRY, RUNNING, SKIPPED):  # it ran: its log is gone
             return f"cell {cell!r} is {seen.label} but its log is not there; stopped waiting"
         why = will_not_start(view).get(cell)

@@ -317,3 +317,21 @@ async def test_logs_follow_into_a_reader_that_went_away_exits_quietly(make_queue
     out, err = done.result()
     assert out.decode().strip() == "rc=141", (out, err)
     assert "cannot read" not in err.decode() and "Traceback" not in err.decode(), err.decode()
+
+
+async def test_logs_of_a_cell_moved_or_in_another_hosts_queue_names_that_host(make_queue_fleet):
+    """h612 #6: `logs box1 k` for a cell whose line reads `#moved-to box2` said "no cell
+    named 'k'", listing box1's cells: it names box2 and the command that shows the log."""
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    hosts = str(qf.loopback.hosts_file)
+    qf.write_queue("cells/a.sh t\n#moved-to box2: cells/k.sh t\n", "box1")
+    qf.write_queue("cells/k.sh t\ncells/z.sh t\n", "box2")
+    moved = await arun("logs", "box1", "k", "--hosts", hosts)
+    assert moved.returncode == 2, moved.stderr
+    said = " ".join(moved.stderr.split())
+    assert "box1: cell 'k' was moved to box2: rgt-tui logs box2 k" in said, said
+    other = await arun("logs", "box1", "z", "--hosts", hosts)
+    said = " ".join(other.stderr.split())
+    assert "box1: cell 'z' is not its: it is in the queue of box2: rgt-tui logs box2 z" in said
+    typo = await arun("logs", "box1", "nosuch", "--hosts", hosts)
+    assert "no cell named 'nosuch' in its queue" in typo.stderr, typo.stderr
