@@ -346,3 +346,14 @@ def test_a_listed_pid_that_is_another_process_here_is_said_so_not_invisible() ->
         "nvidia-smi lists pid 148990, not visible in this PID namespace; pid 1, another "
         "process here holding no /dev/nvidia* file: "
     ), said
+
+
+def test_a_kill_on_a_box_with_no_gpu_names_the_host_once() -> None:
+    """h612 #8: `vram box1 --kill 1234` said "box1: box1 has no NVIDIA GPU…"."""
+    from rgt_tui.services.box.vram import VramError, VramEvidence
+
+    with pytest.raises(VramError) as refused:
+        check_kill(VramEvidence("box1", "missing"), 1234)
+    said = str(refused.value)
+    assert said.count("box1") == 1 and "no NVIDIA GPU" in said and "nothing to kill" in said
+    assert refused.value.code == "no-gpu"

@@ -301,7 +301,12 @@ def check_kill(evidence: VramEvidence, pid: int) -> VramProcess:
     VramError (its code says why) otherwise; nothing is sent to the box."""
     host = evidence.host
     if evidence.no_gpu:
-        raise VramError(host, f"{evidence.no_gpu}: there is nothing to kill", code="no-gpu")
+        # The error names the host first: "box1: box1 has no NVIDIA GPU" said it twice.
+        raise VramError(
+            host,
+            "no NVIDIA GPU on the box (nvidia-smi is not on its PATH): there is nothing to kill",
+            code="no-gpu",
+        )
     process = evidence.find(pid)
     if process is None:
         listed = ", ".join(str(p.pid) for p in evidence.holders) or "none"
