@@ -468,3 +468,24 @@ async def test_a_retry_of_a_cell_waiting_for_its_retry_says_it_runs_as_marked(ma
     asked.type("n")
     code, _, _ = await asked.finish()
     assert code != 0 and aside.exists() and not (results / "broke").exists()
+
+
+async def test_a_retry_refused_for_bad_unsent_lines_says_why_and_names_the_check(
+    make_queue_fleet,
+):
+    """h612 #5: two bad lines appended to the file (not sent) refused a retry that sends
+    none of them, naming the bad epochs and nothing of why a retry cares, nor the check."""
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    hosts = str(qf.loopback.hosts_file)
+    qf.write_queue(f"{qf.cell_script('broke', 'exit 3')} t\n")
+    transport = qf.transport()
+    await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)
+    await transport.close()
+    await wait_view(qf, lambda v: v.state == FINISHED, what="the queue to end")
+    qf.append_queue("cells/more.sh t abc\n")
+    done = await arun("queue", "retry", "box1", "broke", "--yes", "--hosts", hosts)
+    assert done.returncode == 1, done.stdout + done.stderr
+    said = " ".join((done.stdout + done.stderr).split())
+    assert "bad epochs 'abc'" in said, said
+    assert "a retry sends none of" in said and "unsent lines, but reads the whole file" in said
+    assert "rgt-tui queue check" in said, said

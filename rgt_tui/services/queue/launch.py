@@ -362,6 +362,15 @@ async def plan_launch(
     problems, cells, text = await read_local_queue(fleet, host)
     if retry_only:
         start_index = len(cells)
+        if problems and host.queue is not None:
+            # Why a retry cares about lines it never sends (h612 #5: refused for two bad
+            # unsent lines, with no word of why or of the check that names them).
+            where = display_path(host.queue)
+            problems.append(
+                f"a retry sends none of {where}'s unsent lines, but reads the whole file to "
+                f"match it to the box's copy: fix the lines named first (rgt-tui queue "
+                f"check {shell_word(str(where))})"
+            )
     unknown = unknown_acks_problem(acked)
     if unknown:
         problems.append(unknown)
