@@ -315,6 +315,19 @@ async def test_a_users_link_is_never_replaced_but_one_the_last_pull_made_is(
     assert not (dest / "latest.pt").is_symlink()
     assert "latest.pt" not in dict(second.conflicts)
 
+    # A folder the box has since made a link (h613 #4): the conflict says what stands
+    # here and the way on; the folder's copy here stays whole.
+    (res / "runs").mkdir()
+    (res / "runs" / "r.pt").write_text("run")
+    await pull(host_of(fleet), tmp_path, options=fast())
+    (res / "runs").rename(res / "runs.old")
+    os.symlink("runs.old", res / "runs")
+    third = await pull(host_of(fleet), tmp_path, options=fast())
+    said = dict(third.conflicts)["runs"]
+    assert "a folder here is in the way of the box's symlink (to runs.old)" in said, said
+    assert "move it away here (nothing of it is deleted), then pull again" in said, said
+    assert (dest / "runs" / "r.pt").read_text() == "run"
+
 
 async def test_cli_pull_prints_lines_and_a_summary(make_loopback_fleet, tmp_path, capsys):
     from rgt_tui.cli import main

@@ -365,7 +365,14 @@ class HostTree:
                 os.unlink(name, dir_fd=fd)  # the box's link changed: so does ours
                 os.symlink(target, name, dir_fd=fd)
                 return None
-            return "a file or folder is in the way of the box's symlink"
+            # No fix said, and rgt-tui's own earlier copy of a folder the box has since
+            # made a link (the `latest/` pattern) is often what stands there (h613 #4).
+            what = "folder" if stat.S_ISDIR(st.st_mode) else "file"
+            return (
+                f"a {what} here is in the way of the box's symlink (to {target}), which was "
+                f"a {what} when pulled before, or is yours: move it away here (nothing of "
+                "it is deleted), then pull again"
+            )
 
 
 def _folds_case(fd: int) -> bool:
