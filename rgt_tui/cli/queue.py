@@ -179,7 +179,7 @@ def resume_line(host: str, index: int, cells: Sequence[CellView]) -> str:
     return (
         f"{line} (runs done {cell_span(done, 'again', 'again')} too), "
         f"or rgt-tui queue retry {host} {shlex.quote(name)} --resume (that cell alone, "
-        "from its checkpoint)"
+        "from its checkpoint if it wrote one)"
     )
 
 

@@ -94,7 +94,8 @@ def resume_keys(view: QueueView, index: int) -> str:
     again = ", ".join(map(str, done[:5])) + (" …" if len(done) > 5 else "")
     return (
         f"to resume {cell}: Escape, then R on the Queue tab resumes it alone from its "
-        f"checkpoint; or {launch}, which runs done cell{'s' if len(done) > 1 else ''} "
+        f"checkpoint if it wrote one; or {launch}, which runs done "
+        f"cell{'s' if len(done) > 1 else ''} "
         f"{again} again too"
     )
 

@@ -280,7 +280,7 @@ def test_the_cli_resume_line_names_the_done_cells_a_relaunch_runs_again():
     cells = (CellView(0, "a", DONE), CellView(1, "b", "OUT_OF_MEMORY"), CellView(2, "c", DONE))
     assert resume_line("box1", 1, cells) == (
         "resume: rgt-tui launch box1 --start 1 (runs done cell 2 again too), or rgt-tui "
-        "queue retry box1 b --resume (that cell alone, from its checkpoint)"
+        "queue retry box1 b --resume (that cell alone, from its checkpoint if it wrote one)"
     )
     assert "runs done cell 2 again too" in format_diagnosis(d, cells)
     assert resume_line("box1", 2, cells) == "resume: rgt-tui launch box1 --start 2"
