@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from support.pulls import box_results, fast, host_of, pull, random_file, sha
 
-from rgt_tui.services.pull import PullError
+from rgt_tui.services.pull import NotEnoughSpace, PullError
 
 
 @pytest.fixture
@@ -374,3 +374,28 @@ async def test_an_old_part_where_a_folder_now_goes_is_named_not_a_crash(
     ) == good
     ((path, why),) = result.conflicts
     assert path == "x.part/y" and "folder must go" in why
+
+
+@pytest.mark.parametrize("listed", [2**49, 4096])
+async def test_a_true_hash_at_a_lying_size_is_never_already_here(hostile, tmp_path, listed):
+    """h616 #1: the box lists ``x2/m.json`` with its real SHA-256 and a size it does not
+    have: the pull said "already here" (512T/512T), and verify then blamed the good copy
+    here ("local size 8 differs from the box's …"). A skip needs the size too; pulled,
+    the box's listing is what is named, and the copy here stays as it was."""
+    fleet, answer = hostile
+    res = box_results(fleet)
+    (res / "x2").mkdir()
+    (res / "x2" / "m.json").write_bytes(b'{"a": 1}')  # 8 bytes
+    assert (await pull(host_of(fleet), tmp_path, options=fast())).ok
+    here = tmp_path / "box1" / "x2" / "m.json"
+    answer("python3", _scan(res, {"path": "x2/m.json", "size": listed, "sha256": sha(here)}))
+    if listed == 2**49:  # no disk holds it: refused on what the box listed, by name
+        with pytest.raises(NotEnoughSpace) as caught:
+            await pull(host_of(fleet), tmp_path, options=fast())
+        assert "x2/m.json alone is 512T" in caught.value.message, caught.value.message
+    else:  # read up to what the box has: it ends short of its listing, said so
+        result = await pull(host_of(fleet), tmp_path, options=fast())
+        assert not result.skipped and not result.pulled
+        (failed,) = result.failed
+        assert failed[0] == "x2/m.json" and "ends at 8 of the manifest's 4096 bytes" in failed[1]
+    assert here.read_bytes() == b'{"a": 1}'

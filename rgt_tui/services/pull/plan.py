@@ -2,7 +2,8 @@
 
 Rules kept here:
 
-- A file counts as pulled only when its local SHA-256 equals the manifest's (``skip``).
+- A file counts as pulled only when its local SHA-256 and size equal the manifest's
+  (``skip``).
 - Nothing the user owns is deleted or overwritten. A local file that differs from the
   box's copy is replaced only when rgt-tui wrote it and it is unchanged since (its hash
   is still the one in ``pulled.json``); even then the old copy is moved to
@@ -337,7 +338,11 @@ def _plan_one(
                 local_sha = hash_fd(fd).hexdigest()
             finally:
                 os.close(fd)
-        if local_sha == entry.sha256:
+        # The size too: a box that lists its file's true hash at another size (a lie, or
+        # a scan gone wrong) had it "already here", and verify then blamed the good copy
+        # here for the box's size (h616 #1). Pulled, the copy's own size and hash checks
+        # name the box's listing.
+        if local_sha == entry.sha256 and st.st_size == entry.size:
             if not trusted:
                 record.put(rel, local_sha, st)
             tree.remove(part)  # a part left by an interrupted pull is now useless
