@@ -194,8 +194,11 @@ def early_plans(
         # A part of ours is resumed unless it cannot be this version (as ``_resumable``,
         # by size and mtime: the hash is not known yet; a wrong guess fails the hash).
         same = earlier is None or (earlier.size, earlier.mtime) == (entry.size, entry.mtime)
-        if part is not None and stat.S_ISREG(part.st_mode) and part.st_size <= entry.size and same:
-            plan = FilePlan(entry, rel, plan.part, "pull", part.st_size, early=True)
+        if part is not None and stat.S_ISREG(part.st_mode) and part.st_size:
+            if part.st_size <= entry.size and same:
+                plan = FilePlan(entry, rel, plan.part, "pull", part.st_size, early=True)
+            else:  # thrown away: said on an AGAIN line, never silently (h616 #2)
+                plan = dataclasses.replace(plan, part_dropped=True)
         early.append(plan)
         everything[-1] = plan
     margin = {"margin_fraction": options.margin_fraction, "margin_min": options.margin_min_bytes}

@@ -64,6 +64,9 @@ class FilePlan:
     set_aside: str | None = None  # where the older copy goes when this plan replaces it
     # A link is where it lands, one rgt-tui made (the last pull's box link): replaced.
     over_our_link: bool = False
+    # A part kept from a cut pull was thrown away: the box's file changed since. The file
+    # comes again whole, said on an AGAIN line (run.py), never silently (h616 #2).
+    part_dropped: bool = False
 
 
 @dataclass(frozen=True)
@@ -356,8 +359,9 @@ def _plan_one(
         action, note = "replace", "changed on the box; the older copy goes to .rgt/replaced/"
     # (A link here now is one the last pull made from the box's: the file replaces it,
     # its target untouched.)
+    dropped = False
     try:
-        resume = _resumable(tree, part, entry, earlier)
+        resume, dropped = _resumable(tree, part, entry, earlier)
         grew = earlier is not None and earlier.growing and st is not None
         if action == "replace" and grew and not resume and st.st_size < entry.size:  # type: ignore[union-attr]
             # The last pull took it while it was written (a log): likely the start of
@@ -373,20 +377,24 @@ def _plan_one(
     aside = set_aside_path(rel, local_sha, tree.name_max) if action == "replace" else None
     over = st is not None and stat.S_ISLNK(st.st_mode)
     return FilePlan(
-        entry, rel, part, action, resume, local_sha, note, set_aside=aside, over_our_link=over
-    )
+        entry, rel, part, action, resume, local_sha, note, set_aside=aside, over_our_link=over,
+        part_dropped=dropped and not resume,
+    )  # fmt: skip
 
 
 def _resumable(
     tree: HostTree, part: str, entry: ManifestEntry, earlier: ManifestEntry | None
-) -> int:
-    """Bytes of the part worth keeping: all of them, unless they cannot be this version."""
+) -> tuple[int, bool]:
+    """Bytes of the part worth keeping: all of them, unless they cannot be this version;
+    and whether a kept part was thrown away for that (the box's file changed since)."""
     st = tree.lstat(part)
-    if st is None or not stat.S_ISREG(st.st_mode) or st.st_size > entry.size:
-        return 0
+    if st is None or not stat.S_ISREG(st.st_mode) or not st.st_size:
+        return 0, False
+    if st.st_size > entry.size:
+        return 0, True  # longer than the box's file now: it shrank, or was rewritten
     if earlier is not None and earlier.sha256 != entry.sha256:
-        return 0  # the box's file changed since the part was started
-    return st.st_size
+        return 0, True  # the box's file changed since the part was started
+    return st.st_size, False
 
 
 def set_aside_size(folder: Path) -> tuple[int, int]:

@@ -248,6 +248,7 @@ async def _run(run: PullRun, beside: _Beside) -> PullResult:
                 await _copy_with_retries(run, await _local(_resume_points, run, resume))
         else:
             await _copy_with_retries(run, list(plan.to_pull))
+        _say_dropped_parts(run, [*plan.files, *(p for k, p in started.items() if k in final)])
         for local in final.keys() - run.finished:  # never a file silently left out
             run.failed[local] = "not copied (lost track of it in this run); re-run the pull"
         run.copy_s = time.monotonic() - copy_started
@@ -342,6 +343,24 @@ def _check_space_again(
         done = part.st_size if part is not None and part.st_size <= entry.size else 0
         left.append(dataclasses.replace(plan, entry=entry, resume_from=done))
     check_space(run.dest, PullPlan(tuple(left)), **margin)
+
+
+# Why a part kept from a cut pull was thrown away by the plan (an AGAIN line's words).
+DROPPED_PART = "the box's file changed since the part was kept"
+
+
+def _say_dropped_parts(run: PullRun, plans: list[FilePlan]) -> None:
+    """A part a cut pull kept that the plan threw away (the box's file changed since) is
+    said on an AGAIN line once its file came whole, as docs/pulls.md ("Files that came
+    again") promises; it went unsaid, "1 pulled (0 resumed)" (h616 #2). Its bytes are the
+    plan's already (from zero), so they leave ``to_move`` for the AGAIN line: what left
+    the box (``PullResult.moved``) counts them once. A file the copy pulled again itself
+    (a hash mismatch) keeps that line: its bytes did cross twice."""
+    came = {f.path: f.size for f in run.pulled}
+    for plan in plans:
+        if plan.part_dropped and plan.local in came and plan.local not in run.again:
+            run.again[plan.local] = (came[plan.local], DROPPED_PART)
+            run.to_move -= came[plan.local]
 
 
 def _remove_parts(run: PullRun, plans: list[FilePlan]) -> None:
