@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import Callable
 
 import pytest
@@ -269,3 +270,35 @@ async def test_a_box_that_listed_files_smaller_is_checked_for_space_again(
             not pulled_path(disk / "box1").exists()
             or "big.pt" not in pulled_path(disk / "box1").read_text()
         )
+
+
+async def test_a_huge_file_over_an_earlier_copy_is_refused_on_the_listing(
+    make_loopback_fleet, tmp_path
+):
+    """h616 #3: a file pulled before is now far larger on the box than this disk can hold
+    (a 15 TB sparse file). rgt-tui's own copy here, at another size, is replaced whatever
+    the box's hash, so the refusal comes from the listing, while the box still hashes;
+    it waited for the box to hash every byte (hours) to say the same."""
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    huge = res / "huge_sparse.bin"
+    first = random_file(huge, 100)
+    (res / "small.json").write_text("{}")
+    host = host_of(fleet)
+    with tmpfs(tmp_path / "disk") as disk:
+        assert (await pull(host, disk, options=fast())).ok
+        os.truncate(huge, 15 * 10**12)  # no bytes on the box's disk; hours to hash
+        held = HeldScan(transport_for(host))  # the box's hashes never come
+        pulling = asyncio.ensure_future(_pull_held(host, disk, held, options=fast()))
+        try:
+            await wait_for(pulling.done, 60, "the pull to end without the box's hashes")
+        finally:
+            pulling.cancel()  # when it waits for them: the test has failed already
+            await asyncio.gather(pulling, return_exceptions=True)
+        with pytest.raises(NotEnoughSpace) as caught:
+            pulling.result()
+        assert held.listed.is_set() and not held.released.is_set()  # on the listing
+        error = caught.value
+        assert error.remaining == 15 * 10**12 and "nothing was pulled" in error.message
+        assert "huge_sparse.bin alone is 14T" in error.message, error.message
+        assert sha(disk / "box1" / "huge_sparse.bin") == first  # the copy here untouched

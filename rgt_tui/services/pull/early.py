@@ -11,9 +11,11 @@ Nothing is trusted early: every part waits at the install gate (``copy._checked`
 the complete manifest, and counts only at the size it lists and when its SHA-256 is the
 manifest's. Early copies start only when every listed byte fits (the space check with
 each file counted as missing): a subset is never pulled silently, and a tight disk waits
-for the exact plan instead. When the files with nothing of them here already cannot fit,
-no hash can change that: the pull is refused at once, on the listing (ux-i 6: a box's
-90G sparse file made the user wait while the box hashed it, to be told the same). A lost connection ends them; once the manifest is whole the
+for the exact plan instead. When the files that move whatever their hashes (nothing of
+them here, or rgt-tui's own copy at another size) already cannot fit, no hash can change
+that: the pull is refused at once, on the listing (ux-i 6: a box's 90G sparse file made
+the user wait while the box hashed it, to be told the same; h616 #3: the same file with
+an earlier copy here). A lost connection ends them; once the manifest is whole the
 pull's one retry loop resumes what they left from the parts.
 """
 
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 import stat
 import time
 
@@ -78,7 +81,9 @@ class EarlyCopy:
     async def _copy(self, listing: Manifest) -> None:
         run = self.run
         listing = await in_thread(run.tree.writable, listing)  # as the manifest will be
-        plans = await in_thread(early_plans, run.tree, listing, self.previous, run.options)
+        plans = await in_thread(
+            early_plans, run.tree, listing, self.previous, run.record, run.options
+        )
         if not plans:
             self.planned.set()
             return
@@ -171,26 +176,64 @@ def waiting_bytes(
     return total
 
 
+def _surely_replaced(
+    tree: HostTree,
+    plan: FilePlan,
+    here: os.stat_result,
+    record: PulledRecord,
+    earlier: ManifestEntry | None,
+) -> list[FilePlan]:
+    """``plan`` as the least the exact plan will move for it, when the file here is
+    rgt-tui's own copy, unchanged since (``pulled.json`` vouches), at another size than
+    the box lists: never a skip (the size differs) nor a conflict (it is ours), so it is
+    replaced. Else nothing: its hash decides. The least: what its part or, for a file
+    the last pull took while it grew, the copy here may hold of it is not counted."""
+    size = plan.entry.size
+    if (
+        not stat.S_ISREG(here.st_mode)
+        or here.st_size == size
+        or record.vouches(plan.local, here) is None
+    ):
+        return []
+    held = 0
+    part = tree.lstat(plan.part)
+    if part is not None and stat.S_ISREG(part.st_mode) and part.st_size <= size:
+        held = part.st_size  # ``_resumable`` may keep it: its hash is not known yet
+    if earlier is not None and earlier.growing and here.st_size < size:
+        held = max(held, here.st_size)  # the part may start as a copy of this one
+    return [dataclasses.replace(plan, action="replace", resume_from=held)]
+
+
 def early_plans(
-    tree: HostTree, listing: Manifest, previous: Manifest | None, options: PullOptions
+    tree: HostTree,
+    listing: Manifest,
+    previous: Manifest | None,
+    record: PulledRecord,
+    options: PullOptions,
 ) -> list[FilePlan]:
     """The listed files that can start before their hash is known; none when not every
     listed byte would fit (the exact plan decides then, once the manifest is whole).
-    NotEnoughSpace / NotEnoughInodes when those alone (nothing of them here) cannot fit."""
+    NotEnoughSpace / NotEnoughInodes when those that must move whatever their hashes
+    (nothing of them here, or rgt-tui's own copy at another size) cannot fit."""
     before = earlier_entries(previous)
     above = LinksAbove(tree)
-    early, everything = [], []
+    early, everything, replaced = [], [], []
     for entry in listing.entries:
         rel = listing.local_relpath(entry.root, entry.path)
         plan = FilePlan(entry, rel, part_path(rel, tree.name_max), "pull", early=True)
         everything.append(plan)
+        earlier = before.get((listing.roots[entry.root].path, entry.path))
         try:
-            if tree.lstat(rel) is not None or above.of(rel) is not None:
-                continue  # something is in the way: its hash, or the exact plan, decides
+            here, link = tree.lstat(rel), above.of(rel)
+            if here is not None or link is not None:
+                # Something is in the way: its hash, or the exact plan, decides. One
+                # thing is sure already: rgt-tui's own copy at another size is replaced.
+                if here is not None and link is None:
+                    replaced += _surely_replaced(tree, plan, here, record, earlier)
+                continue
             part = tree.lstat(plan.part)
         except (LocalConflict, OSError):
             continue  # named by the exact plan, which meets it again
-        earlier = before.get((listing.roots[entry.root].path, entry.path))
         # A part of ours is resumed unless it cannot be this version (as ``_resumable``,
         # by size and mtime: the hash is not known yet; a wrong guess fails the hash).
         same = earlier is None or (earlier.size, earlier.mtime) == (entry.size, entry.mtime)
@@ -203,9 +246,11 @@ def early_plans(
         everything[-1] = plan
     margin = {"margin_fraction": options.margin_fraction, "margin_min": options.margin_min_bytes}
     try:
-        # These move whatever their hashes say (nothing of them is here): too much for
-        # the disk now is too much for the exact plan too (NotEnoughSpace, NotEnoughInodes).
-        check_space(tree.root, PullPlan(tuple(early)), **margin)
+        # These move whatever their hashes say: too much for the disk now is too much for
+        # the exact plan too (NotEnoughSpace, NotEnoughInodes). rgt-tui's own copies at
+        # another size among them: a huge file pulled before was let wait for the box to
+        # hash every byte (hours, for a 15T sparse one) to be refused the same (h616 #3).
+        check_space(tree.root, PullPlan((*early, *replaced)), **margin)
     except OSError:
         return []  # the exact plan checks again, and names what it meets
     try:
