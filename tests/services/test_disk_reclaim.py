@@ -262,3 +262,30 @@ async def test_a_model_a_process_holds_is_not_deleted(make_loopback_fleet, tmp_p
             holder.kill()
             await holder.wait()
         await transport.close()
+
+
+async def test_a_file_that_failed_verify_is_refused_with_words_that_do_not_send_to_a_pull(
+    make_loopback_fleet, tmp_path, tmpfs
+):
+    """h612 #7: a delete refused for a checkpoint verify had found corrupt said "run pull
+    and verify first", which can never settle it: the same bytes fail again."""
+    fleet = await make_loopback_fleet(1)
+    paths = build_box(fleet.box("box1").root, tmpfs)
+    bad = paths["cell"] / "epoch2.pt"
+    bad.write_bytes(bad.read_bytes()[:300])  # corrupt on the box before any pull
+    results = str(tmpfs / "results")
+    host = host_of(fleet, mounts=(str(tmpfs),), pull=(results,), durable_dir=results)
+    local = tmp_path / "local"
+    transport = transport_for(host)
+    try:
+        assert (await pull_host(host, local, transport, options=fast())).ok
+        report = await verify_host(host, local, transport=transport, roster=["cellA"])
+        assert not report.ok
+        audit = await audit_disk(host, transport, local, cells=("cellA",))
+        with pytest.raises(DiskError) as refused:
+            await plan_delete(host, transport, local, audit, str(paths["cell"]))
+        (line,) = [x for x in refused.value.lost if "epoch2.pt" in x]
+        assert line.startswith("failed verify (") and "changes nothing" in line, line
+        assert not any("epoch1.pt" in x for x in refused.value.lost), refused.value.lost
+    finally:
+        await transport.close()

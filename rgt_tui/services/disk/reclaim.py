@@ -219,6 +219,7 @@ async def _pulled_and_verified(
     if not same:
         lost.append(f"the pulled copy in {folder} is of another box than this one")
     good = _good_checks(record, kept)
+    failed = _failed_checks(record, kept)
     by_remote = {kept.display(e.root, e.path): e for e in kept.entries}
     rehash: list[tuple[str, FileFacts]] = []
     files: list[ReclaimedFile] = []
@@ -230,6 +231,14 @@ async def _pulled_and_verified(
             lost.append(f"not pulled: {shown}")
         elif (old.size, old.mtime) != (e.size, e.mtime):
             lost.append(f"changed on the box since the pull: {shown}")
+        elif old.sha256 is not None and (why := failed.get(remote)) is not None:
+            # Verify read it and it failed: a pull and verify again give the same verdict
+            # (h612 #7: "run pull and verify first" for a corrupt checkpoint, forever).
+            lost.append(
+                f"failed verify ({why}): {shown} — its copy here is the box's bytes, so pulling "
+                "and verifying again changes nothing; delete it on the box yourself if you "
+                "mean to lose it"
+            )
         elif old.sha256 is None or good.get(remote, ("", ""))[0] != old.sha256:
             lost.append(f"pulled but not verified: {shown}")
         else:
@@ -258,6 +267,24 @@ def _good_checks(record: dict | None, manifest: Manifest) -> dict[str, tuple[str
         if isinstance(c, dict) and c.get("ok") is True and isinstance(c.get("sha256"), str):
             good[str(c.get("remote"))] = (c["sha256"], str(c.get("status")))
     return good
+
+
+def _failed_checks(record: dict | None, manifest: Manifest) -> dict[str, str]:
+    """Box path → verify's status (corrupt, unsafe, …) of each file the verification of
+    ``manifest`` read whole at the manifest's hash and found bad: a file a new pull and
+    verify would find bad again."""
+    if not record_of(record, manifest):
+        return {}
+    assert record is not None
+    hashes = {manifest.display(e.root, e.path): e.sha256 for e in manifest.entries}
+    failed = {}
+    for c in record.get("checks") or []:
+        if not isinstance(c, dict) or c.get("ok") is not False:
+            continue
+        remote, sha = str(c.get("remote")), c.get("sha256")
+        if isinstance(sha, str) and sha == hashes.get(remote):
+            failed[remote] = printable(str(c.get("status")), 40)
+    return failed
 
 
 def _shown(lost: list[str]) -> tuple[str, ...]:
