@@ -370,6 +370,10 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
         tabbed = self._tabbed()
         if tabbed is not None:
             tabbed.active = f"tab-{tab_id}"
+            # Mounted, not yet caught up (``_catch_up`` runs after the first refresh): a
+            # tab p kept from before the mount would go over this one, chosen later (a
+            # keyboard audit: p then 7 within ~250 ms stayed on the Pulls tab).
+            self._pending_tab = None
         elif not self.is_mounted:
             # A tab key typed while the screen composes (right after p): the last one
             # asked wins when it can be shown, the job key's included (h542 #5).
@@ -393,8 +397,11 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
     def action_step_tab(self, step: int) -> None:
         """h/l: the tab left or right of this one (wrapping, as the tab bar's arrows)."""
         ids = [cls.TAB_ID for cls in self.tab_classes]
-        if self.active_tab in ids:
-            self.action_show_tab(ids[(ids.index(self.active_tab) + step) % len(ids)])
+        # From the tab a job key asked for and the screen has not shown yet: p then l is
+        # the tab right of Pulls, not of the Overview still on screen.
+        current = self._pending_tab[0] if self._pending_tab is not None else self.active_tab
+        if current in ids:
+            self.action_show_tab(ids[(ids.index(current) + step) % len(ids)])
 
     def action_shell(self) -> None:
         request_shell(self, self.host.name)
