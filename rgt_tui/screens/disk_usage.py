@@ -40,7 +40,7 @@ from rgt_tui.controllers.disk import DiskControl
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.screens.dialog import DialogBody, KeyHint, ReplanScreen
-from rgt_tui.screens.type_ahead import InOrderInput
+from rgt_tui.screens.type_ahead import InOrderInput, typed_into
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.disk.audit import DiskAudit
 from rgt_tui.services.disk.offer import not_offered, offered
@@ -135,7 +135,12 @@ class DiskUsageScreen(ReplanScreen[None]):
 
     def on_mount(self) -> None:
         self.show_hint()
-        self.query_one("#disk-input", Input).focus()
+        box = self.query_one("#disk-input", Input)
+        box.focus()
+        # Once it has the cursor (focus() is a call_later of the app): the keys typed
+        # with u, kept meanwhile (``expect_typing``), go in; an Enter among them deletes
+        # nothing (a delete waits for an Enter pressed with the audit in sight).
+        self.app.call_later(typed_into, self, box)
         run_host_worker(self, self._work(None), "disk-audit", self.host.name)
 
     def show_hint(self) -> None:

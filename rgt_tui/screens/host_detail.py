@@ -412,6 +412,7 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
             toggle_tunnel(self.app, self.host, self.connections)
 
     def action_disk_usage(self) -> None:
+        expect_typing(self)  # keys typed with u are the dialog's, as on the grid
         self.post_message(DiskUsageRequested(self.host.name))
 
     def action_pick_cell(self) -> None:

@@ -59,3 +59,41 @@ async def test_a_tab_key_pressed_as_p_s_screen_is_shown_is_the_tab_shown(
         await wait_for(lambda: not app.jobs.state("box1").running, 60, pilot=pilot)
         await pilot.pause()
         assert sent and detail.active_tab == shown, screen_text(app)
+
+
+@pytest.mark.parametrize("under", ["FleetScreen", "HostDetailScreen"])
+async def test_keys_typed_right_after_u_are_the_disk_dialogs_not_the_grids(
+    tmp_path: Path, state_dir: Path, loopback_fleet, under: str
+) -> None:  # type: ignore[no-untyped-def]
+    """A keyboard audit: `u` posts its request and the dialog comes a moment later; the
+    keys typed in the same burst (a paste of "plus") reached the grid meanwhile, and p
+    started a pull behind the dialog. They are the dialog's text now, as after t and /;
+    on the detail screen's `u` too."""
+    from textual.widgets import Input
+
+    from rgt_tui.screens.disk_usage import DiskUsageScreen
+
+    app = teardown_app(loopback_fleet, tmp_path, "true")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        if under == "HostDetailScreen":
+            app.open_host("box1")
+            await wait_for(lambda: app.screen.is_mounted and app.screen.focused, pilot=pilot)
+        for key in "up":  # queued together, as a terminal's burst (the Pilot waits between)
+            app.post_message(events.Key(key, key))
+        dialog = await wait_for(
+            lambda: app.screen if isinstance(app.screen, DiskUsageScreen) else None,
+            pilot=pilot,
+        )
+        await pilot.pause()
+        state = app.jobs.state("box1")
+        assert not state.running and state.pull_result is None, state
+        stack = [type(s).__name__ for s in app.screen_stack]
+        assert stack == [
+            "FleetScreen",
+            *([under] if under != "FleetScreen" else []),
+            "DiskUsageScreen",
+        ]
+        typed = dialog.query_one("#disk-input", Input)
+        await wait_for(lambda: typed.value == "p", what="the p in the dialog's box", pilot=pilot)
+        assert app.focused is typed
