@@ -12,10 +12,12 @@ the delete is checked (``services.disk.reclaim``: nothing not pulled and verifie
 a pull root) and refused with what would be lost, or done, and the audit taken again.
 While the input has focus no single-key binding fires; Escape closes.
 
-The audit scrolls (↑↓, PgUp/PgDn: ``dialog.DialogBody``, its keys from
-``dialog.ReplanScreen``) in what the status, the input and the key line leave of a box
-as tall as a dialog may be: they stay on screen at any terminal size (an 80x24
-terminal hid them below the fold: ux-d #12).
+The box is as tall as what it holds, up to a dialog's share of the screen: a failed
+audit's one line has its reason right below it, not under rows of blank (a keyboard
+audit). A long audit scrolls (↑↓, PgUp/PgDn: ``dialog.DialogBody``, its keys from
+``dialog.ReplanScreen``) in what the status, the input and the key line leave
+(``BodyScreen.fit_body``): they stay on screen at any terminal size (an 80x24 terminal
+hid them below the fold: ux-d #12).
 """
 
 from __future__ import annotations
@@ -79,12 +81,10 @@ class DiskUsageScreen(ReplanScreen[None]):
     """The audit of one host's disk; type an entry's name to delete it; Escape closes."""
 
     DEFAULT_CSS = """
-    /* As tall as a dialog may be (BOX_SHARE): the audit takes what the status, the
-       input and the key line leave, so they always show below it. */
-    DiskUsageScreen > #disk-box { width: 150; height: 90%; }
-    /* DialogBody's own cap (45vh) left the box's lower half blank under a cut audit (a
-       user's hour, session 29); a row's reason is long: 150 keeps most on one line. */
-    DiskUsageScreen #disk-scroll { height: 1fr; max-height: 100%; }
+    /* As tall as what it holds (a dialog's height: auto, at most BOX_SHARE): a fixed 90%
+       with the audit at 1fr put ~40 blank rows between a failed audit's line and its
+       reason (a keyboard audit). A row's reason is long: 150 keeps most on one line. */
+    DiskUsageScreen > #disk-box { width: 150; }
     /* A refusal names up to 20 files: it scrolls on its own past a few lines, so the
        input below it stays on screen. */
     DiskUsageScreen #disk-status { height: auto; max-height: 6; overflow-y: auto; }
@@ -154,6 +154,9 @@ class DiskUsageScreen(ReplanScreen[None]):
             # when the box was not read at all (h471 #3).
             "nothing: the box's disk was not read"
             if audit is None and not self.auditing
+            # Nor before the audit came: Enter then only says it is still being read.
+            else "nothing yet: the box's disk is still being read"
+            if audit is None
             else "nothing: no entry is offered for deletion"
             if none
             # Not "pulled and verified" alone: a model is checked for a process holding it
@@ -163,9 +166,13 @@ class DiskUsageScreen(ReplanScreen[None]):
             *self.scroll_keys(),
             ("Esc", "close"),
         )
+        self.call_after_refresh(self.fit_body)  # the key line may wrap to more rows
 
-    def fit_body(self) -> None:
-        """Nothing to fit: the box's height is fixed and the audit takes the rest (1fr)."""
+    def _say(self, status: Content) -> None:
+        """Write the status line under the audit; the audit fits what it leaves (a
+        refusal runs to several rows)."""
+        self.query_one("#disk-status", Static).update(status)
+        self.call_after_refresh(self.fit_body)
 
     async def _work(self, typed: str | None) -> None:
         disk = DiskControl(
@@ -208,7 +215,7 @@ class DiskUsageScreen(ReplanScreen[None]):
                 "#disk-input", Input
             ).placeholder = "nothing to delete: the box was not read — Esc, then u tries again"
             self.show_hint()
-        self.query_one("#disk-status", Static).update(message.status)
+        self._say(message.status)
 
     def _invite(self, audit: DiskAudit) -> None:
         """The input invites only what a delete may accept: an offered entry's name, or
@@ -229,7 +236,7 @@ class DiskUsageScreen(ReplanScreen[None]):
             # Only while it is read: an audit that failed keeps its own words (review s38).
             # Said, not dropped: the Enter did nothing, and the path stays typed for the
             # next one (s38 disk hour #8 met the silence, a delete one Enter away).
-            self.query_one("#disk-status", Static).update(
+            self._say(
                 Content.styled(
                     "the box's disk is still being read: nothing is deleted until it is "
                     "listed — press Enter again once it is",
@@ -238,7 +245,7 @@ class DiskUsageScreen(ReplanScreen[None]):
             )
             return
         if typed and self.audit is None:  # the audit failed: said, not a silent Enter
-            self.query_one("#disk-status", Static).update(
+            self._say(
                 Content.styled(
                     "nothing is deleted: the box's disk was not read — Esc, then u tries again",
                     "$warning",
@@ -250,7 +257,7 @@ class DiskUsageScreen(ReplanScreen[None]):
         if self.deleting:
             # A second delete (the same worker group) cancelled the one running halfway
             # (a user's hour, s21b #2): one at a time.
-            self.query_one("#disk-status", Static).update(
+            self._say(
                 Content.styled(
                     "a delete runs: it cannot be cut short — type the next once it has ended",
                     "$warning",
@@ -264,12 +271,10 @@ class DiskUsageScreen(ReplanScreen[None]):
         elif why is not None:
             why = f"is not offered: {why}"
         if why is not None:  # a typo or a refusal known now is not a request: nothing runs
-            self.query_one("#disk-status", Static).update(
-                Content.styled(f"{shown(typed)} {why}", "$warning")
-            )
+            self._say(Content.styled(f"{shown(typed)} {why}", "$warning"))
             return
         event.input.value = ""
-        self.query_one("#disk-status", Static).update(
+        self._say(
             Content.styled(
                 f"checking and deleting {shown(typed)}… (it cannot be cut short)",
                 "$foreground-muted",
@@ -280,7 +285,7 @@ class DiskUsageScreen(ReplanScreen[None]):
 
     def action_close(self) -> None:
         if self.deleting:  # a delete cut halfway: some files gone, the record not written
-            self.query_one("#disk-status", Static).update(
+            self._say(
                 Content.styled(
                     "deleting… it cannot be cut short: Esc closes this once it has ended",
                     "$warning",

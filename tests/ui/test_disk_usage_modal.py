@@ -162,3 +162,58 @@ async def test_an_audit_that_failed_leaves_no_auditing_and_no_delete_on_enter(
         assert "delete what is typed" not in hint and "was not read" in hint, hint
         await pilot.press(*"results", "enter")
         await wait_for(lambda: "nothing is deleted" in text_of(status), pilot=pilot)
+
+
+async def test_a_failed_audits_reason_is_right_under_its_line_not_at_the_boxs_foot(
+    make_loopback_fleet, tmp_path: Path, tmpfs: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """A keyboard audit: on a box that does not answer, "the box's disk was not read
+    (below: why)" stood at the top of a box 90% of the screen high, then ~40 blank rows,
+    then the reason at the foot. The box is as tall as what it says. A real loopback
+    box, stopped."""
+    fleet = await make_loopback_fleet(1)
+    app, _ = disk_app(fleet, tmp_path, tmpfs)
+    async with app.run_test(size=SIZE) as pilot:
+        await fleet.box("box1").stop()
+        await pilot.press("u")
+        screen = await wait_for(
+            lambda: app.screen if isinstance(app.screen, DiskUsageScreen) else None, pilot=pilot
+        )
+        status = screen.query_one("#disk-status", Static)
+        await wait_for(lambda: not screen.auditing and text_of(status), 60, pilot=pilot)
+        await pilot.pause()
+        body = screen.query_one("#disk-body", Static)
+        assert "was not read" in text_of(body)
+        # The reason on the row below its line (the body's one row; nothing between).
+        assert body.region.height and status.region.y - body.region.y <= 2, (
+            body.region,
+            status.region,
+        )
+        box = screen.query_one("#disk-box")
+        assert box.region.height < SIZE[1] // 2, box.region
+
+
+async def test_while_auditing_the_key_line_offers_no_delete(
+    make_loopback_fleet, tmp_path: Path, tmpfs: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """A keyboard audit: while "auditing…" the key line already said "Enter: delete what
+    is typed", and Enter then deletes nothing (it says the disk is still being read).
+    It offers the delete once the audit has come. `du` held as a slow disk would."""
+    from support.machine import stalled_tool
+
+    stall = stalled_tool("du", tmp_path, monkeypatch)
+    fleet = await make_loopback_fleet(1)
+    app, _ = disk_app(fleet, tmp_path, tmpfs)
+    stall.touch()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("u")
+        screen = await wait_for(
+            lambda: app.screen if isinstance(app.screen, DiskUsageScreen) else None, pilot=pilot
+        )
+        hint = screen.query_one("#disk-hint", Static)
+        await wait_for(lambda: "Esc: close" in text_of(hint), pilot=pilot)
+        assert screen.auditing and "delete" not in text_of(hint), text_of(hint)
+        assert "being read" in text_of(hint), text_of(hint)
+        stall.unlink()
+        await wait_for(lambda: "org/a" in audit_text(app), what="the audit", pilot=pilot)
+        await wait_for(lambda: text_of(hint).startswith("Enter: delete what is typed"), pilot=pilot)
