@@ -30,6 +30,7 @@ from textual.widgets import Input, Select, Static, TabbedContent, TabPane
 
 from rgt_tui.controllers.fleet_view import FleetView
 from rgt_tui.controllers.jobs import HostJobs
+from rgt_tui.controllers.notices import short_names
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.errors import HostKeyError
 from rgt_tui.domain.health import Thresholds
@@ -243,7 +244,8 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
             else f"Esc back · 1–{count} tabs · r reconnect"
         )
         return Content.assemble(
-            (self.host.name, "bold $accent"),
+            # A 197-character name pushed the keys off the line at 80 columns (h611).
+            (short_names(self.host.name, [self.host.name]), "bold $accent"),
             ("  ", ""),
             (self.host.profile, "$foreground-muted"),
             (f"   {keys}", "$foreground-muted"),

@@ -42,3 +42,20 @@ async def test_a_toast_cuts_a_long_host_name_and_the_list_keeps_it_whole(
         await wait_for(lambda: isinstance(app.screen, NoticesScreen), pilot=pilot)
         await wait_for(lambda: "-end's verification is still" in screen_text(app), pilot=pilot)
         assert "…" not in screen_text(app)  # whole here (wrapped)
+
+
+async def test_the_detail_screens_title_cuts_a_long_name_so_its_keys_stay_on_the_line(
+    make_loopback_fleet, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """h611: at 80 columns the title was the whole 158-character name, its keys pushed off."""
+    from rgt_tui.screens.host_detail import HostDetailScreen
+
+    loopback = await make_loopback_fleet(1)
+    fleet = load_fleet(loopback.hosts_file)
+    fleet = replace(fleet, hosts=(replace(fleet.hosts[0], name=LONG),))
+    app = RgtApp(fleet, start_monitors=False, config_dir=tmp_path / "config")
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.open_host(LONG)
+        await wait_for(lambda: isinstance(app.screen, HostDetailScreen), pilot=pilot)
+        await wait_for(lambda: "Esc back" in screen_text(app), pilot=pilot)
+        assert "gpu-xxx" in screen_text(app) and LONG not in screen_text(app)
