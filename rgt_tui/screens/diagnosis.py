@@ -25,6 +25,7 @@ from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.queue_state import DONE, QueueView
 from rgt_tui.domain.vanished import Diagnosis, Evidence, with_preemption
 from rgt_tui.screens.dialog import DialogScreen, KeyHint
+from rgt_tui.screens.type_ahead import drop_typed
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.runtime.preemption import named_preemption, with_unreachable_fix
 
@@ -133,6 +134,7 @@ class DiagnosisScreen(DialogScreen[None]):
             yield KeyHint(id="diagnosis-hint")
 
     def on_mount(self) -> None:
+        drop_typed(self, "the diagnosis")
         self.query_one("#diagnosis-hint", KeyHint).show_keys("close", ("Esc, q or d", "close"))
         run_host_worker(self, self._diagnose(), "queue-diagnose", self.host.name)
 

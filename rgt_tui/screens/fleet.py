@@ -43,7 +43,7 @@ from rgt_tui.screens.disk_usage import DISK_BINDING, DiskUsageRequested
 from rgt_tui.screens.fleet_filter import FilterInput
 from rgt_tui.screens.host_key import HOST_KEY_BINDING, HostKeyReviewRequested
 from rgt_tui.screens.job_keys import JOB_BINDINGS, JobRequested
-from rgt_tui.screens.queue_keys import QUEUE_BINDINGS, QueueActionRequested
+from rgt_tui.screens.queue_keys import DIALOG_ACTIONS, QUEUE_BINDINGS, QueueActionRequested
 from rgt_tui.screens.shell_keys import SHELL_BINDING, request_shell
 from rgt_tui.screens.type_ahead import expect_typing, typed_into, typing_ahead
 from rgt_tui.services.telemetry import HostUpdate
@@ -506,6 +506,10 @@ class FleetScreen(FleetView, Screen[None]):
         self._for_selected(ReconnectRequested)
 
     def action_queue(self, action: str) -> None:
+        if self.selected is not None and action in DIALOG_ACTIONS:
+            # Its dialog comes after the App's round trip: keys typed with L, d or m in
+            # one burst reached the grid meanwhile (Lp pulled behind the launch plan).
+            expect_typing(self)
         self._for_selected(lambda host: QueueActionRequested(host, action))
 
     def action_shell(self) -> None:
@@ -595,6 +599,7 @@ class FleetScreen(FleetView, Screen[None]):
     def action_host_key(self) -> None:
         pane = self.selected
         if pane is not None:
+            expect_typing(self)  # for its name box, as after L
             self.post_message(HostKeyReviewRequested(pane.host.name))
 
     def action_open(self) -> None:

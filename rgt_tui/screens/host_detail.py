@@ -46,7 +46,7 @@ from rgt_tui.screens.queue_control import (
     QUEUE_CONTROL_ELSEWHERE_BINDINGS,
     QUEUE_CONTROL_IDLE_BINDINGS,
 )
-from rgt_tui.screens.queue_keys import QUEUE_BINDINGS, QueueActionRequested
+from rgt_tui.screens.queue_keys import DIALOG_ACTIONS, QUEUE_BINDINGS, QueueActionRequested
 from rgt_tui.screens.shell_keys import SHELL_BINDING, request_shell
 from rgt_tui.screens.tabs import DETAIL_TABS, DetailTab, HostView
 from rgt_tui.screens.tabs.base import TabbedScreen
@@ -463,6 +463,8 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
         if action == "logs":
             self.action_show_tab("logs")
             return
+        if action in DIALOG_ACTIONS:
+            expect_typing(self)  # the dialog's, as on the grid
         self.post_message(QueueActionRequested(self.host.name, action))
 
     def action_host_job(self, job: str, tab: str) -> None:

@@ -32,7 +32,7 @@ from textual.widgets import Button, Input, Static
 
 from rgt_tui.domain.errors import HostKeyError
 from rgt_tui.screens.dialog import BodyScreen, DialogBody, DialogButton, KeyHint, enter_does
-from rgt_tui.screens.type_ahead import InOrderInput
+from rgt_tui.screens.type_ahead import InOrderInput, drop_typed, typed_into
 
 MUTED = "$foreground-muted"
 
@@ -121,6 +121,10 @@ class HostKeyScreen(BodyScreen[bool]):
         # move to the Trust button (for a jump host, its name typed first).
         focus = "#key-name" if self.needs_name else "#key-cancel"
         self.set_focus(self.query_one(focus))
+        if self.needs_name:  # keys typed with K in one burst: the jump host's name
+            typed_into(self, self.query_one("#key-name", Input))
+        else:
+            drop_typed(self, "the host key's review")
         self.show_hint()
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:

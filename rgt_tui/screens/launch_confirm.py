@@ -44,7 +44,7 @@ from rgt_tui.domain.queue_state import DONE
 from rgt_tui.domain.text import is_digits
 from rgt_tui.domain.units import plural
 from rgt_tui.screens.dialog import DialogBody, DialogButton, KeyHint, ReplanScreen, enter_does
-from rgt_tui.screens.type_ahead import InOrderInput
+from rgt_tui.screens.type_ahead import InOrderInput, drop_typed
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.credentials import plan_line
 from rgt_tui.services.queue.launch import LaunchPlan, LaunchResult, PlannedCell
@@ -261,6 +261,7 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
         )
 
     def on_mount(self) -> None:
+        drop_typed(self, "the launch plan")  # no key of a burst with L is a plan's answer
         self.replan(None)
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:

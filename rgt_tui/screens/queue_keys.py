@@ -35,6 +35,10 @@ QUEUE_BINDINGS = [
     ),
 ]
 
+# The queue keys whose action opens a dialog: keys typed with them in one burst are held
+# for it (``type_ahead``), not run on the screen beneath while it comes.
+DIALOG_ACTIONS = frozenset({"launch", "diagnose", "move"})
+
 
 class QueueActionRequested(Message):
     """The user pressed a queue key on a host."""

@@ -45,7 +45,7 @@ from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import plural
 from rgt_tui.screens.dialog import DialogBody, DialogButton, KeyHint, ReplanScreen, enter_does
 from rgt_tui.screens.launch_confirm import show_ack_button
-from rgt_tui.screens.type_ahead import HandOnInput, InOrderInput
+from rgt_tui.screens.type_ahead import HandOnInput, InOrderInput, typed_into
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.queue.move import MovePlan, MoveResult, plan_lines, target_torn_down
 from rgt_tui.services.queue.moved_skips import moved_on
@@ -197,6 +197,7 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
             if cut:
                 run_host_worker(self, self._fill_in(cut), "queue-move-fill", self.host.name)
         self.set_focus(cells)
+        typed_into(self, cells)  # keys typed with m in one burst: the cells' names
         self.show_hint()
 
     async def _fill_in(self, cut: list[str]) -> None:

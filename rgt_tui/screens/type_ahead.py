@@ -80,6 +80,22 @@ def typed_into(node: DOMNode, box: Input, submit: bool = False) -> None:
             say_dropped(node, dropped)
 
 
+def drop_typed(node: DOMNode, what: str) -> None:
+    """``node``, a dialog with no box for them, is up: the keys kept since the key that
+    opened it are dropped, never run as the grid's commands, and said (h615: a burst of
+    ``Lp`` pulled behind the launch plan)."""
+    keeper = TypeAhead.of(node.app)
+    if keeper is None:
+        return
+    keys, entered, dropped = keeper.arrived()
+    typed = keys + ("⏎" if entered else "") + dropped
+    if typed:
+        node.app.notify(
+            f"{typed!r}, typed while {what} opened, was not run: press it again",
+            severity="warning",
+        )
+
+
 def say_dropped(node: DOMNode, dropped: str) -> None:
     """Keys typed right after an Enter that closed a box were dropped: never run as
     commands, but said (a key that did nothing and said nothing read as a broken key,

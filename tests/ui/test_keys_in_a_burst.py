@@ -97,3 +97,57 @@ async def test_keys_typed_right_after_u_are_the_disk_dialogs_not_the_grids(
         typed = dialog.query_one("#disk-input", Input)
         await wait_for(lambda: typed.value == "p", what="the p in the dialog's box", pilot=pilot)
         assert app.focused is typed
+
+
+@pytest.mark.parametrize(
+    ("key", "dialog"), [("L", "LaunchConfirmScreen"), ("d", "DiagnosisScreen")]
+)
+async def test_keys_typed_right_after_a_queue_dialogs_key_are_dropped_and_said(
+    tmp_path: Path, state_dir: Path, make_queue_fleet, key: str, dialog: str
+) -> None:  # type: ignore[no-untyped-def]
+    """h615: as after u, a burst of L then p (or d then p) pulled on the grid behind the
+    dialog, which has no box for the keys: they are dropped, never run, and said."""
+    from support.pilot import make_app, notes
+    from support.queues import SCRIPT_RUN
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    qf.write_queue(f"{qf.cell_script('one', 'echo one')} t\n")
+    app = make_app(tmp_path, fleet=qf.fleet)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        for typed in (key, "p"):  # queued together, as a terminal's burst
+            app.post_message(events.Key(typed, typed))
+        await wait_for(lambda: type(app.screen).__name__ == dialog, pilot=pilot)
+        await pilot.pause()
+        state = app.jobs.state("box1")
+        assert not state.running and state.pull_result is None, state
+        await wait_for(
+            lambda: any("'p', typed while" in n and "was not run" in n for n in notes(app)),
+            what="the dropped key said",
+            pilot=pilot,
+        )
+
+
+async def test_keys_typed_right_after_m_are_the_move_dialogs_cell_names(
+    tmp_path: Path, state_dir: Path, make_queue_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    from support.pilot import make_app
+    from support.queues import SCRIPT_RUN
+    from textual.widgets import Input
+
+    from rgt_tui.screens.queue_move_dialog import QueueMoveScreen
+
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    qf.write_queue(f"{qf.cell_script('one', 'echo one')} t\n")
+    app = make_app(tmp_path, fleet=qf.fleet)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        for typed in "mp":
+            app.post_message(events.Key(typed, typed))
+        dialog = await wait_for(
+            lambda: app.screen if isinstance(app.screen, QueueMoveScreen) else None, pilot=pilot
+        )
+        await pilot.pause()
+        assert not app.jobs.state("box1").running
+        cells = dialog.query_one("#move-cells", Input)
+        await wait_for(lambda: cells.value == "p", what="the p in the cells' box", pilot=pilot)

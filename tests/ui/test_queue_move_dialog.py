@@ -444,7 +444,7 @@ async def test_a_cell_named_with_a_space_is_moved_when_quoted(
         await planned(pilot, screen, "my run")
         go = screen.query_one("#move-go", Button)
         assert not go.disabled and app.focused is go, screen_text(app)
-        assert "no cell" not in screen_text(app)
+        assert "no cell '" not in screen_text(app)  # a name not found
         await pilot.press("enter")
         await wait_for(lambda: isinstance(app.screen, FleetScreen), pilot=pilot)
     assert "'cells/my run.sh' t 1" in qf.queue_file("box2").read_text()
