@@ -23,6 +23,10 @@
    the plan says which, for this target. The run's load-latest-on-start makes the
    identical command resume.
 
+A group target (one torchrun job over several boxes) has every rank's box asked for its
+{out} and config, each problem naming the rank; a checkpoint is never pushed to one:
+a push reaches one box, and every rank loads its own {out} (``group_resume_refusal``).
+
 For ``on_preempt = "move"`` (``watch``): ``plan_resume_move`` then, when ``plan.ok``,
 ``resume_move``; both take the transports of both boxes and never raise for a box that
 does not answer (the plan says so, the move raises ``MoveError``).
@@ -68,6 +72,7 @@ from rgt_tui.fsutil import NotThere, differs  # the gate re-checks its local cop
 from rgt_tui.services.box_ctl import QueueError
 from rgt_tui.services.box_script import after_queue_ctl, box_refusal, run_box_script
 from rgt_tui.services.journal import local_minute
+from rgt_tui.services.queue.group.ranks import each_rank, rank_transports, reason, who
 from rgt_tui.services.queue.move import (
     UNFINISHED,
     MoveError,
@@ -430,6 +435,66 @@ async def _target_facts(
     return facts
 
 
+def _out_problems(facts: _Target, name: str, where: str) -> list[str]:
+    """Why the cell's {out} on the target (``where``: the host, or a group's rank) cannot
+    take the run: it is no folder of its own, or it holds files a run would mix with."""
+    out = f"{facts.durable.rstrip('/')}/{name}"
+    if facts.out in ("link", "other"):
+        return [f"{out} on {where} is a {facts.out}: the cell's {{out}} must be its own folder"]
+    if facts.out == "files":
+        return [
+            f"{out} on {where} holds files already ({facts.out_files}+): a run there would "
+            "mix them with the moved ones — move them aside first"
+        ]
+    return []
+
+
+async def _group_facts(
+    group: HostConfig, transport: Transport, name: str, cfg: str | None
+) -> tuple[_Target, list[str]]:
+    """Rank 0's facts (the group's folders as rank 0 resolves them) and every rank's
+    problems, each naming the rank and its box: every rank runs the cell from its own
+    {out} on its own box and needs its config there (h617 #1: a stale checkpoint in rank
+    1's {out} passed unrefused, where its run would have loaded it)."""
+    info = group.group
+    assert info is not None
+    # Each box as itself (its name in what it says) with the group's folders.
+    boxes = [
+        replace(box, workdir=group.workdir, durable_dir=group.durable_dir) for box in info.members
+    ]
+    async with rank_transports(group, transport, None) as links:
+        got = await each_rank(links, lambda r, t: _target_facts(t, boxes[r], name, cfg))
+    problems: list[str] = []
+    for rank, facts in enumerate(got):
+        rank_is = who(group, rank)
+        if isinstance(facts, BaseException):
+            problems.append(f"{rank_is}: {reason(facts)}")
+            continue
+        problems += [f"{rank_is}: {p}" for p in facts.problems]
+        if cfg and facts.cfg_missing:
+            problems.append(
+                f"{rank_is}: "
+                + config_missing_words(group, name, cfg, facts.cfg_missing, info.hosts[rank])
+            )
+        problems += _out_problems(facts, name, f"{rank_is} of {group.name}")
+    lead = got[0]
+    return (lead if isinstance(lead, _Target) else _Target()), problems
+
+
+def group_resume_refusal(group: HostConfig, name: str) -> str:
+    """Why a checkpoint is not pushed to a group: a push reaches one box, and every rank
+    loads its own {out} (the simplest honest design, h617 #1: a push to rank 0 alone let
+    rank 1 start over, or resume a stale checkpoint of its own, under the same job)."""
+    assert group.group is not None
+    return (
+        f"{group.name} is a group: each of its ranks ({', '.join(group.group.hosts)}) runs "
+        f"{name} from its own {{out}} on its own box, and a resume move pushes the "
+        "checkpoint to one box — a rank without it would start over beside ranks that "
+        f"resume. Move {name} to one box to resume it there (rgt-tui queue move {name} "
+        f"--to HOST), or {SCRATCH_CLI}"
+    )
+
+
 def cell_config(move: MovePlan, name: str, host: HostConfig) -> str | None:
     """Cell ``name``'s config path as its queue line gives it, when ``host``'s run
     template uses it (``{cfg}``); None otherwise."""
@@ -442,10 +507,13 @@ def cell_config(move: MovePlan, name: str, host: HostConfig) -> str | None:
     return None
 
 
-def config_missing_words(target: HostConfig, name: str, cfg: str, where: str) -> str:
+def config_missing_words(
+    target: HostConfig, name: str, cfg: str, where: str, box: str | None = None
+) -> str:
     """The refusal of a move whose cell would fail at its start on ``target``: its
     config is not there (hour s21a #5: the plan passed, and the cell died on the target
-    with FileNotFoundError, its config only ever on the preempted box)."""
+    with FileNotFoundError, its config only ever on the preempted box). ``box``: the box
+    of a group's rank that lacks it (the fix is still the group's)."""
     code = target.ready.code
     in_tree = (
         code is not None and not cfg.startswith(("/", "~")) and (code.expanduser() / cfg).is_file()
@@ -460,7 +528,7 @@ def config_missing_words(target: HostConfig, name: str, cfg: str, where: str) ->
         else f"put it in {target.name}'s workdir ({target.workdir}), then plan the move again"
     )
     return (
-        f"{printable(cfg)} is not on {target.name} ({printable(where)}): {name} would fail "
+        f"{printable(cfg)} is not on {box or target.name} ({printable(where)}): {name} would fail "
         f"at its start there — {fix}"
     )
 
@@ -561,20 +629,17 @@ async def plan_resume_move(
     facts = _Target()
     if ran and move.ok:
         cfg = cell_config(move, name, target)
-        facts = await _target_facts(dest_transport, target, name, cfg)
-        problems += facts.problems
-        if cfg and facts.cfg_missing:
-            problems.append(config_missing_words(target, name, cfg, facts.cfg_missing))
-        out = f"{facts.durable.rstrip('/')}/{name}"
-        if facts.out in ("link", "other"):
-            problems.append(
-                f"{out} on {move.dest} is a {facts.out}: the cell's {{out}} must be its own folder"
-            )
-        elif facts.out == "files":
-            problems.append(
-                f"{out} on {move.dest} holds files already ({facts.out_files}+): a run there would "
-                "mix them with the moved ones — move them aside first"
-            )
+        if target.group is None:
+            facts = await _target_facts(dest_transport, target, name, cfg)
+            problems += facts.problems
+            if cfg and facts.cfg_missing:
+                problems.append(config_missing_words(target, name, cfg, facts.cfg_missing))
+            problems += _out_problems(facts, name, move.dest)
+        else:
+            facts, said = await _group_facts(target, dest_transport, name, cfg)
+            problems += said
+            if ckpt is not None and not from_scratch:
+                problems.append(group_resume_refusal(target, name))
         need = sum(f.size for f in pushed) + (MARGIN_BYTES if pushed else 0)
         if facts.free is not None and pushed and facts.free < need:
             problems.append(
