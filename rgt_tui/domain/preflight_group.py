@@ -22,24 +22,29 @@ EMPTY_TREE = hashlib.sha256(b"").hexdigest()  # the tree hash of a box holding n
 CLOCK_SKEW_S = 1.0  # log timestamps across ranks line up within a second
 
 
-def box_checks(whos: Sequence[str], reports: Sequence[PreflightReport]) -> tuple[Check, ...]:
+def box_checks(whos: Sequence[str], reports: Sequence[PreflightReport | None]) -> tuple[Check, ...]:
     """One check per name of the boxes' own preflight: passed when it passed on every
-    box; a failure names each box that failed it with what it saw, and its fix."""
+    box; a failure names each box that failed it with what it saw, and its fix. A box
+    whose report is None (its preflight did not run) is named as not checked: "every
+    box" was said over the boxes that answered alone (h617 #2)."""
     names: list[str] = []
     for report in reports:
-        names += [c.name for c in report.checks if c.name not in names]
+        names += [c.name for c in report.checks if c.name not in names] if report else []
+    unchecked = [who for who, r in zip(whos, reports, strict=True) if r is None]
     out = []
     for name in names:
-        seen = [(who, r.check(name)) for who, r in zip(whos, reports, strict=True)]
+        seen = [(who, r.check(name)) for who, r in zip(whos, reports, strict=True) if r is not None]
         failed = [(who, c) for who, c in seen if c is not None and not c.ok]
         if not failed:
             details = {c.detail for _, c in seen if c is not None}
             first = next(c for _, c in seen if c is not None)
             detail = (
                 f"every box: {first.detail}"
-                if len(details) == 1
+                if len(details) == 1 and not unchecked
                 else "; ".join(f"{who}: {c.detail}" for who, c in seen if c is not None)
             )
+            if unchecked:
+                detail += f"; not checked on {', '.join(unchecked)} (its preflight did not run)"
             ran = all(c.ran for _, c in seen if c is not None)
             out.append(Check(name, True, detail, ran=ran))
             continue
@@ -235,10 +240,12 @@ def rendezvous(
         else f"set master_addr to rank 0's private address (`ip -4 addr` on {whos[0]} lists them)"
     )
     problems: list[str] = []
-    fix = private
+    fix = ""  # the network's fix, when the network is what failed
+    silent: list[str] = []  # boxes that did not answer: no fact about master_addr
     certain = False  # rank 0 holds no such address: no torchrun can listen there
     if listen is None:
         problems.append(f"{whos[0]} did not answer the listener check")
+        silent.append(whos[0])
     elif not listen.bound:
         if listen.errno_name == "EADDRINUSE":
             problems.append(
@@ -248,16 +255,20 @@ def rendezvous(
             fix = f"end what holds port {port} on {whos[0]} (`ss -ltnp 'sport = :{port}'`), or set another master_port"
         elif listen.errno_name in ("EADDRNOTAVAIL", "EAI"):
             certain = True
+            fix = private
             problems.append(
                 f"{addr} is not an address of {whos[0]} ({clip(listen.error, 120)}): the SSH "
                 "address of a rented box is often a NAT'd public one"
             )
         else:
+            fix = private
             problems.append(f"{whos[0]} cannot listen on {where}: {clip(listen.error, 120)}")
     for who, answer in zip(whos[1:], connects, strict=True):
         if answer is None:
             problems.append(f"{who} did not answer the connection check")
+            silent.append(who)
         elif not answer.reached:
+            fix = fix or private
             why = {
                 "refused": "connection refused",
                 "timeout": "timed out (a firewall, or a NAT'd address?)",
@@ -266,6 +277,17 @@ def rendezvous(
             }.get(answer.why, clip(answer.error or answer.why, 120))
             problems.append(f"{who} cannot reach {where}: {why}")
     if problems:
+        # A box that did not answer says nothing of master_addr (h617 #2: the fix told to
+        # change it for a box that was down): check that box first.
+        if silent:
+            fix = " / ".join(
+                f
+                for f in (
+                    fix,
+                    f"check {', '.join(silent)}, which did not answer, then preflight again",
+                )
+                if f
+            )
         return Check("rendezvous", False, "; ".join(problems), fix, certain=certain)
     return Check(
         "rendezvous",

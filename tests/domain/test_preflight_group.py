@@ -254,3 +254,22 @@ def test_a_master_addr_that_is_not_rank_0s_is_refused() -> None:
         WHOS, "10.0.0.1", 29500, listened, [rules.ConnectAnswer(False, "timeout")]
     )
     assert not doubt.ok and not doubt.certain
+
+
+def test_a_box_that_did_not_answer_is_not_told_to_change_master_addr() -> None:
+    """h617 #2: with box2 down, "rank 1 (box2) did not answer the connection check" came
+    with "set master_addr to rank 0's private address", and the box checks said "every
+    box" over box1's report alone."""
+    listen = rules.ListenAnswer(True, addresses=("10.0.0.5",))
+    check = rules.rendezvous(WHOS, "10.0.0.5", 29500, listen, [None])
+    assert not check.ok
+    assert check.fix == "check rank 1 (box2), which did not answer, then preflight again"
+    # A network failure beside it keeps its own fix too.
+    quiet = rules.rendezvous(WHOS, "10.0.0.5", 29500, None, [rules.ConnectAnswer(False, "timeout")])
+    assert "master_addr" in quiet.fix and "check rank 0 (box1), which did not answer" in quiet.fix
+    one = report("g", Check("tmux", True, "tmux 3.3"))
+    (tmux,) = rules.box_checks(WHOS, [one, None])
+    assert tmux.ok and "every box" not in tmux.detail
+    assert tmux.detail == (
+        "rank 0 (box1): tmux 3.3; not checked on rank 1 (box2) (its preflight did not run)"
+    )

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.group_run import (
     RankView,
     group_view,
@@ -163,14 +164,27 @@ class GroupBackend:
             )  # fmt: skip
 
         async with rank_transports(self.host, transport, self.links) as links:
-            got = await each_rank(links, plan)
-            # The group's own checks across the boxes (issue 41: same code, rendezvous, MN1-MN4).
+            # Every box first, as `rgt-tui preflight GROUP` does: a box down took 51 s of
+            # rank 0's preflight and the group's checks over the box that did not answer
+            # ("python ok every box", a rendezvous failure blaming master_addr), then a
+            # refusal naming the group, not the box (h617 #2).
+            down = self._unreachable(await each_rank(links, lambda r, t: t.connect()))
+            got: list[launch.LaunchPlan | BaseException] = []
+            if not down:
+                got = await each_rank(links, plan)
+            # The group's own checks across the boxes (issue 41: same code, rendezvous,
+            # MN1-MN4), only over every box's own preflight: a rank whose plan stopped
+            # short of it (its box lost since) has nothing to compare.
             checked = None
-            if preflight and not any(isinstance(p, BaseException) for p in got):
+            if (
+                preflight
+                and got
+                and all(isinstance(p, launch.LaunchPlan) and p.preflight is not None for p in got)
+            ):
                 reports = [p.preflight for p in got if isinstance(p, launch.LaunchPlan)]
                 checked = await group_checks(self.host, links, reports)
         plans: list[launch.LaunchPlan] = []
-        problems: list[str] = []
+        problems: list[str] = list(down)
         warnings: list[str] = []
         for rank, p in enumerate(got):
             if isinstance(p, BaseException):
@@ -414,6 +428,16 @@ class GroupBackend:
                 links, lambda r, t: control.skip_cell(t, self.host.name, name, reason_text)
             )
         self._raise_first(got)
+
+    def _unreachable(self, connected: list[object]) -> list[str]:
+        """``rank 1 (box2) is unreachable: why — fix`` for each rank whose box did not
+        answer: the box, not the group (whose name is rank 0's way in)."""
+        return [
+            f"{who(self.host, r)} is unreachable: {reason(c)}"
+            + (f" — {c.fix}" if isinstance(c, TransportError) and c.fix else "")
+            for r, c in enumerate(connected)
+            if isinstance(c, BaseException)
+        ]
 
     def _missed(self, results: list[object]) -> list[str]:
         """ "rank 1 (box2): why" for each rank whose call failed, not for want of a cell

@@ -95,7 +95,7 @@ async def group_checks(
     checks: list[Check] = []
     known = [(whos[r], x) for r, x in enumerate(reports) if x is not None]
     if known:
-        checks += rules.box_checks([w for w, _ in known], [x for _, x in known])
+        checks += rules.box_checks(whos, reports)
     if len(known) == len(whos):
         full = [x for _, x in known]
         checks.append(rules.same_code(whos, full, group.ready.code is not None))
