@@ -263,10 +263,17 @@ def rendezvous(
         else:
             fix = private
             problems.append(f"{whos[0]} cannot listen on {where}: {clip(listen.error, 120)}")
+    missed = False  # refused where rank 0 listened: maybe its window, not the address
     for who, answer in zip(whos[1:], connects, strict=True):
         if answer is None:
             problems.append(f"{who} did not answer the connection check")
             silent.append(who)
+        elif not answer.reached and answer.why == "refused" and listen and listen.bound:
+            missed = True
+            fix = fix or private
+            problems.append(
+                f"{who} cannot reach {where}: connection refused, though {whos[0]} listened there"
+            )
         elif not answer.reached:
             fix = fix or private
             why = {
@@ -277,6 +284,13 @@ def rendezvous(
             }.get(answer.why, clip(answer.error or answer.why, 120))
             problems.append(f"{who} cannot reach {where}: {why}")
     if problems:
+        if missed:
+            # h617 #3: a dial that came after rank 0's listener ended (a box slow to log
+            # in) reads the same as an address that leads elsewhere: both are named.
+            fix = (
+                f"if {addr} leads the other boxes elsewhere, {fix}; if a box is slow to log "
+                f"in, its dial may have come after {whos[0]} stopped listening: preflight again"
+            )
         # A box that did not answer says nothing of master_addr (h617 #2: the fix told to
         # change it for a box that was down): check that box first.
         if silent:

@@ -273,3 +273,22 @@ def test_a_box_that_did_not_answer_is_not_told_to_change_master_addr() -> None:
     assert tmux.detail == (
         "rank 0 (box1): tmux 3.3; not checked on rank 1 (box2) (its preflight did not run)"
     )
+
+
+def test_a_dial_refused_where_rank_0_listened_does_not_blame_master_addr_alone() -> None:
+    """h617 #3: rank 0 bound, and the dial was refused (it came after the listener ended:
+    a box slow to log in); the fix named master_addr alone."""
+    listen = rules.ListenAnswer(True, addresses=("10.0.0.5",))
+    check = rules.rendezvous(
+        WHOS, "127.0.0.1", 29611, listen, [rules.ConnectAnswer(False, "refused")]
+    )
+    assert not check.ok and not check.certain
+    assert check.detail == (
+        "rank 1 (box2) cannot reach 127.0.0.1:29611: connection refused, though rank 0 (box1) "
+        "listened there"
+    )
+    assert check.fix.startswith("if 127.0.0.1 leads the other boxes elsewhere, set master_addr")
+    assert check.fix.endswith(
+        "if a box is slow to log in, its dial may have come after rank 0 (box1) stopped "
+        "listening: preflight again"
+    )

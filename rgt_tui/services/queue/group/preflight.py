@@ -6,8 +6,8 @@ with its fix and acknowledgeable like any other (``--ack``, the plan's button,
 
 Three round trips per box, all boxes at once: the box's facts (``group_check.sh facts``:
 ``ip``, ``ping``, ``nvidia-smi -q``, ``systemctl``), its clock (``date``, timed by the
-round trip), and the rendezvous (rank 0 runs the one-shot listener while the others
-connect: ``group_rdzv.py``; when the port is in use there, rank 0's records say whether
+round trip), and the rendezvous (rank 0 runs the one-shot listener, and the others
+connect once it says it listens: ``group_rdzv.py``; when the port is in use there, rank 0's records say whether
 the group's own cell runs and holds it). The rules are ``domain.preflight_group`` and
 ``domain.preflight_net``. ``rgt-tui preflight GROUP``, the TUI's ``P`` and a group's
 launch plan all come here.
@@ -16,6 +16,7 @@ launch plan all come here.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import secrets
 import time
@@ -29,7 +30,7 @@ from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.preflight import Check, PreflightReport
 from rgt_tui.services.box_ctl import QueueError
-from rgt_tui.services.box_script import run_box_script, script_text
+from rgt_tui.services.box_script import box_command, run_box_script, script_text
 from rgt_tui.services.queue.box_backend import BoxRunner
 from rgt_tui.services.queue.group.ranks import (
     MemberLinks,
@@ -45,6 +46,7 @@ from rgt_tui.services.queue.launch_preflight import (
     preflight_problems,
     preflight_warnings,
 )
+from rgt_tui.timeouts import within
 from rgt_tui.transport import Transport
 
 if TYPE_CHECKING:
@@ -52,8 +54,10 @@ if TYPE_CHECKING:
 
 FACTS_TIMEOUT_S = 60.0  # nvidia-smi -q on eight GPUs takes seconds; ping waits 2 s
 CLOCK_TIMEOUT_S = 15.0
-LISTEN_S = 15.0  # how long rank 0 listens (it ends as soon as every rank came)
-CONNECT_S = 10.0  # how long each other rank keeps dialling (refused: rank 0 not up yet)
+# How long rank 0 listens from its bind (it ends as soon as every rank came): the other
+# ranks start then, so their own login (a slow .bashrc) comes out of it before they dial.
+LISTEN_S = 25.0
+CONNECT_S = 10.0  # how long each other rank keeps dialling (refused: not up, or ended)
 MARKER = "RGT-RDZV "
 
 
@@ -208,27 +212,51 @@ async def _clock(transport: Transport) -> rules.ClockReading:
 async def _rendezvous(
     transports: Sequence[Transport], addr: str, port: int
 ) -> tuple[rules.ListenAnswer | None, list[rules.ConnectAnswer | None]]:
-    """Rank 0 listens on addr:port for a moment while every other rank connects."""
+    """Rank 0 listens on addr:port for a moment while every other rank connects.
+
+    The others dial only once rank 0's listener has said whether it listens (or ended):
+    started together, a rank 0 slow to log in (a 12 s sleep in its .bashrc) bound after
+    the others had given up, and the check failed as "connection refused" with the
+    master_addr fix (h617 #3). Rank 0's window (``LISTEN_S``) is counted from its bind,
+    and covers the others' own login before their ``CONNECT_S`` of dialling."""
     token = secrets.token_hex(8)
     others = len(transports) - 1
     program = script_text("group_rdzv.py")
+    check = script_text("group_check.sh")
+    spoke = asyncio.Event()  # rank 0's listener said whether it listens, or ended
 
-    async def run(t: Transport, *args: str | int, timeout: float) -> list[dict]:
-        await t.connect()
+    async def listen() -> list[dict]:
+        answers: list[dict] = []
+        try:
+            await transports[0].connect()
+            command = box_command(
+                check, "group_check", "rdzv", "listen", addr, port, token, others, LISTEN_S
+            )
+            lines = transports[0].stream_lines(command, input=program)
+            async with contextlib.aclosing(lines):  # a cancelled check closes the channel
+                async for line in lines:
+                    if len(answers) < 8:  # it says two things; a box may say more
+                        answers += _answers(line)
+                    if answers:
+                        spoke.set()
+        finally:
+            spoke.set()
+        return answers
+
+    async def dial(t: Transport) -> list[dict]:
+        await t.connect()  # logged in meanwhile: the dial starts when rank 0 listens
+        await spoke.wait()
         result = await run_box_script(
-            t, script_text("group_check.sh"), "group_check", "rdzv", *args,
-            input=program, timeout=timeout,
+            t, check, "group_check", "rdzv", "connect", addr, port, token, 0, CONNECT_S,
+            input=program, timeout=CONNECT_S + 30,
         )  # fmt: skip
         return _answers(result.stdout)
 
-    listening = run(
-        transports[0], "listen", addr, port, token, others, LISTEN_S, timeout=LISTEN_S + 30
+    got = await asyncio.gather(
+        within(listen(), LISTEN_S + 60),
+        *(within(dial(t), LISTEN_S + CONNECT_S + 90) for t in transports[1:]),
+        return_exceptions=True,
     )
-    dialling = [
-        run(t, "connect", addr, port, token, 0, CONNECT_S, timeout=CONNECT_S + 30)
-        for t in transports[1:]
-    ]
-    got = await asyncio.gather(listening, *dialling, return_exceptions=True)
     listen = None
     if not isinstance(got[0], BaseException):
         merged: dict = {}
