@@ -483,9 +483,17 @@ def _group_cell(lead: CellView, ranks: Sequence[RankView]) -> CellView:
         return replace(lead, status=DONE, ended_at=max(ended) if ended else lead.ended_at)
     if RUNNING in statuses:
         missing = [r for r, c in zip(ranks, per, strict=True) if c is None or c.status != RUNNING]
-        note = ""
-        if missing:
-            note = "waiting for " + ", ".join(f"rank {r.rank} ({r.box})" for r in missing)
+        # A rank whose box did not answer is not one to wait for: it may be gone, and its
+        # peers then fail on it (h617 #5: "waiting for rank 1 (box2)" while box2 was down).
+        silent = [r for r in missing if r.view is None and r.error != OWN_QUEUE]
+        waiting = [r for r in missing if r not in silent]
+        said = [
+            f"rank {r.rank} ({r.box}) does not answer ({r.error}): preempted or lost?"
+            for r in silent
+        ]
+        if waiting:
+            said.append("waiting for " + ", ".join(f"rank {r.rank} ({r.box})" for r in waiting))
+        note = "; ".join(said)
         # The running attempt's own start, never an older attempt's end or exit (rank 0
         # may hold a killed record of another launch: review h576 #1).
         run = next(c for c in per if c is not None and c.status == RUNNING)

@@ -143,6 +143,16 @@ def test_a_cell_runs_only_while_every_rank_runs_it() -> None:
     running, pending = _cell(RUNNING, started_at=110), _cell(PENDING)
     view = group_view("g", [RankView(0, "b1", _view(running)), RankView(1, "b2", _view(pending))])
     assert view.cells[0].status == RUNNING and "waiting for rank 1 (b2)" in view.cells[0].note
+    # A rank whose box did not answer is said so, as docs/groups.md promises, not waited
+    # for (h617 #5).
+    quiet = group_view(
+        "g", [RankView(0, "b1", _view(running)), RankView(1, "b2", None, "connection refused")]
+    )
+    assert quiet.cells[0].status == RUNNING
+    assert (
+        quiet.cells[0].note
+        == "rank 1 (b2) does not answer (connection refused): preempted or lost?"
+    )
     done = group_view("g", [RankView(0, "b1", _view(_cell(DONE))), RankView(1, "b2", None, "gone")])
     assert "rank 1 (b2) not read: gone" in done.cells[0].note  # said, not guessed
     both = group_view("g", [RankView(r, f"b{r}", _view(_cell(DONE))) for r in (0, 1)])
