@@ -373,12 +373,17 @@ def unanswered_first(cell: str, ranks: Sequence[RankView]) -> RankView | None:
 
 def unanswered_note(quiet: RankView, failed: RankView, cell: CellView) -> str:
     """``rank 1 (b2) does not answer (…): preempted or lost? rank 0 (b1) then failed …``."""
-    exit_text = f"exit {cell.exit_code}" if cell.exit_code is not None else cell.status
     note = (
         f"rank {quiet.rank} ({quiet.box}) does not answer ({quiet.error}): preempted or lost? "
-        f"rank {failed.rank} ({failed.box}) then {cell.status} ({exit_text}), its peer gone"
+        f"rank {failed.rank} ({failed.box}) then {cell.status}{_exit(cell)}, its peer gone"
     )
     return note + (f": {cell.note}" if cell.note else "")
+
+
+def _exit(cell: CellView) -> str:
+    """`` (exit 1)``; "" when the rank's attempt has no exit code (interrupted: no end
+    record), where "interrupted first (interrupted)" said its state twice (h617 #4)."""
+    return f" (exit {cell.exit_code})" if cell.exit_code is not None else ""
 
 
 def unanswered_diagnosis(name: str, cell: CellView, quiet: RankView) -> Diagnosis:
@@ -452,8 +457,7 @@ def _group_cell(lead: CellView, ranks: Sequence[RankView]) -> CellView:
                 )
                 return replace(lead, status=KILLED, note=note)
             return replace(lead, status=KILLED, note=f"killed on every rank ({lead.note})".strip())
-        exit_text = f"exit {cell.exit_code}" if cell.exit_code is not None else cell.status
-        note = f"rank {rank.rank} ({rank.box}) {cell.status} first ({exit_text})"
+        note = f"rank {rank.rank} ({rank.box}) {cell.status} first{_exit(cell)}"
         if cell.note:
             note += f": {cell.note}"
         quiet = unanswered_first(lead.name, ranks)
@@ -468,7 +472,7 @@ def _group_cell(lead: CellView, ranks: Sequence[RankView]) -> CellView:
             note = (
                 f"rank {stopped.rank} ({stopped.box}) was stopped by its group first (a rank "
                 f"did not answer, or failed); rank {rank.rank} ({rank.box}) then "
-                f"{cell.status} ({exit_text}), its peer gone"
+                f"{cell.status}{_exit(cell)}, its peer gone"
             )
         ended = [c.ended_at for c in per if c is not None and c.ended_at]
         return replace(

@@ -24,6 +24,7 @@ from rgt_tui.domain.queue_state import (
     DONE,
     FAILED,
     GROUP_STOPPED,
+    INTERRUPTED,
     KILLED,
     NOT_DEPLOYED,
     PENDING,
@@ -137,6 +138,18 @@ def test_a_rank_gone_quiet_is_named_not_a_kill_on_every_rank_nor_the_survivors_e
     own = _cell(FAILED, exit_code=1, started_at=110, ended_at=185, note="RuntimeError: boom")
     named = group_view("g", [RankView(0, "b1", _view(stopped)), RankView(1, "b2", _view(own))])
     assert named.cells[0].note == "rank 1 (b2) failed first (exit 1): RuntimeError: boom"
+
+
+def test_a_rank_interrupted_first_is_named_without_an_exit_it_does_not_have() -> None:
+    """h617 #4: a rank with no end record (interrupted) read "rank 1 (b2) interrupted
+    first (interrupted)", the group's cell carrying no exit code."""
+    cut = _cell(INTERRUPTED, started_at=110, ended_at=150, note="no end record")
+    peer = "torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: gone"
+    lost = _cell(FAILED, exit_code=1, started_at=110, ended_at=160, note=peer)
+    view = group_view("g", [RankView(0, "b1", _view(lost)), RankView(1, "b2", _view(cut))])
+    cell = view.cells[0]
+    assert cell.note == "rank 1 (b2) interrupted first: no end record", cell.note
+    assert cell.exit_code is None
 
 
 def test_a_cell_runs_only_while_every_rank_runs_it() -> None:
