@@ -157,7 +157,8 @@ class CellView:
         if self.status == FAILED:
             if self.exit_code is None and self.slurm is not None and self.slurm.signal:
                 return f"failed (signal {self.slurm.signal})"
-            return f"failed (exit {self.exit_code})"
+            # No exit code: a group cell whose rank was interrupted ("failed (exit None)").
+            return "failed" if self.exit_code is None else f"failed (exit {self.exit_code})"
         if self.status == KILLED:
             if self.killed_by == BY_GROUP:  # not the user's: another rank failed
                 exit_text = "" if self.exit_code is None else f" (exit {self.exit_code})"

@@ -643,3 +643,11 @@ def test_cells_named_with_wide_characters_keep_the_columns():
         line = cell_line(replace(v.cells[0], name=name), 1100).plain
         rows.append(line[: line.index("done")])
     assert len({cell_len(r) for r in rows}) == 1, rows
+
+
+def test_a_failed_cell_with_no_exit_code_reads_failed_not_exit_none() -> None:
+    """h614 #7: a group cell whose rank was interrupted read "failed (exit None)"."""
+    from rgt_tui.domain.queue_state import FAILED, CellView
+
+    assert CellView(0, "g1", FAILED).label == "failed"
+    assert CellView(0, "g1", FAILED, exit_code=3).label == "failed (exit 3)"
