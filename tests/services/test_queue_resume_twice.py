@@ -108,3 +108,39 @@ async def test_a_cell_moved_from_scratch_is_not_resumed_from_the_checkpoint_decl
     again = await plan_and_move(qf, "box2", "box3", apply=False)
     assert not again.ok and again.checkpoint is None and again.files_from == ""
     assert "--from-scratch" in "\n".join(resume_lines(again))
+
+
+async def test_a_damaged_copy_of_the_later_run_resumes_from_the_verified_base_it_started_from(
+    make_queue_fleet,
+) -> None:  # type: ignore[no-untyped-def]
+    """h614 #5: box2's run was pulled and verified, then its copy here damaged; the move
+    on refused with only --from-scratch, throwing away the verified step box2 had resumed
+    from (box1's), which the preemption notice itself named. It resumes from that base,
+    saying why, as the notice does; a copy one verify away still asks for the verify."""
+    qf = await make_queue_fleet(3, run=SCRIPT_RUN)
+    await run_until_held(qf)
+    give_cell(qf, "box3")
+    qf.write_queue("", "box3")
+    await pull_verify(qf, "box1")
+    step = json.loads((qf.fleet.results_dir / "box1" / "ck" / "checkpoint.json").read_text())[
+        "step"
+    ]
+    await preempt(qf, "box1")
+    (qf.root("box2") / "hold").touch()
+    await plan_and_move(qf, "box1", "box2")
+    await wait_for((qf.root("box2") / "held").exists, 60, "ck to run on box2")
+    await pull_verify(qf, "box2")
+    copy = qf.fleet.results_dir / "box2" / "ck" / "checkpoint.bin"
+    data = bytearray(copy.read_bytes())
+    data[:4] = b"XXXX"
+    copy.write_bytes(bytes(data))  # damaged here after its verify
+    await preempt(qf, "box2")
+
+    found, _ = cell_checkpoints(qf.fleet, qf.host("box2"), "ck")
+    assert found is not None and found.from_host == "box1"  # what the notice names
+    again = await plan_and_move(qf, "box2", "box3", apply=False)
+    words = "\n".join(resume_lines(again))
+    assert again.ok, words
+    assert again.files_from == "box1" and again.step == step, words
+    assert "ck's checkpoints of its run on box2 are damaged here (checkpoint.bin:" in words, words
+    assert "it resumes from the checkpoint its move to box2 started from" in words, words

@@ -576,22 +576,32 @@ async def plan_resume_move(
     ran = status in UNFINISHED or not move.source_answered or bool(files)
     ckpt = newest_checkpoint(files)
     files_from, hop_note = "", ""
-    # Only when nothing of the run here holds a checkpoint: one pulled and not verified
-    # yet, or damaged, keeps its own refusal and fix (verify; the review of s38).
-    if ckpt is None and not from_scratch and not any(is_checkpoint(f.rel) for f in files):
+    # A checkpoint of the run here pulled and not verified yet keeps its own refusal and
+    # fix: one verify away (the review of s38). One that is damaged here (it failed its
+    # verify, or changed since) does not hide the verified checkpoint the run started
+    # from, which the preemption notice already names (h614 #5: "no verified checkpoint
+    # — --from-scratch" threw away 80 verified steps of the earlier box).
+    waiting = any(is_checkpoint(f.rel) and f.why.startswith(NOT_VERIFIED_YET) for f in files)
+    if ckpt is None and not from_scratch and not waiting:
         hop = await asyncio.to_thread(earlier_hop, fleet, source.name, name)
-        if hop is not None:
+        damaged = damaged_checkpoints(files)
+        if hop is not None and (not damaged or newest_checkpoint(hop[1]) is not None):
             files_from, files = hop[0], step_folders_left_out(hop[1])
             folder, ckpt, ran = (
                 fleet_host_dir(fleet, fleet.host(files_from)),
                 newest_checkpoint(files),
                 True,
             )
+            here = (
+                f"{name}'s checkpoints of its run on {source.name} are damaged here "
+                f"({'; '.join(f'{f.rel}: {f.why}' for f in damaged[:2])})"
+                if damaged
+                else f"nothing of {name}'s run on {source.name} is pulled and verified here"
+            )
             hop_note = (
-                f"nothing of {name}'s run on {source.name} is pulled and verified here: it "
-                f"resumes from the checkpoint its move to {source.name} started from, pulled "
-                f"and verified from {files_from} — the work done on {source.name} since is "
-                "done again"
+                f"{here}: it resumes from the checkpoint its move to {source.name} started "
+                f"from, pulled and verified from {files_from} — the work done on "
+                f"{source.name} since is done again"
             )
     if ckpt is not None and is_earlier_copy(ckpt):
         files = await asyncio.to_thread(_sidecar_left_out, folder, files, ckpt)
