@@ -160,9 +160,12 @@ async def test_a_huge_long_name_header_is_refused_before_it_is_read(hostile, tmp
 
 
 def _scan(res: Path, *entries: dict) -> bytes:
-    """The scan's output for ``res`` with ``entries`` as its files."""
+    """The scan's output for ``res`` with ``entries`` as its files, as the box whose id
+    it holds would print it (a pull refuses a copy of another box: test_pull_other_box)."""
+    kept = res.parent / ".rgt" / "box-id"
+    box_id = kept.read_text().strip() if kept.exists() else "a" * 32
     lines = [
-        {"type": "start", "v": 1, "taken_at": 1.0, "box_id": "a" * 32, "box_id_error": None},
+        {"type": "start", "v": 1, "taken_at": 1.0, "box_id": box_id, "box_id_error": None},
         {"type": "root", "index": 0, "given": str(res), "path": str(res), "error": None},
         *({"type": "file", "root": 0, "mtime": 1.0, **e} for e in entries),
         {"type": "done", "taken_at": 1.0, "finished_at": 2.0},

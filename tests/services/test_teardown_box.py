@@ -150,8 +150,16 @@ async def test_a_new_box_under_a_torn_down_name_is_closed_and_not_torn_down(
 
 
 async def test_the_new_boxs_own_pull_and_verify_open_its_gate(ready: Setup) -> None:
+    from rgt_tui.services.pull import PullError
+
     (ready.box.root / ".rgt" / "box-id").unlink()
     assert not (await ready.check()).ready_but_confirmation
+    # Its pull is refused while the folder holds the earlier box's copy (h619 #2: that
+    # copy was set aside file by file); moved away as the refusal says, it pulls.
+    with pytest.raises(PullError, match="holds the pulled copy of another box"):
+        await ready.pull_and_verify()
+    folder = ready.fleet.results_dir / "box1"
+    folder.rename(folder.with_name("box1-earlier"))
     await ready.pull_and_verify()
     report = await ready.check()
     assert report.ready_but_confirmation and report.box == ready.journal.load("box1").box

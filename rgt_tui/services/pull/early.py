@@ -31,6 +31,7 @@ from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.manifest import Manifest, ManifestEntry
 from rgt_tui.services.pull.copy import copy_files
 from rgt_tui.services.pull.local_tree import HostTree, LocalConflict, in_thread
+from rgt_tui.services.pull.other_box import other_box_refusal
 from rgt_tui.services.pull.plan import (
     FilePlan,
     LinksAbove,
@@ -80,6 +81,9 @@ class EarlyCopy:
 
     async def _copy(self, listing: Manifest) -> None:
         run = self.run
+        refused = other_box_refusal(self.previous, listing, run.dest)
+        if refused is not None:
+            raise refused  # on the listing: the scan is stopped, nothing is written
         listing = await in_thread(run.tree.writable, listing)  # as the manifest will be
         plans = await in_thread(
             early_plans, run.tree, listing, self.previous, run.record, run.options

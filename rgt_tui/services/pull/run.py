@@ -48,6 +48,7 @@ from rgt_tui.services.pull.box_logs import (
 from rgt_tui.services.pull.copy import copy_files, together
 from rgt_tui.services.pull.early import EarlyCopy
 from rgt_tui.services.pull.local_tree import HostTree, LocalConflict, in_thread
+from rgt_tui.services.pull.other_box import other_box_refusal
 from rgt_tui.services.pull.plan import (
     FilePlan,
     PulledRecord,
@@ -205,6 +206,8 @@ async def _run(run: PullRun, beside: _Beside) -> PullResult:
         beside.after_scan()
         if run.host.is_local:
             _refuse_nested(run.dest, run.manifest)
+        if (refused := other_box_refusal(previous, run.manifest, run.dest)) is not None:
+            raise refused  # no listing came first (a local host): said on the manifest
         await _local(save_manifest, run.dest, run.manifest)
         run.moved = moved_roots(previous, run.manifest)
         final = run.manifest.by_local_path()
