@@ -165,6 +165,19 @@ def unlisted_problems(report: VerificationReport) -> list[str]:
     return [p for p in report.problems if p not in said]
 
 
+def unlisted_counts(report: VerificationReport) -> Counter[str]:
+    """The files no line names, by status: those that verified or count by their hash and
+    that no flag names. A flag names a file by its local path (empty, leftover) or by the
+    box's (remote-changed): "not listed: 2 hash-only" above empty.txt and leftover.pt.tmp,
+    each listed by its flag, counted them as unlisted (h618 #5)."""
+    flagged = {f.path for f in report.flags}
+    return Counter(
+        c.status
+        for c in report.checks
+        if c.ok and c.path not in flagged and c.remote not in flagged
+    )
+
+
 def problem_count(report: VerificationReport) -> str:
     """``6 problems (4 cells of them on the roster line)``: the cells the roster line
     names (unfinished or running) count as problems too, and are not listed again, so
@@ -187,12 +200,10 @@ def format_report(report: VerificationReport, *, verbose: bool = False) -> str:
     for c in report.checks:
         if verbose or not c.ok:
             lines.append(f"  {c.status:<13} {c.path}  ({fmt_bytes(c.size)}) {c.detail}")
-    flagged = {f.path for f in report.flags}  # listed below with their flag
-    if not verbose and (lines or flagged):
-        # The rest need no look: counted, not listed (3,000 logs, one line). Not a file
-        # a flag names ("2 verified (nothing to look at)" above two remote-changed lines),
-        # and not at all when nothing is listed: the first line counts them already.
-        rest = Counter(c.status for c in report.checks if c.ok and c.remote not in flagged)
+    if not verbose and (lines or report.flags):
+        # The rest need no look: counted, not listed (3,000 logs, one line); not at all
+        # when nothing is listed: the first line counts them already.
+        rest = unlisted_counts(report)
         if rest:
             counted = ", ".join(f"{n:,} {k}" for k, n in sorted(rest.items()))
             lines.append(f"  not listed: {counted} (nothing to look at; --all lists every file)")
