@@ -41,7 +41,7 @@ for anything else (a checklist check) drops the confirmation, and one that fails
 or hours ago while the box was reachable, can never open the gate.
 
 Any later change on the box (a new or changed file, a file the re-scan refused or a
-link it found that the manifest had not, a cell started) invalidates the manifest and with it every fact built on it, so the gate locks again. Facts arrive as
+link it found that the manifest had not, a cell started after it was taken) invalidates the manifest and with it every fact built on it, so the gate locks again. Facts arrive as
 events; ``apply`` is the only way state changes, so a journal of events replays to the
 same gate.
 
@@ -170,6 +170,13 @@ def apply(state: GateState, event: GateEvent) -> GateState:
     """The gate after one more fact. Pure; the journal replays events through it."""
     if isinstance(event, ManifestTaken):
         fresh = _invalidate(state, "")
+        since = _started_since(state, state.running, state.running_runs, event.taken_at)
+        if since:
+            # A cell the last check saw running began after this listing: what it writes
+            # is in no manifest of it. Said as the check that saw it start said it, so the
+            # same pull read again (every check re-reads it) cannot open the lines on it
+            # one check and shut them the next.
+            return replace(fresh, invalidated_by=_started_words(since))
         return replace(
             fresh,
             manifest=dict(event.files),
@@ -217,11 +224,11 @@ def apply(state: GateState, event: GateEvent) -> GateState:
             unfinished_runs=tuple(event.runs),
         )
     if isinstance(event, CellsRunning):
-        started = set(event.names) - set(state.running)
+        started = _started_since(state, event.names, event.runs, state.taken_at)
         if started:
             # A cell that started since the manifest may write new files: lock again.
             return replace(
-                _invalidate(state, f"cell started: {', '.join(sorted(started))}"),
+                _invalidate(state, _started_words(started)),
                 running=event.names,
                 running_runs=event.runs,
             )
@@ -288,6 +295,44 @@ def apply(state: GateState, event: GateEvent) -> GateState:
     if isinstance(event, RosterChecked):
         return replace(state, expected_cells=event.expected, present_cells=frozenset(event.present))
     raise TypeError(f"unknown gate event {event!r}")
+
+
+def run_started(run: str) -> int | None:
+    """When run ``run`` began, by the box's clock (whole seconds), from its key
+    (``domain.unfinished.run_key``: attempts/started_at/task); None when it names none."""
+    parts = run.split("/")
+    return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
+
+
+def _started_since(
+    state: GateState,
+    names: Sequence[str],
+    runs: Sequence[tuple[str, str]],
+    taken_at: float | None,
+) -> list[str]:
+    """Of the running cells ``names``, those that may have started after the manifest
+    taken at ``taken_at`` (sorted). A run whose start is known counts by it: a cell running
+    since before the pull is in its listing, and first seen running only after the pull
+    it did not start since (h618 #2: the same manifest read invalid, then valid). One
+    whose start is not known (no manifest, or no start in its key) counts when the last
+    check did not see it running."""
+    began = {name: run_started(run) for name, run in runs}
+    since = []
+    for name in names:
+        start = began.get(name)
+        if taken_at is None or start is None:
+            if name not in state.running:
+                since.append(name)
+        elif start > taken_at:
+            # Whole seconds: one started in the second the scan began counts as before it
+            # (a pull right after a launch is that quick). What it writes after the
+            # listing, the re-scan each check and the confirmation take still finds.
+            since.append(name)
+    return sorted(since)
+
+
+def _started_words(names: Sequence[str]) -> str:
+    return f"cell started: {', '.join(names)}"
 
 
 def _rescan_changes(state: GateState, event: Rescanned) -> str:

@@ -394,11 +394,14 @@ def test_a_running_acknowledgement_holds_for_its_run_only():
     confirm = happy_path()[-3:]
     acked = [*events, RunningAcknowledged("cellB", "1/100/")]
     assert is_unlocked(replay(*acked, *confirm))
-    # The same cell running again, a later run: asked again.
-    again = CellsRunning(("cellB",), (("cellB", "2/300/"),))
+    # The same cell running again, a later run: asked again. (Started before the manifest
+    # taken at 200: one started after it voids the manifest too, h618 #2.)
+    again = CellsRunning(("cellB",), (("cellB", "2/150/"),))
     state = replay(*acked, again, *confirm)
     assert keys(state) == ["idle"] and not is_unlocked(state)
-    assert is_unlocked(replay(*acked, again, RunningAcknowledged("cellB", "2/300/"), *confirm))
+    assert is_unlocked(replay(*acked, again, RunningAcknowledged("cellB", "2/150/"), *confirm))
+    after = replay(*acked, CellsRunning(("cellB",), (("cellB", "2/300/"),)), *confirm)
+    assert keys(after)[:2] == ["manifest", "rescan"] and "idle" in keys(after)
 
 
 def test_empty_manifest_never_unlocks():
@@ -479,6 +482,15 @@ ACTIONS = st.one_of(
     ),
     st.builds(MissingCellAcknowledged, st.sampled_from(CELLS)),
     st.builds(CellsRunning, st.lists(st.sampled_from(CELLS), unique=True).map(tuple)),
+    # With each run's start (``run_key``: attempts/started_at/task), before, at and after
+    # the manifests' taken_at (1.0, 5.0), or none known.
+    st.builds(
+        lambda names, starts: CellsRunning(
+            names, tuple((n, f"1/{t}/") for n, t in zip(names, starts, strict=False))
+        ),
+        st.lists(st.sampled_from(CELLS), unique=True).map(tuple),
+        st.lists(st.sampled_from(["", "0", "4", "5", "9"]), min_size=3, max_size=3),
+    ),
     st.builds(RunningAcknowledged, st.sampled_from(CELLS)),
     st.builds(BoxChanged, st.just("file written")),
     st.builds(RecordsInvalid, st.just("records gone")),
@@ -527,10 +539,16 @@ def oracle_allows(events: list) -> bool:
     if (not files and not empty_ok) or m.taken_at < m.last_write:
         return False
     running: tuple = ()
+    began: dict = {}  # each running cell's start, whole box seconds ("" when not known)
     for i, e in enumerate(events):
+        if i == m_at and any(began.get(c, "") and int(began[c]) > m.taken_at for c in running):
+            return False  # taken while a cell ran that had started after it
         if isinstance(e, CellsRunning):
-            if i > m_at and set(e.names) - set(running):
-                return False  # a cell started after the manifest
+            began = {name: run.split("/")[1] for name, run in e.runs}
+            for c in e.names if i > m_at else ():
+                start = began.get(c, "")
+                if (start and int(start) > m.taken_at) or (not start and c not in running):
+                    return False  # a cell started after the manifest
             running = e.names
     listing_now = {p: (f.size, f.mtime) for p, f in files.items()}
     for e in after:
