@@ -8,7 +8,7 @@ must be acknowledged (``Condition.settle``). Pure text: the CLI and the TUI call
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from rgt_tui.domain.teardown_gate import (
     CELL_RUNS,
@@ -63,8 +63,18 @@ def _bare(action: str) -> str:
     return action.removeprefix("run ").removeprefix("press ").removeprefix("Esc, then ")
 
 
-def fix(condition: Condition, host: str, *, tui: bool) -> str:
-    """How to settle ``condition`` for ``host`` ("" when it holds or nothing settles it)."""
+def fix(
+    condition: Condition,
+    host: str,
+    *,
+    tui: bool,
+    running: Collection[str] = (),
+    pending: Collection[str] = (),
+) -> str:
+    """How to settle ``condition`` for ``host`` ("" when it holds or nothing settles it).
+    ``running``, ``pending``: the cells the checklist's other lines know to run, or to
+    wait in a queue that runs (``Condition.running``, ``pending``; ``fixes`` gathers them):
+    no acknowledgement as missing is offered for them."""
     if condition.ok:
         return ""
     if tui:
@@ -113,23 +123,7 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
             f"delete the line; then {_bare(check)}"
         )
     if key == "roster" and condition.settle:
-        # A missing cell may never have run (appended, or after a stop): "pull the results
-        # those cells left" was the only way on offered, and its ack threw away work never
-        # done (hour s18a #10). Run it, pull what it left, or accept it as not wanted.
-        launch = "the Queue tab's L to launch it" if tui else f"`rgt-tui launch {host}` to run it"
-        if condition.cause == GROUP_ROSTER:  # a rank runs none of its own
-            launch = "launch its group (the group line names it), which runs it on every rank"
-        if tui:
-            return (
-                f"a missing cell ({_cells(condition)}) that never ran: {launch}; one that "
-                "ran: pull what it left; one not wanted: type its name under 'Acknowledge "
-                "a cell by name' and press Missing: accept"
-            )
-        acks = " ".join(f"--ack-missing {shell_word(c)}" for c in condition.settle)
-        return (
-            f"a missing cell that never ran: {launch}; one that ran: {_bare(pull)} for what it "
-            f"left; one not wanted: `rgt-tui teardown {host} {acks}`"
-        )
+        return _roster_fix(condition, host, tui=tui, running=running, pending=pending)
     if condition.cause == GROUP_CELL:
         # This box's own kill and --ack-running refuse a group's cell (hour s22b #5): the
         # job is stopped on every rank at once, from the group's name.
@@ -281,6 +275,80 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
     return fixes.get(key, "")
 
 
+def _roster_fix(
+    condition: Condition,
+    host: str,
+    *,
+    tui: bool,
+    running: Collection[str],
+    pending: Collection[str],
+) -> str:
+    """Missing cells: run one never run, pull what one left, accept one not wanted; a cell
+    that runs, or waits in a queue that runs, is told apart: its results may still come,
+    and accepting it as missing is refused until it ended or its queue was stopped (h618
+    #1: the line offered `--ack-missing cellD` of a running cell, refused in turn)."""
+    pull = "Esc, then p to pull" if tui else f"`rgt-tui pull {host}`"
+    verify = "v to verify" if tui else f"`rgt-tui verify {host}`"
+    parts = []
+    rest = tuple(c for c in condition.settle if c not in running and c not in pending)
+    if rest:
+        parts.append(_missing_fix(condition, rest, host, tui=tui))
+    for cells, stop in (
+        (
+            [c for c in condition.settle if c in running],
+            "kill it (Esc, Enter, 7 for the Queue tab, then X)"
+            if tui
+            else f"kill it (`rgt-tui queue kill {host}`)",
+        ),
+        (
+            [c for c in condition.settle if c in pending and c not in running],
+            "stop its queue before it (Esc, Enter, 7 for the Queue tab, then S)"
+            if tui
+            else f"stop its queue before it (`rgt-tui queue stop {host}`)",
+        ),
+    ):
+        if not cells:
+            continue
+        names = ", ".join(printable(c, 200) for c in cells)
+        now = "runs now" if stop.startswith("kill") else "waits to run in a queue that runs"
+        accept = (
+            "type its name under 'Acknowledge a cell by name' and press Missing: accept"
+            if tui
+            else f"`rgt-tui teardown {host} "
+            + " ".join(f"--ack-missing {shell_word(c)}" for c in cells)
+            + "`"
+        )
+        parts.append(
+            f"{names} {now}, so its results may still come: wait for it to end, then "
+            f"{pull} and {verify}, which count it; to go without them, {stop}, then "
+            f"accept it as missing ({accept})"
+        )
+    return "; ".join(parts)
+
+
+def _missing_fix(condition: Condition, cells: tuple[str, ...], host: str, *, tui: bool) -> str:
+    """Missing cells (``cells``) that do not run: run one never run, pull what one left,
+    or accept one not wanted, by name."""
+    # A missing cell may never have run (appended, or after a stop): "pull the results
+    # those cells left" was the only way on offered, and its ack threw away work never
+    # done (hour s18a #10). Run it, pull what it left, or accept it as not wanted.
+    launch = "the Queue tab's L to launch it" if tui else f"`rgt-tui launch {host}` to run it"
+    if condition.cause == GROUP_ROSTER:  # a rank runs none of its own
+        launch = "launch its group (the group line names it), which runs it on every rank"
+    if tui:
+        named = ", ".join(printable(c, 200) for c in cells)
+        return (
+            f"a missing cell ({named}) that never ran: {launch}; one that "
+            "ran: pull what it left; one not wanted: type its name under 'Acknowledge "
+            "a cell by name' and press Missing: accept"
+        )
+    acks = " ".join(f"--ack-missing {shell_word(c)}" for c in cells)
+    return (
+        f"a missing cell that never ran: {launch}; one that ran: `rgt-tui pull {host}` for "
+        f"what it left; one not wanted: `rgt-tui teardown {host} {acks}`"
+    )
+
+
 def _unfinished_fix(condition: Condition, host: str, *, tui: bool) -> str:
     """An unfinished cell: move it (resuming from its verified checkpoint, or starting
     over without one), let it finish, or accept leaving it unfinished, by name."""
@@ -330,10 +398,15 @@ def fixes(conditions: Iterable[Condition], host: str, *, tui: bool) -> list[str]
     given as ``as for <that line>``: one running cell locks six lines with one fix, and
     the checklist said it six times over, 40 lines of the same words (a user's hour).
     The typed-name line has none: its box below is the way on."""
+    conditions = tuple(conditions)
+    running = {cell for c in conditions for cell in c.running}
+    pending = {cell for c in conditions for cell in c.pending}
     said: dict[str, str] = {}  # a fix → the key of the first line it was said under
     out = []
     for c in conditions:
-        settle = "" if c.key == "confirmed" else fix(c, host, tui=tui)
+        settle = (
+            "" if c.key == "confirmed" else fix(c, host, tui=tui, running=running, pending=pending)
+        )
         if settle and settle in said:
             out.append(f"as for {said[settle]}")
             continue

@@ -85,6 +85,7 @@ from rgt_tui.domain.gate_events import (
     UnfinishedAcknowledged,
     VerificationRead,
 )
+from rgt_tui.domain.queue_state import PENDING
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.unfinished import newest_checkpoint
 from rgt_tui.domain.units import local_time, plural
@@ -393,6 +394,10 @@ class Condition:
     the fix says whether moving it resumes it or starts it over.
     ``cause``: why a locked line is locked, where the fix differs by it (``rescan``:
     ``NO_MANIFEST``, ``CELL_RUNS``; ``box`` and ``idle``: ``NOT_ANSWERING``); "" otherwise.
+    ``running`` (idle) and ``pending`` (an unfinished cell waiting in a queue that runs):
+    the cells whose results may still come, accepted or not. No acknowledgement as missing
+    takes them (``acknowledge`` refuses it), so no line offers one (h618 #1: the roster
+    line offered ``--ack-missing`` of a running cell).
     """
 
     key: str
@@ -401,6 +406,8 @@ class Condition:
     settle: tuple[str, ...] = ()
     checkpoint: str = ""
     cause: str = ""
+    running: tuple[str, ...] = ()
+    pending: tuple[str, ...] = ()
 
 
 # Condition.cause: what the fix of a locked line depends on.
@@ -577,6 +584,7 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
             else f"running: {', '.join(state.running)}"
             + (" (acknowledged)" if not unacked_running else ""),
             tuple(unacked_running),
+            running=tuple(state.running),
         )
     )
     items += _unfinished_conditions(state)
@@ -686,6 +694,7 @@ def _unfinished_conditions(state: GateState) -> list[Condition]:
                 () if acked else (name,),
                 checkpoint=checkpoint,
                 cause=cause,
+                pending=(name,) if status == PENDING else (),
             )
         )
     for name, host in state.moved_cells:  # host: "box2", or "box2 → box3" moved on
