@@ -86,6 +86,7 @@ from rgt_tui.domain.gate_events import (
     VerificationRead,
 )
 from rgt_tui.domain.queue_state import PENDING
+from rgt_tui.domain.roster import in_outputs
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.unfinished import newest_checkpoint
 from rgt_tui.domain.units import local_time, plural
@@ -667,6 +668,17 @@ def _unfinished_conditions(state: GateState) -> list[Condition]:
         found = newest_checkpoint(
             name, prefixes, files, state.pulled, state.loaded, set(state.failed) | spoilt
         )
+        # Its files that verified, checkpoint or not: "nothing of it is pulled and
+        # verified" was said of a cell whose metrics.json was (h618 #3).
+        kept = [
+            p
+            for p in sorted(files)
+            if in_outputs(p, name, prefixes)
+            and p in state.pulled
+            and p in state.checked
+            and p not in state.failed
+            and p not in spoilt
+        ]
         if found is not None:
             path, mtime = found
             safe = (
@@ -674,9 +686,16 @@ def _unfinished_conditions(state: GateState) -> list[Condition]:
                 "and verified"
             )
         elif state.manifest is None:
-            safe = "nothing of it is pulled and verified here"
+            # Whatever an earlier pull brought of it is void with its manifest: said so,
+            # not that none of it was ever pulled.
+            safe = (
+                "none of it counts as pulled and verified while no manifest is valid (the "
+                "manifest line says why)"
+            )
         else:
-            safe = "no checkpoint of it is pulled and verified here"
+            safe = "no checkpoint of it is pulled and verified here" + (
+                f" (only {shown_paths(kept)} {'is' if len(kept) == 1 else 'are'})" if kept else ""
+            )
         if verified is not None and verified != found:
             safe += (
                 f" — {printable(verified[0], 200)} was, but its local copy is missing or "

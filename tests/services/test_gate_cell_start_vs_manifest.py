@@ -6,7 +6,9 @@ A cell running since before the pull is in its listing: the first check to see i
 running said "no valid manifest (cell started: cellG)" and the next, with no pull
 between, opened that line on the same manifest. A cell started after the pull voids it
 on every check, not only the first: the second re-read the same pull as valid, and its
-roster then offered `--ack-missing` of the running cell, which is refused (h618 #1)."""
+roster then offered `--ack-missing` of the running cell, which is refused (h618 #1);
+meanwhile a failed cell's line said none of it was pulled and verified, though its
+metrics.json was (h618 #3)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from pathlib import Path
 
 from support.cli import arun
 from support.queues import GATE, SCRIPT_RUN, QueueFleet, wait_view
-from support.unfinished import METRICS, launch_queue, pull_and_verify
+from support.unfinished import FAILING, METRICS, launch_queue, pull_and_verify
 
 from rgt_tui.domain.queue_state import RUNNING
 from rgt_tui.services.queue.append import append_cells
@@ -57,9 +59,10 @@ async def test_a_cell_started_after_the_pull_voids_it_on_every_check(
 ) -> None:
     qf = await make_queue_fleet(1, run=SCRIPT_RUN)
     held = qf.cell_script("cellH", GATE)
-    qf.write_queue(f"{qf.cell_script('cellA', METRICS)} t\n{held} t\n")
+    failing = qf.cell_script("cellC", FAILING)  # leaves metrics.json, then fails
+    qf.write_queue(f"{qf.cell_script('cellA', METRICS)} t\n{failing} t\n{held} t\n")
     await launch_queue(qf)
-    await wait_view(qf, lambda v: v.cells[1].status == RUNNING, what="cellH to run")
+    await wait_view(qf, lambda v: v.cells[2].status == RUNNING, what="cellH to run")
     await pull_and_verify(qf)
     # Appended to the running queue after the pull: it starts once cellH ends.
     qf.append_queue(f"{qf.cell_script('cellD', GATE.replace('/go', '/go2'))} t\n")
@@ -69,7 +72,7 @@ async def test_a_cell_started_after_the_pull_voids_it_on_every_check(
     finally:
         await transport.close()
     (qf.root() / "go").touch()
-    await wait_view(qf, lambda v: v.cells[2].status == RUNNING, what="cellD to run")
+    await wait_view(qf, lambda v: v.cells[3].status == RUNNING, what="cellD to run")
 
     for _ in range(2):  # the same pull, read again by each check
         check = await _cli(qf, tmp_path, "teardown", "box1", "--check")
@@ -77,3 +80,9 @@ async def test_a_cell_started_after_the_pull_voids_it_on_every_check(
         assert check.returncode == 1, out + check.stderr
         assert "no valid manifest (cell started: cellD)" in _line(out, "manifest"), out
         assert "--ack-missing" not in out, out
+        # cellC/metrics.json was pulled and verified: its line does not deny it (h618 #3).
+        unfinished = _line(out, "unfinished")
+        assert "cellC failed" in unfinished and "nothing of it is pulled" not in unfinished
+        assert "none of it counts as pulled and verified while no manifest is valid" in (
+            unfinished
+        ), out

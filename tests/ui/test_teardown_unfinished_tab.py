@@ -45,7 +45,10 @@ async def test_a_failed_cell_is_a_line_and_unfinished_accept_settles_it(
         await pilot.pause()
         text = await checklist(app, pilot)
         assert "✖ unfinished" in text and "broken failed (exit 3)" in text, text
-        assert "type broken under 'Acknowledge a cell by name' and press Unfinished: accept" in text
+        # Wherever the line wraps (its evidence now names the cell's verified files too).
+        assert "type broken under 'Acknowledge a cell by name' and press Unfinished: accept" in (
+            " ".join(text.split())
+        )
         assert "1/2 cells have results" in text
 
         await _acknowledge(app, pilot, "alpha")  # done: not unfinished
