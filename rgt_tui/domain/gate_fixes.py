@@ -21,6 +21,7 @@ from rgt_tui.domain.teardown_gate import (
     NOT_VERIFIED,
     QUEUE_UNREAD,
     Condition,
+    shown_paths,
 )
 from rgt_tui.domain.text import printable, shell_word
 
@@ -191,36 +192,8 @@ def fix(
         return verify  # nothing named yet: verify loads and names
     if key == "verified" and "refused" not in condition.evidence:
         return f"do what each problem verify named says, then {_bare(verify)}"
-    if key == "loaded" and "Unsupported global: GLOBAL" in condition.evidence:
-        return (
-            "a file names a class torch does not allow: if you trust it, add it to [fleet] "
-            f"verify_safe_globals as its line says, then {_bare(verify)}"
-        )
-    if key == "loaded" and "truncated or damaged on the box" in condition.evidence:
-        # A pull brings the same bytes: only the box's file changing settles it (hour
-        # s23b #5: every fix offered looped back to pull and verify).
-        retry = (
-            "Esc, Enter, 7 for the Queue tab, then R"
-            if tui
-            else f"`rgt-tui queue retry {host} CELL`"
-        )
-        shell = "s (a shell on the box)" if tui else f"`rgt-tui shell {host}`"
-        move = "the Queue tab's m" if tui else "`rgt-tui queue move CELL --to HOST`"
-        return (
-            "the box's own file is damaged: while its run still saves it, pull again once "
-            f"it is saved; once the run ended, retry the cell ({retry}: its folder is set "
-            f"aside and counts by its hash) or remove the file on the box ({shell}), then "
-            f"{_bare(pull)} and {_bare(verify)}; a retry starts the cell over — to resume "
-            f"it from an earlier copy verify kept, move it instead ({move}: its plan names "
-            "the copy)"
-        )
-    if key == "loaded" and "a plain pickle" in condition.evidence:
-        # A re-pull brings the same bytes (hour s20c #8): the file must change on the box.
-        shell = "s (a shell on the box)" if tui else f"`rgt-tui shell {host}`"
-        return (
-            "a pull brings the same bytes: re-save the file on the box with torch.save (or "
-            f"remove it there, in {shell}), then {_bare(pull)} and {_bare(verify)}"
-        )
+    if key == "loaded":
+        return _loaded_fix(condition, host, tui=tui, pull=pull, verify=verify)
     if key == "local" and "deleted on the box by a reclaim" in condition.evidence:
         # A pull cannot bring back what a reclaim deleted on the box (hour s19a #1).
         ack = "type its name below and press Missing: accept" if tui else "--ack-missing CELL"
@@ -256,7 +229,6 @@ def fix(
         "pulled": f"{pull} (it resumes), then verify",
         "local": f"{pull}: it fetches what is missing (move a changed file away first: "
         "the pull never overwrites it), then verify",
-        "loaded": f"fix or re-pull the files named, then {_bare(verify)}",
         "verified": "do what each problem verify named says (a file refused on the box: "
         f"rename or fix it there as its line says, then {_bare(pull)}), then {_bare(verify)}",
         "roster": verify,
@@ -273,6 +245,93 @@ def fix(
         f"{check.removeprefix('run ').removeprefix('press ')}",
     }
     return fixes.get(key, "")
+
+
+# Each way a file fails to load, told by its line's words (verify's, services.verify):
+# (kind, words its line holds, every one). The first that fits.
+FAILURE_KINDS = (
+    ("globals", ("Unsupported global: GLOBAL", "verify_safe_globals")),
+    ("key", ("[fleet] verify_safe_globals:",)),
+    ("torch", ("[fleet] verify_python",)),
+    ("torch", ("importing torch",)),
+    ("code", ("re-save it on the box as tensors",)),
+    ("code", ("re-save its values on the box",)),
+    ("code", ("needs arbitrary code to load",)),
+    ("pickle", ("a plain pickle",)),
+    ("damaged", ("truncated or damaged on the box",)),
+)
+
+
+def failure_kind(why: str) -> str:
+    """The kind of a file's failure to load (``FAILURE_KINDS``), "other" when none fits."""
+    return next((kind for kind, words in FAILURE_KINDS if all(w in why for w in words)), "other")
+
+
+def _loaded_fix(condition: Condition, host: str, *, tui: bool, pull: str, verify: str) -> str:
+    """The loaded line's fix, by each kind of failure among its files (all of them, not
+    the three its evidence names): "fix or re-pull the files named" was said of a
+    verify_python without torch and of a checkpoint that would run code, which no pull
+    settles (h618 #4). One kind: its fix; several: each with the files it is for."""
+    failures = condition.failures or (("", condition.evidence),)
+    by_kind: dict[str, list[str]] = {}
+    for path, why in failures:
+        by_kind.setdefault(failure_kind(why), []).append(path)
+    said = {kind: _kind_fix(kind, host, tui=tui, pull=pull, verify=verify) for kind in by_kind}
+    if len(by_kind) == 1:
+        return next(iter(said.values()))
+    # Each fix opens on what is wrong ("a file names a class torch does not allow", "no
+    # torch here can load it"): the files it is for come before it.
+    return "; ".join(f"for {shown_paths(paths)}: {said[kind]}" for kind, paths in by_kind.items())
+
+
+def _kind_fix(kind: str, host: str, *, tui: bool, pull: str, verify: str) -> str:
+    """How to settle one kind of failure to load (``failure_kind``)."""
+    shell = "s (a shell on the box)" if tui else f"`rgt-tui shell {host}`"
+    if kind == "globals":
+        return (
+            "a file names a class torch does not allow: if you trust it, add it to [fleet] "
+            f"verify_safe_globals as its line says, then {_bare(verify)}"
+        )
+    if kind == "key":
+        return f"correct [fleet] verify_safe_globals in the fleet file as its line says, then {_bare(verify)}"
+    if kind == "torch":
+        # Nothing of the file is at fault: the interpreter that loads it is.
+        return (
+            "no torch here can load it (a pull brings the same bytes): point [fleet] "
+            "verify_python in the fleet file at a python with torch>=2.6 (your training "
+            f"environment's), or install torch>=2.6 into the one its line names, then {_bare(verify)}"
+        )
+    if kind == "code":
+        # Never loaded here, and the same bytes come with every pull.
+        return (
+            "loading it would run code, never done here, and a pull brings the same bytes: "
+            "re-save it on the box as tensors and plain values (a state_dict), or remove it "
+            f"there ({shell}), then {_bare(pull)} and {_bare(verify)}"
+        )
+    if kind == "damaged":
+        # A pull brings the same bytes: only the box's file changing settles it (hour
+        # s23b #5: every fix offered looped back to pull and verify).
+        retry = (
+            "Esc, Enter, 7 for the Queue tab, then R"
+            if tui
+            else f"`rgt-tui queue retry {host} CELL`"
+        )
+        move = "the Queue tab's m" if tui else "`rgt-tui queue move CELL --to HOST`"
+        return (
+            "the box's own file is damaged: while its run still saves it, pull again once "
+            f"it is saved; once the run ended, retry the cell ({retry}: its folder is set "
+            f"aside and counts by its hash) or remove the file on the box ({shell}), then "
+            f"{_bare(pull)} and {_bare(verify)}; a retry starts the cell over — to resume "
+            f"it from an earlier copy verify kept, move it instead ({move}: its plan names "
+            "the copy)"
+        )
+    if kind == "pickle":
+        # A re-pull brings the same bytes (hour s20c #8): the file must change on the box.
+        return (
+            "a pull brings the same bytes: re-save the file on the box with torch.save (or "
+            f"remove it there, in {shell}), then {_bare(pull)} and {_bare(verify)}"
+        )
+    return f"fix or re-pull the files named, then {_bare(verify)}"
 
 
 def _roster_fix(

@@ -383,6 +383,7 @@ def shown_paths(paths: Sequence[str]) -> str:
 # --- conditions ----------------------------------------------------------------------
 
 SHOWN_PROBLEMS = 10  # verify's problems named in the checklist; verify's report has all
+SHOWN_FAILED = 3  # files that did not load named on the loaded line; the rest counted
 
 
 @dataclass(frozen=True)
@@ -409,6 +410,9 @@ class Condition:
     cause: str = ""
     running: tuple[str, ...] = ()
     pending: tuple[str, ...] = ()
+    # loaded: (path, why) of every file that failed, the box's text made printable, not
+    # only the SHOWN_FAILED its evidence names: the fix is said by each kind of failure.
+    failures: tuple[tuple[str, str], ...] = ()
 
 
 # Condition.cause: what the fix of a locked line depends on.
@@ -526,9 +530,15 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
         and not state.failed
         and state.loadable <= state.loaded
     )
-    failed = "; ".join(
-        f"{printable(p, 200)}: {printable(why)}" for p, why in sorted(state.failed.items())[:3]
+    # Whole, for the fix to tell each failure's kind by its words; cut where shown.
+    failures = tuple(
+        (printable(p, 200), printable(why, None)) for p, why in sorted(state.failed.items())
     )
+    failed = "; ".join(f"{p}: {printable(why)}" for p, why in failures[:SHOWN_FAILED])
+    # Each failure not shown is counted: "3/9 loaded — FAILED a; b; c" read as three of
+    # six (h618 #4).
+    if len(failures) > SHOWN_FAILED:
+        failed += f" (and {len(failures) - SHOWN_FAILED} more: verify lists them all)"
     items.append(
         Condition(
             "loaded",
@@ -537,6 +547,7 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
             + (f", {unchecked} not yet checked" if unchecked else "")
             + (f" — FAILED {failed}" if failed else ""),
             cause=NOT_VERIFIED if unverified else blocked,
+            failures=failures,
         )
     )
     if m is None:
