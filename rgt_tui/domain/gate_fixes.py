@@ -20,6 +20,7 @@ from rgt_tui.domain.teardown_gate import (
     NOT_ANSWERING,
     NOT_VERIFIED,
     QUEUE_UNREAD,
+    SCAN_GARBLED,
     Condition,
     shown_paths,
 )
@@ -180,6 +181,8 @@ def fix(
             f"wait for the running cell to end (the idle line names it), or {stop}; then "
             f"{pull}, {_bare(verify)} and {_bare(check)}"
         )
+    if condition.cause == SCAN_GARBLED:
+        return garbled_fix(host, tui=tui, then=_bare(check))
     if key == "rescan" and condition.cause == NO_MANIFEST:
         return f"{pull}, then {_bare(verify)}, then {_bare(check)}"
     if condition.cause == NO_MANIFEST:  # manifest; pulled, loaded, verified rest on it
@@ -332,6 +335,19 @@ def _kind_fix(kind: str, host: str, *, tui: bool, pull: str, verify: str) -> str
             f"remove it there, in {shell}), then {_bare(pull)} and {_bare(verify)}"
         )
     return f"fix or re-pull the files named, then {_bare(verify)}"
+
+
+def garbled_fix(host: str, *, tui: bool, then: str) -> str:
+    """How to settle a scan whose output opened with text that is not the scan's
+    (``teardown_gate.scan_garbled``): the text must go, on the box; ``then``: the step
+    after it (the re-check, the pull or verify again). The gate, verify and the pull say
+    it alike."""
+    shell = "s (a shell on the box)" if tui else f"`rgt-tui shell {host}`"
+    return (
+        f"in a shell on the box ({shell}), `python3 -c pass` must print nothing: remove the "
+        "text a shell startup file (~/.bashrc, ~/.zshenv) or that python3 prints, or print "
+        f"it only in an interactive shell; then {then}"
+    )
 
 
 def _roster_fix(

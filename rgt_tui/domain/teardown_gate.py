@@ -438,6 +438,27 @@ GROUP_ROSTER = "group-roster"
 # The queue file names a cell on two lines: the second never runs under that name (one
 # output folder per name), and no acknowledgement settles it; the queue file's edit does.
 NAME_TWICE = "name-twice"
+# The re-scan's output opened with text that is not the scan's: the box answered, and
+# something there printed first (its python3, a shell startup file). No later check
+# settles it, however well the box answers (h618 #6: "check again once box2 answers").
+SCAN_GARBLED = "scan-garbled"
+# How the scan's parser (domain.manifest_parse) says so, after "<host>: ".
+NOT_JSON = "manifest line is not JSON: "
+
+
+def scan_garbled(why: str) -> bool:
+    """Whether a failed scan's error (``ManifestError``'s text) says its output opened
+    with text that is not the scan's."""
+    return NOT_JSON in why
+
+
+def garbled_words(why: str) -> str:
+    """What a garbled scan (``scan_garbled``) means, quoting the text that came first."""
+    quoted = why.split(NOT_JSON, 1)[-1]
+    return (
+        f"the box answers, but text came before its scan's output ({printable(quoted, 120)}): "
+        "the box's python3, or a shell startup file there (~/.bashrc, ~/.zshenv), prints it"
+    )
 
 
 def conditions(state: GateState) -> tuple[Condition, ...]:
@@ -493,7 +514,10 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
             )
         )
     cause = ""
-    if state.rescan_error:
+    if state.rescan_error and scan_garbled(state.rescan_error):
+        rescan = f"cannot re-scan the box: {garbled_words(state.rescan_error)}"
+        cause = SCAN_GARBLED
+    elif state.rescan_error:
         rescan = f"cannot re-scan the box: {printable(state.rescan_error)}"
     elif m is None:
         # What the re-scan would match is gone (the manifest line says why): a cell that

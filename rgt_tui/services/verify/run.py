@@ -49,6 +49,7 @@ from rgt_tui.domain.artifacts import (
 )
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.errors import TransportError
+from rgt_tui.domain.gate_fixes import garbled_fix
 from rgt_tui.domain.manifest import (
     RECORDS_DIR,
     Manifest,
@@ -69,6 +70,7 @@ from rgt_tui.domain.roster import (
     output_prefixes,
     reconcile,
 )
+from rgt_tui.domain.teardown_gate import garbled_words, scan_garbled
 from rgt_tui.domain.unfinished import UNFINISHED, is_unfinished
 from rgt_tui.domain.units import fmt_bytes
 from rgt_tui.services.manifest import SCAN_STALL_TIMEOUT_S, take_manifest
@@ -578,8 +580,13 @@ async def _rescan(
     try:
         diff = await rescan_box(host, transport, manifest, stall_timeout_s)
     except (TransportError, ManifestError) as exc:
+        why = str(exc)
+        if scan_garbled(why):
+            # The box answered: its own output is at fault, and re-running settles nothing
+            # (h618 #6). Said as the gate says it, without the host twice.
+            why = f"{garbled_words(why)} — {garbled_fix(host.name, tui=False, then='verify again')}"
         return (
-            [Flag("not-rechecked", host.name, f"could not re-scan the box: {exc}")],
+            [Flag("not-rechecked", host.name, f"could not re-scan the box: {why}")],
             False,
             set(),
         )
