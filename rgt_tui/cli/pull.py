@@ -178,7 +178,7 @@ async def _pull_one(call: Call, transport: Transport, options: PullOptions) -> i
                 host, call.fleet.results_dir, transport, options=options, on_progress=progress
             )
     except PullError as exc:
-        return call.fail(f"{host.name}: {exc.message}", fix=await _fix(call, host, exc))
+        return call.fail(f"{host.name}: {_told(host, exc)}", fix=await _fix(call, host, exc))
     further = rank_pull_hosts(host)  # a group with pull_ranks = "all" (issue 41)
     if not further:
         print(format_pull_result(result))
@@ -214,11 +214,23 @@ async def _pull_one(call: Call, transport: Transport, options: PullOptions) -> i
     return EXIT_OK if ok else EXIT_PROBLEMS
 
 
+def _told(host: HostConfig, exc: PullError) -> str:
+    """A failed pull's message, once prefixed with the host by the line that says it: the
+    scan's own errors name it already ("box2: box2: manifest line is not JSON", h618 #6)."""
+    return exc.message.removeprefix(f"{host.name}: ")
+
+
 async def _fix(call: Call, host: HostConfig, exc: PullError) -> str | None:
     """A failed pull's fix; for a box never reached, what the rest of the product says of
-    it (stopped by watch, preempted: not "check the port", hour s23a #6)."""
+    it (stopped by watch, preempted: not "check the port", hour s23a #6); for a scan whose
+    output opened with text of the box's own, the text to remove ("re-run the pull" ran
+    into it again: h618 #6)."""
+    from rgt_tui.domain.gate_fixes import garbled_fix
+    from rgt_tui.domain.teardown_gate import scan_garbled
     from rgt_tui.services.runtime.preemption import with_unreachable_fix
 
+    if scan_garbled(exc.message):
+        return garbled_fix(host.name, tui=False, then="pull again")
     if not isinstance(exc.__cause__, TransportError):
         return exc.fix
     told = await asyncio.to_thread(with_unreachable_fix, call.fleet, host, exc.__cause__)
@@ -391,9 +403,9 @@ async def _one(
             )
     except PullError as exc:
         if view:
-            view.fail(host.name, exc.message)
+            view.fail(host.name, _told(host, exc))
         fix = await _fix(call, host, exc)
-        return host.name, (exc.message, fix or "re-run the same pull (it resumes)")
+        return host.name, (_told(host, exc), fix or "re-run the same pull (it resumes)")
     except TransportError as exc:
         if view:
             view.fail(host.name, exc.message)
