@@ -141,8 +141,9 @@ def add_add_arguments(parser: argparse.ArgumentParser) -> None:
 def _ask(prompt: str, *, continued: bool = False) -> str | None:
     """A line typed at the terminal; None at end of input. ``continued``: a line ended by
     a backslash goes on on the next, as a shell reads it (a command a provider's page
-    wraps, pasted whole: h555 #1); only the SSH command's question, where a backslash
-    means that (review h556 #3: a name's stray one swallowed the next answer)."""
+    wraps, pasted whole: h555 #1); only the SSH command's and the run template's
+    questions, where a backslash means that (review h556 #3: a name's stray one swallowed
+    the next answer)."""
     answer = ask(prompt)
     while continued and answer is not None and answer.endswith("\\"):
         more = ask("", flush=False)  # the paste's next line is there already, echoed
@@ -407,9 +408,11 @@ def _launch_keys(
         lambda text: read_queue(text, offer.queue, path, others=fleet_queues(fleet_file.fleet)),
         tty=tty,
     )  # fmt: skip
+    # continued: a template pasted over lines (`… \`) is one command; its first line
+    # alone was written, ending in a backslash (h619 #1).
     run = _value(
         call, args.run, f"Run template, fields bare [{offer.run}]: ",
-        lambda text: read_run(text, offer.run, path), tty=tty,
+        lambda text: read_run(text, offer.run, path), tty=tty, continued=True,
     )  # fmt: skip
     durable = _value(
         call, args.durable_dir, f"Durable dir on the box (results) [{offer.durable_dir}]: ",

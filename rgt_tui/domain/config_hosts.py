@@ -279,6 +279,14 @@ def _check_template(t: Table, run: str, known: Sequence[str] = RUN_FIELDS) -> No
     """Refuse ``{fields}`` other than ``known``, broken braces, and malformed ``[...]``
     optional parts (``domain.queue_file.template_parts``) in a ``run`` template."""
     allowed = ", ".join("{" + f + "}" for f in known)
+    if run.rstrip().endswith("\\") and not run.rstrip().endswith("\\\\"):
+        # A command pasted over lines kept its first one (h619 #1): the cells would run
+        # "train.py --config {cfg} \" with every argument after it lost.
+        raise t.error(
+            "run",
+            "the template ends with a backslash: a command pasted over lines kept only its "
+            "first — write the whole command on one line",
+        )
     try:
         fields = [f for _, f, _, _ in string.Formatter().parse(run) if f is not None]
     except ValueError as exc:

@@ -20,7 +20,7 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.widgets import Input, Static
 
-from rgt_tui.screens.type_ahead import InOrderInput
+from rgt_tui.screens.type_ahead import CommandInput, InOrderInput
 from rgt_tui.services.fleet.add_keys import LAUNCH_KEYS, LaunchKeys
 
 MUTED = "$foreground-muted"
@@ -79,7 +79,10 @@ class LaunchKeysForm(Vertical):
                 yield Static(label, classes="launch-label")
                 # Focus leaves the default unselected, the cursor at its end: a key typed
                 # after Tab edits the default, never wipes it.
-                yield InOrderInput(
+                # The run template is a command: a paste over lines (`… \`) is one,
+                # as the SSH command's box takes it (h619 #1: its first line alone).
+                kind = CommandInput if key == "run" else InOrderInput
+                yield kind(
                     id=field_id(key),
                     compact=True,
                     placeholder=tip,

@@ -666,6 +666,22 @@ def test_run_placeholder_inside_quotes_is_refused(tmp_path: Path, run: str, fiel
     assert "already shell-quoted" in info.value.message
 
 
+def test_a_run_template_ending_in_a_backslash_is_refused(tmp_path: Path) -> None:
+    """h619 #1: a command pasted over lines kept its first one, `... --config {cfg} \\`:
+    every argument after it lost, and the launch plan said nothing of why."""
+    path = tmp_path / "hosts.toml"
+    run = "python t.py --config {cfg} \\"
+    path.write_text(f"[[hosts]]\nname = \"b\"\nssh = \"root@box\"\nrun = '''{run}'''\n")
+    with pytest.raises(ConfigError) as info:
+        load_fleet(path)
+    assert (info.value.line, info.value.key) == (4, "run")
+    assert "ends with a backslash" in info.value.message
+    assert "write the whole command on one line" in info.value.message
+    # An escaped backslash at the end is a literal one: accepted.
+    path.write_text(f"[[hosts]]\nname = \"b\"\nssh = \"root@box\"\nrun = '''{run}\\'''\n")
+    assert load_fleet(path).hosts[0].run == run + "\\"
+
+
 @pytest.mark.parametrize(
     "run",
     [

@@ -90,6 +90,14 @@ async def test_a_command_pasted_over_lines_continued_by_backslashes_is_one(tmp_p
         target.post_message(events.Paste("x\ny"))  # an ordinary paste: its first line
         await pilot.pause()
         assert target.value.endswith("root@10.0.0.5x"), target.value
+        # The run template is a command too (h619 #1: its first line alone was written).
+        run = screen.query_one("#add-run", Input)
+        run.value = ""
+        run.focus()
+        await pilot.pause()
+        run.post_message(events.Paste("python3 train.py --config {cfg} \\\r  --out {out}\r"))
+        await pilot.pause()
+        assert run.value == "python3 train.py --config {cfg}  --out {out}", run.value
 
 
 async def type_text(pilot, text: str) -> None:  # type: ignore[no-untyped-def]
