@@ -151,3 +151,34 @@ async def test_keys_typed_right_after_m_are_the_move_dialogs_cell_names(
         assert not app.jobs.state("box1").running
         cells = dialog.query_one("#move-cells", Input)
         await wait_for(lambda: cells.value == "p", what="the p in the cells' box", pilot=pilot)
+
+
+async def test_enter_typed_right_after_l_neither_opens_the_host_nor_closes_the_plan(
+    tmp_path: Path, state_dir: Path, make_queue_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    """h619 #4: `L` then Enter in one burst opened the host's detail screen, which popped
+    the launch plan L had just pushed: no launch, no word. The Enter is held and dropped,
+    said; the plan stays up."""
+    from support.pilot import make_app, notes
+    from support.queues import SCRIPT_RUN
+
+    from rgt_tui.screens.launch_confirm import LaunchConfirmScreen
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    qf.write_queue(f"{qf.cell_script('one', 'echo one')} t\n")
+    app = make_app(tmp_path, fleet=qf.fleet)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        for key in ("L", "enter"):
+            app.post_message(events.Key(key, "\r" if key == "enter" else key))
+        await wait_for(lambda: isinstance(app.screen, LaunchConfirmScreen), pilot=pilot)
+        await wait_for(
+            lambda: any("typed while the launch plan opened" in n for n in notes(app)),
+            what="the dropped Enter said",
+            pilot=pilot,
+        )
+        assert isinstance(app.screen, LaunchConfirmScreen)
+        assert [type(s).__name__ for s in app.screen_stack] == [
+            "FleetScreen",
+            "LaunchConfirmScreen",
+        ]
