@@ -30,6 +30,7 @@ from rgt_tui.services.verify.report import (
     offline,
     problem_count,
     reclaimed_line,
+    unlisted_counts,
     unlisted_problems,
 )
 
@@ -145,8 +146,9 @@ def verify_lines(report: VerificationReport) -> list[Content]:
         if not c.ok
     ]
     listed = any(not c.ok for c in report.checks) or report.flags
-    if counts["hash-only"] and listed:  # else the files: line counts them already
-        only = counts["hash-only"]
+    # Not those a flag lists below (empty, leftover), as `rgt-tui verify` counts them.
+    only = unlisted_counts(report)["hash-only"]
+    if only and listed:  # else the files: line counts them already
         lines.append(
             Content.styled(
                 f"  {plural(only, 'hash-only file', shown=f'{only:,}')} not listed (nothing "
