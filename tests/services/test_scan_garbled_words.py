@@ -63,3 +63,6 @@ async def test_verify_and_the_gate_name_the_boxs_own_text_and_its_fix(
     fix = " ".join(lines[at + 1].split())
     assert fix.startswith(f"→ in a shell on the box (`rgt-tui shell box1`), {FIX}"), fix
     assert fix.endswith("then `rgt-tui teardown box1 --check`") and "once the box" not in fix
+    # The checklist's problem line says the same, not "check again once box1 answers".
+    problem = next(x for x in lines if x.startswith("  ! cannot re-scan the box"))
+    assert "text came before" in problem and "once box1 answers" not in problem, problem

@@ -27,12 +27,14 @@ from pathlib import Path
 from rgt_tui.domain import teardown_gate as g
 from rgt_tui.domain.box_identity import BoxIdentity
 from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.gate_fixes import garbled_fix
 from rgt_tui.domain.manifest import Manifest, ManifestError
 from rgt_tui.domain.profiles import Profile
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.domain.roster import in_outputs, output_prefixes
 from rgt_tui.domain.saved_claims import TAIL_BYTES
 from rgt_tui.domain.shared_account import sharing_account
+from rgt_tui.domain.teardown_gate import garbled_words, scan_garbled
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.unfinished import run_key
 from rgt_tui.domain.units import fmt_bytes, plural
@@ -280,8 +282,13 @@ def _facts(
     else:
         why = now.error or "the re-scan was of another box"
         # With the next step (s36 faults #5): the gate compares the box with its manifest
-        # just before a teardown, so it waits for an answer.
-        problems.append(f"cannot re-scan the box: {why} — check again once {host.name} answers")
+        # just before a teardown, so it waits for an answer. A box that answers with text
+        # before its scan's output is told the fix on the box, as the rescan line is.
+        if scan_garbled(why):
+            fix = garbled_fix(host.name, tui=False, then="check again")
+            problems.append(f"cannot re-scan the box: {garbled_words(why)} — {fix}")
+        else:
+            problems.append(f"cannot re-scan the box: {why} — check again once {host.name} answers")
         events.append(g.RescanFailed(why))
     if now.running is not None:
         # Each running cell with its run: an acknowledgement holds for that run only.
