@@ -71,6 +71,10 @@ class QueueTab(DetailTab):
         self.connections: FleetConnections | None = None
         self.shown: HostView | None = None  # the last drawn: its sample, its verified ckpt
         self.rank = WHOLE_GROUP  # a group's rank whose own records are shown
+        # The body says the box does not answer (no view yet): "reading the queue…" again
+        # once it answers. Only then: writing the same placeholder at every show raced a
+        # view drawn just after it on a loaded machine (the body kept one line's height).
+        self._said_down = False
 
     def compose(self) -> ComposeResult:
         # A group's ranks (issue 41); hidden on any other host, from the start (not by a
@@ -199,6 +203,7 @@ class QueueTab(DetailTab):
         elif view.update is not None and view.update.connection.status in NOT_ANSWERING:
             # Nothing polls a box that does not answer: "reading the queue…" waited for
             # good on a box down since the app started (h614 #6).
+            self._said_down = True
             error = view.update.connection.error
             why = f" ({shown(error)})" if error else ""
             body.update(
@@ -208,7 +213,8 @@ class QueueTab(DetailTab):
                     "$warning",
                 )
             )
-        else:
+        elif self._said_down:  # it answers again: its queue is read at the next poll
+            self._said_down = False
             body.update(Content.styled("reading the queue…", MUTED))
 
     def _group_rank(self, host: HostConfig) -> tuple[str, int] | None:
