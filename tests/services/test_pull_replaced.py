@@ -97,3 +97,34 @@ async def test_verify_lists_only_what_needs_a_look_and_counts_the_rest(
         "  300 hash-only files not listed (nothing loads them; rgt-tui verify box1 --all "
         "lists every file)" in tui
     ), tui
+
+
+async def test_a_file_installed_but_never_recorded_is_still_known_as_the_boxs(
+    make_loopback_fleet, tmp_path
+):
+    """A pull killed outright between a file's rename into place and its record's line
+    (a CI run on a loaded machine): the next pull took the file for someone else's, a
+    CONFLICT for good, while the box's file moved on. Byte for byte the box's file as the
+    last manifest listed it, it is rgt-tui's own copy: set aside, and the new one pulled.
+    A file of other bytes is still a conflict."""
+    import json
+
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    (res / "checkpoint.json").write_text('{"step": 1}\n')
+    (res / "other.json").write_text('{"a": 1}\n')
+    assert (await pull(host_of(fleet), tmp_path, options=fast())).ok
+    rgt = tmp_path / "box1" / ".rgt"
+    record = json.loads((rgt / "pulled.json").read_text())
+    del record["files"]["checkpoint.json"]  # its line never written: killed between
+    del record["files"]["other.json"]
+    (rgt / "pulled.json").write_text(json.dumps(record))
+    (tmp_path / "box1" / "other.json").write_text('{"mine": true}\n')  # the user's own
+    (res / "checkpoint.json").write_text('{"step": 2}\n')  # the run saved again
+    (res / "other.json").write_text('{"a": 2}\n')
+    result = await pull(host_of(fleet), tmp_path, options=fast())
+    assert (tmp_path / "box1" / "checkpoint.json").read_text() == '{"step": 2}\n'
+    kept = list((rgt / "replaced").rglob("checkpoint.json.*"))
+    assert [p.read_text() for p in kept] == ['{"step": 1}\n']
+    assert [c[0] for c in result.conflicts] == ["other.json"], result.conflicts
+    assert (tmp_path / "box1" / "other.json").read_text() == '{"mine": true}\n'

@@ -350,7 +350,12 @@ def _plan_one(
                 record.put(rel, local_sha, st)
             tree.remove(part)  # a part left by an interrupted pull is now useless
             return FilePlan(entry, rel, part, "skip", local_sha256=local_sha)
-        if record.files.get(rel, {}).get("sha256") != local_sha:
+        # Ours: recorded, or byte for byte the box's file as the last manifest listed it
+        # (a pull killed outright between a file's rename into place and its record's
+        # line left it unrecorded: CONFLICT for good, a CI run on a loaded machine saw).
+        # Either way it is set aside, never deleted.
+        recorded = record.files.get(rel, {}).get("sha256") == local_sha
+        if not recorded and (earlier is None or earlier.sha256 != local_sha):
             return FilePlan(
                 entry, rel, part, "conflict", local_sha256=local_sha,
                 note="a different local file is in the way and rgt-tui did not write it "
