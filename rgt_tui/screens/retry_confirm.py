@@ -160,6 +160,7 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
         # Why the plan on its way was made again (the queue ended or started while the
         # dialog was open): said above its status when it comes.
         self._note = ""
+        self._runner_seen: bool | None = None  # the last read's runner_alive
         # A done cell has nothing to resume: only Retry (its outputs made again).
         self.resumable = cell.status not in (DONE, RETRY)
 
@@ -300,12 +301,19 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
         that it no longer runs (or the reverse) is made again. "The running queue runs it
         before its next cell" stood after the queue ended, and Retry then marked a cell
         nothing would run (h611 #2)."""
+        # A change between two reads, not the plan against a read: a Slurm host's view
+        # reads a pending array as a runner alive and its plan never does, and a group's
+        # counts any rank's runner (review h620 #1: a plan again at every poll). A Slurm
+        # retry submits an array of its own whatever runs.
+        was, self._runner_seen = self._runner_seen, view.runner_alive
         plan = self.plan
-        if plan is None or self.retrying or self.replanning or plan.running == view.runner_alive:
+        if plan is None or plan.submits or self.retrying or self.replanning:
+            return
+        if was is None or was == view.runner_alive:
             return
         self._note = (
             "the queue ended while this was open: planned again"
-            if plan.running
+            if was
             else "the queue started while this was open: planned again"
         )
         self.replan()
@@ -316,6 +324,8 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
         cancel = self.query_one("#retry-cancel", Button)
         plan = self.plan = message.plan
         note, self._note = self._note, ""
+        if plan is not None and self._runner_seen is None:
+            self._runner_seen = plan.running  # what the box said as the plan was made
         if plan is None:
             status.update(
                 _noted(
