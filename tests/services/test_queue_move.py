@@ -406,3 +406,13 @@ async def test_a_move_to_a_host_with_no_code_tree_asks_its_box_for_the_configs(m
         await transport.close()
     warned = [w for w in plan.warnings if "is not on box2" in w]
     assert len(warned) == 2 and warned[0].startswith("cells/first.sh is not on box2"), warned
+
+    # A {cfg} that is a name, not a file (Hydra's --config-name exp1): never asked after
+    # as a missing file (review h620 #4).
+    qf.append_queue("exp1 t\n", "box2")
+    transport = qf.transport("box2")
+    try:
+        plan = await plan_launch(qf.fleet, qf.host("box2"), transport)
+    finally:
+        await transport.close()
+    assert not any(w.startswith("exp1 is not on box2") for w in plan.warnings), plan.warnings

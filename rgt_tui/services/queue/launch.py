@@ -22,6 +22,7 @@ sit beside it; ``launch`` is the one round trip that acts on the plan.
 from __future__ import annotations
 
 import asyncio
+import posixpath
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -639,6 +640,11 @@ async def configs_not_on_box(
     from rgt_tui.services.queue.check import tree_configs
 
     configs = tree_configs(host, cells, without_code=True)
+    if host.ready.code is None:
+        # No tree says what {cfg} is: only a value shaped as a file is asked after; a
+        # Hydra `--config-name exp1` or `--model gpt2` was warned of as a missing file at
+        # every plan (review h620 #4).
+        configs = {rel: c for rel, c in configs.items() if _file_shaped(rel)}
     if not configs:
         return [], []
     names = sorted(configs)[:CONFIGS_LOOKED_AT]
@@ -672,6 +678,17 @@ async def configs_not_on_box(
         f"{acked}no cell runs without its config: {fix}, or fix the path in the queue file"
         for rel in gone
     ], []
+
+
+# Suffixes of the files a run reads as its config or script.
+FILE_SUFFIXES = frozenset(
+    {".py", ".sh", ".yaml", ".yml", ".json", ".toml", ".cfg", ".ini", ".conf", ".txt"}
+)
+
+
+def _file_shaped(rel: str) -> bool:
+    """Whether ``rel`` reads as a file's path: in a folder, or with a file's suffix."""
+    return "/" in rel or posixpath.splitext(rel)[1].lower() in FILE_SUFFIXES
 
 
 def _configs_unasked(host: HostConfig, why: str) -> str:
