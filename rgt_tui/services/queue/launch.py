@@ -328,7 +328,7 @@ def _orphan_problem(host: str, view: QueueView) -> str | None:
     return (
         f"cell {cell.index} ({name}) still runs on {host} though its runner is gone: a launch "
         f"now would start a second copy beside it — kill it first (X on the Queue tab, or "
-        f"rgt-tui queue kill {host} {name}), then launch"
+        f"rgt-tui queue kill {host} {shell_word(cell.name)}), then launch"
     )
 
 

@@ -66,7 +66,7 @@ from rgt_tui.domain.preflight_checks import df_row
 from rgt_tui.domain.queue_file import QueueCell, parse_queue_line
 from rgt_tui.domain.queue_state import RUNNING
 from rgt_tui.domain.roster import output_prefixes
-from rgt_tui.domain.text import is_digits, printable
+from rgt_tui.domain.text import is_digits, printable, shell_word
 from rgt_tui.domain.units import fmt_bytes, fmt_duration, local_time, plural
 from rgt_tui.fsutil import NotThere, differs  # the gate re-checks its local copy so
 from rgt_tui.services.box_ctl import QueueError
@@ -490,8 +490,8 @@ def group_resume_refusal(group: HostConfig, name: str) -> str:
         f"{group.name} is a group: each of its ranks ({', '.join(group.group.hosts)}) runs "
         f"{name} from its own {{out}} on its own box, and a resume move pushes the "
         "checkpoint to one box — a rank without it would start over beside ranks that "
-        f"resume. Move {name} to one box to resume it there (rgt-tui queue move {name} "
-        f"--to HOST), or {SCRATCH_CLI}"
+        f"resume. Move {name} to one box to resume it there (rgt-tui queue move "
+        f"{shell_word(name)} --to HOST), or {SCRATCH_CLI}"
     )
 
 
