@@ -15,12 +15,13 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from textual import events, on
 from textual.binding import Binding
 from textual.message import Message
 from textual.notifications import SeverityLevel
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Input
 from textual.worker import Worker
 
@@ -60,7 +61,7 @@ from rgt_tui.screens.quit_confirm import QuitConfirmScreen, busy_line
 from rgt_tui.screens.retry_confirm import RetryConfirmScreen
 from rgt_tui.screens.shell_keys import ShellRequested, open_shell
 from rgt_tui.screens.tabs.logs_recall import LogRecall
-from rgt_tui.screens.type_ahead import take_key
+from rgt_tui.screens.type_ahead import drop_typed, take_key, typing_ahead
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.records_watch import WATCH_EVERY_S
@@ -375,7 +376,9 @@ class RgtApp(ThemedApp):
 
     @on(HostKeyReviewRequested)
     def _review_host_key(self, message: HostKeyReviewRequested) -> None:
+        top = self.screen
         self.host_keys.review(message.host)
+        self._nothing_opened(top)
 
     def open_host(self, host: str, tab: str | None = None) -> None:
         """Show ``host``'s detail screen (over the fleet grid), on ``tab`` if given."""
@@ -409,7 +412,16 @@ class RgtApp(ThemedApp):
 
     @on(QueueActionRequested)
     def _queue_action(self, message: QueueActionRequested) -> None:
+        top = self.screen
         self.queues.request(message.host, message.action)
+        self._nothing_opened(top)
+
+    def _nothing_opened(self, top: Screen[Any]) -> None:
+        """A key that holds what is typed after it for its dialog (L, d, m, K) opened
+        none (refused: no queue file, a dialog already up): the held keys are let go,
+        said, not swallowed for seconds with every binding held (review h620 #2)."""
+        if self.screen is top and typing_ahead(top):
+            drop_typed(top, "right after a key that opened nothing")
 
     @on(DiskUsageRequested)
     def _disk_usage(self, message: DiskUsageRequested) -> None:

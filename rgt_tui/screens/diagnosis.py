@@ -134,7 +134,7 @@ class DiagnosisScreen(DialogScreen[None]):
             yield KeyHint(id="diagnosis-hint")
 
     def on_mount(self) -> None:
-        drop_typed(self, "the diagnosis")
+        drop_typed(self, "while the diagnosis opened")
         self.query_one("#diagnosis-hint", KeyHint).show_keys("close", ("Esc, q or d", "close"))
         run_host_worker(self, self._diagnose(), "queue-diagnose", self.host.name)
 

@@ -124,7 +124,7 @@ class HostKeyScreen(BodyScreen[bool]):
         if self.needs_name:  # keys typed with K in one burst: the jump host's name
             typed_into(self, self.query_one("#key-name", Input))
         else:
-            drop_typed(self, "the host key's review")
+            drop_typed(self, "while the host key's review opened")
         self.show_hint()
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:

@@ -261,7 +261,9 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
         )
 
     def on_mount(self) -> None:
-        drop_typed(self, "the launch plan")  # no key of a burst with L is a plan's answer
+        drop_typed(
+            self, "while the launch plan opened"
+        )  # no key of a burst with L is a plan's answer
         self.replan(None)
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:

@@ -80,10 +80,11 @@ def typed_into(node: DOMNode, box: Input, submit: bool = False) -> None:
             say_dropped(node, dropped)
 
 
-def drop_typed(node: DOMNode, what: str) -> None:
-    """``node``, a dialog with no box for them, is up: the keys kept since the key that
-    opened it are dropped, never run as the grid's commands, and said (h615: a burst of
-    ``Lp`` pulled behind the launch plan)."""
+def drop_typed(node: DOMNode, when: str) -> None:
+    """``node``, a dialog with no box for them, is up (or the key that would open one
+    did nothing): the keys kept since that key are dropped, never run as the grid's
+    commands, and said, ``typed {when}`` (h615: a burst of ``Lp`` pulled behind the
+    launch plan)."""
     keeper = TypeAhead.of(node.app)
     if keeper is None:
         return
@@ -91,7 +92,7 @@ def drop_typed(node: DOMNode, what: str) -> None:
     typed = keys + ("⏎" if entered else "") + dropped
     if typed:
         node.app.notify(
-            f"{typed!r}, typed while {what} opened, was not run: press it again",
+            f"{typed!r}, typed {when}, was not run: press it again",
             severity="warning",
         )
 

@@ -182,3 +182,25 @@ async def test_enter_typed_right_after_l_neither_opens_the_host_nor_closes_the_p
             "FleetScreen",
             "LaunchConfirmScreen",
         ]
+
+
+async def test_keys_after_an_l_that_opens_nothing_are_let_go_and_said(
+    tmp_path: Path, state_dir: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    """Review h620 #2: L on a host with no queue file opens no plan; the keys typed after
+    it were held for a dialog that never came, every binding refused for 3 s, then lost
+    without a word. They are let go at once, said; the next key works."""
+    from support.pilot import notes
+
+    app = teardown_app(loopback_fleet, tmp_path, "true")  # no queue file
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        for key in ("L", "enter"):
+            app.post_message(events.Key(key, "\r" if key == "enter" else key))
+        await wait_for(
+            lambda: any("right after a key that opened nothing" in n for n in notes(app)),
+            what="the held Enter let go and said",
+            pilot=pilot,
+        )
+        await pilot.press("enter")  # not held any more: opens the host
+        await wait_for(lambda: isinstance(app.screen, HostDetailScreen), pilot=pilot)
