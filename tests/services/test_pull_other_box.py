@@ -31,8 +31,10 @@ async def test_a_new_box_under_the_name_is_refused_and_the_old_copy_is_left_whol
     with pytest.raises(PullError) as refused:
         await pull(host_of(fleet), tmp_path, options=fast())
     said = str(refused.value)
-    assert f"holds the pulled copy of another box (box {old_id[:12]})" in said, said
-    assert "answering now (box ffffffffffff)" in said and "nothing was pulled" in said, said
+    # The same host key (one loopback box), another id: another login's ~/.rgt.
+    assert "holds the pulled copy of another account on this same machine, not of" in said
+    assert f"(box id {old_id[:12]}, now ffffffffffff, with the same host key)" in said, said
+    assert "nothing was pulled" in said, said
     assert f"mv {dest} {dest}-{old_id[:12]}" in said, said
     assert {p.name: p.read_bytes() for p in dest.iterdir() if p.is_file()} == kept
     assert not (dest / ".rgt" / "replaced").exists()
@@ -41,3 +43,27 @@ async def test_a_new_box_under_the_name_is_refused_and_the_old_copy_is_left_whol
     dest.rename(tmp_path / f"box1-{old_id[:12]}")
     again = await pull(host_of(fleet), tmp_path, options=fast())
     assert again.ok and (dest / "metrics.json").read_text() == '{"acc": 0.1}'
+
+
+def test_the_refusal_tells_a_box_from_an_account_and_an_unreported_id_by_its_key():
+    """Review h620 #7: the same host key under another id is another login on the same
+    machine, said so; with no id reported, the host keys still tell two machines apart."""
+    from pathlib import Path
+
+    from rgt_tui.domain.manifest import Manifest
+    from rgt_tui.services.pull.other_box import other_box_refusal
+
+    def m(box_id, key):  # type: ignore[no-untyped-def]
+        return Manifest("gpuA", (), (), taken_at=1.0, box_id=box_id, host_key=key)
+
+    dest = Path("/r/gpuA")
+    a, b = "a" * 32, "b" * 32
+    assert other_box_refusal(m(a, "K1"), m(a, "K1"), dest) is None
+    assert other_box_refusal(None, m(a, "K1"), dest) is None
+    assert other_box_refusal(m(None, "K1"), m(None, "K1"), dest) is None
+    box = str(other_box_refusal(m(a, "K1"), m(b, "K2"), dest))
+    assert "another box, not of the one answering now (box aaaaaaaaaaaa, now box bbbb" in box
+    account = str(other_box_refusal(m(a, "K1"), m(b, "K1"), dest))
+    assert "another account on this same machine" in account, account
+    unreported = str(other_box_refusal(m(a, "K1"), m(None, "K2"), dest))
+    assert "another box, not of the one answering now (another host key)" in unreported

@@ -156,7 +156,7 @@ async def test_the_new_boxs_own_pull_and_verify_open_its_gate(ready: Setup) -> N
     assert not (await ready.check()).ready_but_confirmation
     # Its pull is refused while the folder holds the earlier box's copy (h619 #2: that
     # copy was set aside file by file); moved away as the refusal says, it pulls.
-    with pytest.raises(PullError, match="holds the pulled copy of another box"):
+    with pytest.raises(PullError, match="holds the pulled copy of another"):
         await ready.pull_and_verify()
     folder = ready.fleet.results_dir / "box1"
     folder.rename(folder.with_name("box1-earlier"))

@@ -20,14 +20,32 @@ from rgt_tui.services.pull.types import PullError
 def other_box_refusal(previous: Manifest | None, now: Manifest, dest: Path) -> PullError | None:
     """The refusal when ``dest`` holds the pulled copy (``previous``) of another box than
     the one answering (``now``); None when it is the same box, or either is not known."""
-    before, after = (previous.identity if previous else None), now.identity
-    if before is None or after is None or before.same_box(after):
+    if previous is None:
         return None
-    aside = f"{dest}-{before.short()}"
+    before, after = previous.identity, now.identity
+    if before is None or after is None:
+        # An id not reported (a box that cannot write ~/.rgt/box-id): the host keys
+        # still tell two machines apart (review h620 #7).
+        keys = previous.host_key, now.host_key
+        if None in keys or keys[0] == keys[1]:
+            return None
+        was, what = "another host key", "another box"
+        aside = f"{dest}-earlier"
+    elif before.same_box(after):
+        return None
+    elif before.host_key is not None and before.host_key == after.host_key:
+        # One machine, another id: another login's ~/.rgt, most often `user =` changed.
+        was = f"box id {before.short()}, now {after.short()}, with the same host key"
+        what = "another account on this same machine"
+        aside = f"{dest}-{before.short()}"
+    else:
+        was = f"box {before.short()}, now box {after.short()}"
+        what = "another box"
+        aside = f"{dest}-{before.short()}"
     return PullError(
-        f"{dest} holds the pulled copy of another box (box {before.short()}) than the one "
-        f"answering now (box {after.short()}): its results would be set aside file by "
-        "file as if the box had changed them, so nothing was pulled",
+        f"{dest} holds the pulled copy of {what}, not of the one answering now ({was}): "
+        "its results would be set aside file by file as if the box had changed them, so "
+        "nothing was pulled",
         f"keep that copy whole: move its folder away (mv {shlex.quote(str(dest))} "
         f"{shlex.quote(aside)}), or give this box another name in the fleet file; then "
         "pull again",
