@@ -38,6 +38,8 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Button, Input, Static
 
+from rgt_tui.content.box_text import shown
+
 MARK_LEFT, MARK_RIGHT = "▶ ", " ◀"
 REPLANNING = "re-planning…"
 PLANNING = "planning…"
@@ -405,3 +407,11 @@ def _replanning(widget: Widget) -> bool:
     except NoScreen:  # not mounted (yet, or any more): no dialog to hold Enter for
         return False
     return isinstance(screen, ReplanScreen) and (screen.replanning or screen.unpainted)
+
+
+def noted(note: str, said: Content) -> Content:
+    """A plan's status ``said`` under ``note`` (why it was planned again), if any: the
+    launch and retry dialogs' status line after a stale plan is made again."""
+    if not note:
+        return said
+    return Content.assemble(Content.styled(shown(note, lines=True), "bold $warning"), "\n", said)

@@ -43,7 +43,14 @@ from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.queue_state import DONE
 from rgt_tui.domain.text import is_digits
 from rgt_tui.domain.units import plural
-from rgt_tui.screens.dialog import DialogBody, DialogButton, KeyHint, ReplanScreen, enter_does
+from rgt_tui.screens.dialog import (
+    DialogBody,
+    DialogButton,
+    KeyHint,
+    ReplanScreen,
+    enter_does,
+    noted,
+)
 from rgt_tui.screens.type_ahead import InOrderInput, drop_typed
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.credentials import plan_line
@@ -381,7 +388,7 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
         if message.plan is None:
             self.plan = None  # the one shown was for another start or other acks
             status.update(
-                self._noted(
+                noted(
                     note,
                     Content.styled(shown(f"Could not plan: {message.error}", lines=True), "$error"),
                 )
@@ -455,16 +462,7 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
             )
         else:
             said = Content.styled("Refused: this queue cannot be launched now", "bold $error")
-        status.update(self._noted(note, said))
-
-    @staticmethod
-    def _noted(note: str, said: Content) -> Content:
-        """The plan's status ``said``, under ``note`` (why it was planned again) if any."""
-        if not note:
-            return said
-        return Content.assemble(
-            Content.styled(shown(note, lines=True), "bold $warning"), "\n", said
-        )
+        status.update(noted(note, said))
 
     @on(Button.Pressed, "#launch-fresh")
     def _start_over(self) -> None:

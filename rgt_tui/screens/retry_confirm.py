@@ -34,7 +34,14 @@ from rgt_tui.controllers.launch_plan import LaunchControl
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.queue_state import DONE, RETRY, CellView, QueueView
-from rgt_tui.screens.dialog import DialogBody, DialogButton, KeyHint, ReplanScreen, enter_does
+from rgt_tui.screens.dialog import (
+    DialogBody,
+    DialogButton,
+    KeyHint,
+    ReplanScreen,
+    enter_does,
+    noted,
+)
 from rgt_tui.screens.launch_confirm import (
     STALE_PLAN,
     preflight_notes,
@@ -105,13 +112,6 @@ def retry_notes(plan: RetryPlan) -> Content:
         if not is_preflight_problem(w)
     ]
     return Content("\n").join(lines)
-
-
-def _noted(note: str, said: Content) -> Content:
-    """The plan's status ``said``, under ``note`` (why it was planned again) if any."""
-    if not note:
-        return said
-    return Content.assemble(Content.styled(note, "bold $warning"), "\n", said)
 
 
 def retry_problems(plan: RetryPlan) -> tuple[str, ...]:
@@ -328,7 +328,7 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
             self._runner_seen = plan.running  # what the box said as the plan was made
         if plan is None:
             status.update(
-                _noted(
+                noted(
                     note,
                     Content.styled(shown(f"Could not plan: {message.error}", lines=True), "$error"),
                 )
@@ -392,7 +392,7 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
             )
         else:
             said = Content.styled("Refused: this cell cannot be retried now", "bold $error")
-        status.update(_noted(note, said))
+        status.update(noted(note, said))
 
     @on(Button.Pressed, "#retry-ack")
     def _acknowledge(self) -> None:
