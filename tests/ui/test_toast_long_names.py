@@ -25,13 +25,18 @@ def test_a_long_name_is_cut_to_its_start_and_end_and_short_ones_are_left() -> No
     assert short_names("box1: pulled", [LONG, "box1"]) == "box1: pulled"
 
 
-async def test_a_toast_cuts_a_long_host_name_and_the_list_keeps_it_whole(
-    make_loopback_fleet, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
+async def _app_of_a_long_name(make_loopback_fleet, tmp_path: Path) -> RgtApp:  # type: ignore[no-untyped-def]
+    """The App (no telemetry) on one loopback box renamed LONG."""
     loopback = await make_loopback_fleet(1)
     fleet = load_fleet(loopback.hosts_file)
     fleet = replace(fleet, hosts=(replace(fleet.hosts[0], name=LONG),))
-    app = RgtApp(fleet, start_monitors=False, config_dir=tmp_path / "config")
+    return RgtApp(fleet, start_monitors=False, config_dir=tmp_path / "config")
+
+
+async def test_a_toast_cuts_a_long_host_name_and_the_list_keeps_it_whole(
+    make_loopback_fleet, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    app = await _app_of_a_long_name(make_loopback_fleet, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         app.notify(f"pull not started: {LONG}'s verification is still running", title=LONG)
         await wait_for(lambda: shown_notifications(app), pilot=pilot)
@@ -50,10 +55,7 @@ async def test_the_detail_screens_title_cuts_a_long_name_so_its_keys_stay_on_the
     """h611: at 80 columns the title was the whole 158-character name, its keys pushed off."""
     from rgt_tui.screens.host_detail import HostDetailScreen
 
-    loopback = await make_loopback_fleet(1)
-    fleet = load_fleet(loopback.hosts_file)
-    fleet = replace(fleet, hosts=(replace(fleet.hosts[0], name=LONG),))
-    app = RgtApp(fleet, start_monitors=False, config_dir=tmp_path / "config")
+    app = await _app_of_a_long_name(make_loopback_fleet, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         app.open_host(LONG)
         await wait_for(lambda: isinstance(app.screen, HostDetailScreen), pilot=pilot)
